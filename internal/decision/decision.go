@@ -1,0 +1,174 @@
+// Package decision is the etcd agent's pure decision logic: given what this node holds, what the
+// peer last published, what Pacemaker and the live cluster say about the peer, and who holds the
+// force-new-cluster claim, it says what this node does with etcd. It does no I/O.
+package decision
+
+import "fmt"
+
+// Data describes an etcd data directory (local, or as the peer last published it).
+type Data struct {
+	Known     bool   // for the peer: it has published a record (the local node always knows its own)
+	Present   bool   // a member data dir exists
+	ClusterID uint64 // etcd cluster ID
+	Index     uint64 // last raft index in the WAL
+	Learner   bool   // the member is a learner in its own membership
+}
+
+// Peer is what this node knows about the peer's etcd right now.
+type Peer int
+
+const (
+	// PeerAbsent: the peer's etcd is unreachable and Pacemaker has not told us anything more.
+	PeerAbsent Peer = iota
+	// PeerReady: the peer's agent instance is started but its etcd is not running (cold boot).
+	PeerReady
+	// PeerFenced: Pacemaker told us the peer's instance is stopped (fenced or cleanly stopped).
+	PeerFenced
+	// PeerVoter: the peer's etcd answers, is a voting member and its cluster has a leader.
+	PeerVoter
+	// PeerLearner: the peer's etcd answers and is a learner, i.e. its voter is gone.
+	PeerLearner
+)
+
+var peerNames = []string{"absent", "ready", "fenced", "voter", "learner"}
+
+func (p Peer) String() string { return peerNames[p] }
+
+// Claim says who holds the cluster-wide force-new-cluster claim.
+type Claim int
+
+const (
+	ClaimNone Claim = iota
+	ClaimSelf
+	ClaimPeer
+)
+
+var claimNames = []string{"none", "self", "peer"}
+
+func (c Claim) String() string { return claimNames[c] }
+
+// Input is everything a decision depends on.
+type Input struct {
+	Self, PeerName string
+	Local          Data
+	PeerData       Data // live status when the peer's etcd answers, else its last published record
+	Peer           Peer
+	Claim          Claim
+}
+
+// Action is what to do with the local etcd.
+type Action int
+
+const (
+	// Wait: stay ready without a promotion score; the peer leads and this node joins it later.
+	Wait Action = iota
+	// Refuse: stay ready without a promotion score, for a reason an administrator must read.
+	Refuse
+	// StartExisting: run the existing member as it is; it has (or gets) quorum without forcing.
+	StartExisting
+	// ForceNewCluster: restart the local data as a cluster of one (claim first).
+	ForceNewCluster
+	// NewCluster: no data anywhere: bootstrap a new cluster of one (claim first).
+	NewCluster
+	// JoinAsLearner: move local data aside and join the serving peer as a learner.
+	JoinAsLearner
+)
+
+var actionNames = []string{"wait", "refuse", "start-existing", "force-new-cluster", "new-cluster", "join-as-learner"}
+
+func (a Action) String() string { return actionNames[a] }
+
+// Leads reports whether the action makes this node the one that serves first, so it gets a
+// promotion score.
+func (a Action) Leads() bool { return a == StartExisting || a == ForceNewCluster || a == NewCluster }
+
+// NeedsClaim reports whether the action creates a cluster and so must hold the claim.
+func (a Action) NeedsClaim() bool { return a == ForceNewCluster || a == NewCluster }
+
+// Decision is an action and why.
+type Decision struct {
+	Action Action
+	Reason string
+}
+
+func decided(a Action, format string, args ...any) Decision {
+	return Decision{Action: a, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Decide is the agent's whole policy. Invariants (proven in the table tests):
+//   - two nodes that see each other never both create a cluster (Leads + NeedsClaim);
+//   - only one node can be granted the claim, and a claim held by a peer that is not fenced blocks;
+//   - a node joins as a learner only of a serving voter, so both can never end as learners;
+//   - a node never forces while it is itself a learner, and never leads from data older than
+//     the peer's, nor from data of another cluster.
+func Decide(in Input) Decision {
+	l, p := in.Local, in.PeerData
+	switch in.Peer {
+	case PeerVoter:
+		if l.Present && !l.Learner && l.ClusterID == p.ClusterID && l.Index > p.Index {
+			return decided(Refuse, "local data (cluster %x, index %d) is newer than the serving peer's (index %d): "+
+				"the nodes diverged; keep one data dir and move the other aside by hand", l.ClusterID, l.Index, p.Index)
+		}
+		return decided(JoinAsLearner, "peer %s serves as a voter (cluster %x, index %d): move local data aside and join as a learner",
+			in.PeerName, p.ClusterID, p.Index)
+	case PeerLearner:
+		if l.Present && !l.Learner && l.ClusterID == p.ClusterID {
+			return decided(StartExisting, "peer %s is a learner of this member: start the existing member, it has quorum alone", in.PeerName)
+		}
+		return decided(Refuse, "peer %s is a learner and no voter of its cluster is running", in.PeerName)
+	}
+
+	// The peer's etcd is not running: this node may lead, wait for the peer, or refuse.
+	peerComing := in.Peer == PeerReady
+	blocked := func(why string, args ...any) Decision {
+		if peerComing {
+			return decided(Wait, why, args...)
+		}
+		return decided(Refuse, why, args...)
+	}
+	var lead Decision
+	switch {
+	case !l.Present:
+		if p.Known && p.Present {
+			return blocked("no local data; peer %s has data (cluster %x, index %d) and must lead", in.PeerName, p.ClusterID, p.Index)
+		}
+		if peerComing && !p.Known {
+			return decided(Wait, "peer %s has not published its data yet", in.PeerName)
+		}
+		if peerComing && in.PeerName < in.Self {
+			return decided(Wait, "neither node has data; %s bootstraps the cluster (first by name)", in.PeerName)
+		}
+		lead = decided(NewCluster, "no data on either node: bootstrap a new cluster of one")
+	case l.Learner:
+		return blocked("the local member is a learner: its data may be incomplete, it never leads")
+	case p.Known && p.Present && p.ClusterID != l.ClusterID:
+		return decided(Refuse, "local data belongs to cluster %x but peer %s published cluster %x: never reuse data of another cluster",
+			l.ClusterID, in.PeerName, p.ClusterID)
+	case peerComing && !p.Known:
+		return decided(Wait, "peer %s has not published its data yet", in.PeerName)
+	case p.Known && p.Present && l.Index < p.Index:
+		return blocked("local data (index %d) is older than peer %s's last published index %d: refusing to lead",
+			l.Index, in.PeerName, p.Index)
+	case peerComing && p.Present && l.Index == p.Index && in.PeerName < in.Self:
+		return decided(Wait, "same data as peer %s (index %d); it leads (first by name)", in.PeerName, l.Index)
+	default:
+		lead = decided(ForceNewCluster, "local data (cluster %x, index %d) is the most recent (peer %s: %s): restart it as a cluster of one",
+			l.ClusterID, l.Index, in.PeerName, describe(p))
+	}
+
+	if in.Claim == ClaimPeer && in.Peer != PeerFenced {
+		return decided(Wait, "peer %s holds the force-new-cluster claim", in.PeerName)
+	}
+	return lead
+}
+
+func describe(d Data) string {
+	switch {
+	case !d.Known:
+		return "nothing published"
+	case !d.Present:
+		return "no data"
+	default:
+		return fmt.Sprintf("index %d", d.Index)
+	}
+}

@@ -1,0 +1,226 @@
+package decision
+
+import (
+	"fmt"
+	"testing"
+)
+
+const clusterC, clusterD = 0xc0ffee, 0xd00d
+
+var (
+	peerRecord = Data{Known: true, Present: true, ClusterID: clusterC, Index: 100}
+	localData  = map[string]Data{
+		"none":    {Known: true},
+		"older":   {Known: true, Present: true, ClusterID: clusterC, Index: 90},
+		"equal":   {Known: true, Present: true, ClusterID: clusterC, Index: 100},
+		"newer":   {Known: true, Present: true, ClusterID: clusterC, Index: 110},
+		"other":   {Known: true, Present: true, ClusterID: clusterD, Index: 100},
+		"learner": {Known: true, Present: true, ClusterID: clusterC, Index: 100, Learner: true},
+	}
+)
+
+// TestDecideTable covers every combination of local data, peer state and claim holder.
+// The local node is "node1", which sorts first and so wins ties.
+func TestDecideTable(t *testing.T) {
+	const (
+		W = Wait
+		R = Refuse
+		S = StartExisting
+		F = ForceNewCluster
+		J = JoinAsLearner
+	)
+	rows := []struct {
+		local string
+		peer  Peer
+		want  [3]Action // claim none, self, peer
+	}{
+		{"none", PeerAbsent, [3]Action{R, R, R}},
+		{"none", PeerReady, [3]Action{W, W, W}},
+		{"none", PeerFenced, [3]Action{R, R, R}},
+		{"none", PeerVoter, [3]Action{J, J, J}},
+		{"none", PeerLearner, [3]Action{R, R, R}},
+
+		{"older", PeerAbsent, [3]Action{R, R, R}},
+		{"older", PeerReady, [3]Action{W, W, W}},
+		{"older", PeerFenced, [3]Action{R, R, R}},
+		{"older", PeerVoter, [3]Action{J, J, J}},
+		{"older", PeerLearner, [3]Action{S, S, S}},
+
+		{"equal", PeerAbsent, [3]Action{F, F, W}},
+		{"equal", PeerReady, [3]Action{F, F, W}},
+		{"equal", PeerFenced, [3]Action{F, F, F}},
+		{"equal", PeerVoter, [3]Action{J, J, J}},
+		{"equal", PeerLearner, [3]Action{S, S, S}},
+
+		{"newer", PeerAbsent, [3]Action{F, F, W}},
+		{"newer", PeerReady, [3]Action{F, F, W}},
+		{"newer", PeerFenced, [3]Action{F, F, F}},
+		{"newer", PeerVoter, [3]Action{R, R, R}},
+		{"newer", PeerLearner, [3]Action{S, S, S}},
+
+		{"other", PeerAbsent, [3]Action{R, R, R}},
+		{"other", PeerReady, [3]Action{R, R, R}},
+		{"other", PeerFenced, [3]Action{R, R, R}},
+		{"other", PeerVoter, [3]Action{J, J, J}},
+		{"other", PeerLearner, [3]Action{R, R, R}},
+
+		{"learner", PeerAbsent, [3]Action{R, R, R}},
+		{"learner", PeerReady, [3]Action{W, W, W}},
+		{"learner", PeerFenced, [3]Action{R, R, R}},
+		{"learner", PeerVoter, [3]Action{J, J, J}},
+		{"learner", PeerLearner, [3]Action{R, R, R}},
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		for c, want := range r.want {
+			in := Input{Self: "node1", PeerName: "node2", Local: localData[r.local], PeerData: peerRecord, Peer: r.peer, Claim: Claim(c)}
+			got := Decide(in)
+			name := fmt.Sprintf("%s/%s/claim-%s", r.local, r.peer, Claim(c))
+			seen[name] = true
+			if got.Action != want {
+				t.Errorf("%s: got %s (%s), want %s", name, got.Action, got.Reason, want)
+			}
+			if got.Reason == "" {
+				t.Errorf("%s: no reason", name)
+			}
+		}
+	}
+	if want := len(localData) * len(peerNames) * len(claimNames); len(seen) != want {
+		t.Fatalf("table covers %d combinations, want all %d", len(seen), want)
+	}
+}
+
+// TestDecideEdges covers what the main table holds fixed: the tie-break, an unpublished or
+// empty peer record, and a first boot with no data anywhere.
+func TestDecideEdges(t *testing.T) {
+	unknown := Data{}
+	empty := Data{Known: true}
+	rows := []struct {
+		name  string
+		self  string
+		local Data
+		peer  Data
+		state Peer
+		want  Action
+	}{
+		{"tie lost by name", "node2", localData["equal"], peerRecord, PeerReady, Wait},
+		{"tie alone is no tie", "node2", localData["equal"], peerRecord, PeerFenced, ForceNewCluster},
+		{"peer not yet published, peer coming", "node1", localData["equal"], unknown, PeerReady, Wait},
+		{"peer never published, peer gone", "node1", localData["equal"], unknown, PeerFenced, ForceNewCluster},
+		{"peer published no data", "node1", localData["older"], empty, PeerReady, ForceNewCluster},
+		{"no data anywhere, first by name", "node1", localData["none"], empty, PeerReady, NewCluster},
+		{"no data anywhere, second by name", "node2", localData["none"], empty, PeerReady, Wait},
+		{"no data, peer not yet published", "node1", localData["none"], unknown, PeerReady, Wait},
+		{"no data, peer gone without data", "node2", localData["none"], empty, PeerAbsent, NewCluster},
+		{"no data, peer gone, never published", "node2", localData["none"], unknown, PeerFenced, NewCluster},
+		{"peer published other cluster, we have none, it is serving", "node1", localData["none"], Data{Known: true, Present: true, ClusterID: clusterD, Index: 5}, PeerVoter, JoinAsLearner},
+	}
+	for _, r := range rows {
+		peerName := "node2"
+		if r.self == "node2" {
+			peerName = "node1"
+		}
+		got := Decide(Input{Self: r.self, PeerName: peerName, Local: r.local, PeerData: r.peer, Peer: r.state})
+		if got.Action != r.want {
+			t.Errorf("%s: got %s (%s), want %s", r.name, got.Action, got.Reason, r.want)
+		}
+	}
+}
+
+// node is one side of a two-node world for the pairwise invariants.
+type node struct {
+	name string
+	data Data
+}
+
+func worlds() [][2]node {
+	datas := []Data{
+		{Known: true},
+		{Known: true, Present: true, ClusterID: clusterC, Index: 90},
+		{Known: true, Present: true, ClusterID: clusterC, Index: 100},
+		{Known: true, Present: true, ClusterID: clusterC, Index: 100, Learner: true},
+		{Known: true, Present: true, ClusterID: clusterD, Index: 100},
+	}
+	var out [][2]node
+	for _, a := range datas {
+		for _, b := range datas {
+			out = append(out, [2]node{{"node1", a}, {"node2", b}})
+		}
+	}
+	return out
+}
+
+// published is what one node sees of the other's record: either nothing yet, or the real data.
+func published(d Data, known bool) Data {
+	if !known {
+		return Data{}
+	}
+	return d
+}
+
+// TestNeverBothCreateACluster proves that two nodes that see each other as ready (a cold boot,
+// records published or not, in any order) never both decide to create a cluster, and that the
+// claim protocol (the first to decide takes the claim, the other decides again seeing it)
+// excludes the second one in every view Pacemaker can produce.
+func TestNeverBothCreateACluster(t *testing.T) {
+	for _, w := range worlds() {
+		a, b := w[0], w[1]
+		for _, aKnowsB := range []bool{false, true} {
+			for _, bKnowsA := range []bool{false, true} {
+				da := Decide(Input{Self: a.name, PeerName: b.name, Local: a.data, PeerData: published(b.data, aKnowsB), Peer: PeerReady})
+				db := Decide(Input{Self: b.name, PeerName: a.name, Local: b.data, PeerData: published(a.data, bKnowsA), Peer: PeerReady})
+				if da.Action.NeedsClaim() && db.Action.NeedsClaim() && aKnowsB && bKnowsA {
+					t.Errorf("both create a cluster: %+v / %+v: %s; %s", a.data, b.data, da.Reason, db.Reason)
+				}
+				// Whoever takes the claim first, the other must then stand back.
+				for _, first := range []int{0, 1} {
+					views := [2]Input{
+						{Self: a.name, PeerName: b.name, Local: a.data, PeerData: published(b.data, aKnowsB), Peer: PeerReady},
+						{Self: b.name, PeerName: a.name, Local: b.data, PeerData: published(a.data, bKnowsA), Peer: PeerReady},
+					}
+					if !Decide(views[first]).Action.NeedsClaim() {
+						continue
+					}
+					second := views[1-first]
+					for _, peerSeen := range []Peer{PeerReady, PeerAbsent} {
+						second.Peer, second.Claim = peerSeen, ClaimPeer
+						if d := Decide(second); d.Action.NeedsClaim() {
+							t.Errorf("%s creates a cluster while %s holds the claim: %s", second.Self, views[first].Self, d.Reason)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNeverBothLearners: a node joins as a learner only of a serving voter, so of two nodes
+// that are not running etcd, none joins; and a learner never forces.
+func TestNeverBothLearners(t *testing.T) {
+	for _, w := range worlds() {
+		for _, p := range []Peer{PeerAbsent, PeerReady, PeerFenced} {
+			for c := ClaimNone; c <= ClaimPeer; c++ {
+				in := Input{Self: w[0].name, PeerName: w[1].name, Local: w[0].data, PeerData: w[1].data, Peer: p, Claim: c}
+				d := Decide(in)
+				if d.Action == JoinAsLearner {
+					t.Errorf("joins a peer that is %s: %s", p, d.Reason)
+				}
+				if w[0].data.Learner && d.Action.Leads() {
+					t.Errorf("a learner leads: %s", d.Reason)
+				}
+			}
+		}
+	}
+}
+
+// TestOlderNeverLeads: a node whose data is older than the peer's record never leads.
+func TestOlderNeverLeads(t *testing.T) {
+	for _, p := range []Peer{PeerAbsent, PeerReady, PeerFenced} {
+		for c := ClaimNone; c <= ClaimPeer; c++ {
+			d := Decide(Input{Self: "node1", PeerName: "node2", Local: localData["older"], PeerData: peerRecord, Peer: p, Claim: c})
+			if d.Action.Leads() {
+				t.Errorf("older data leads with peer %s, claim %s: %s", p, c, d.Reason)
+			}
+		}
+	}
+}

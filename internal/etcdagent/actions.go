@@ -1,0 +1,355 @@
+package etcdagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/decision"
+	"github.com/tnf-layer/tnf-layer/internal/ocf"
+)
+
+const usage = "usage: etcd {start|stop|monitor|promote|demote|notify|validate-all|meta-data|usage}"
+
+// Main runs the action named in args[1] and returns its exit code.
+func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, usage)
+		return ocf.ErrArgs
+	}
+	action := args[1]
+	log := slog.New(slog.NewTextHandler(stderr, nil)).With("agent", "tnf-etcd", "action", action)
+	switch action {
+	case "meta-data":
+		md, err := MetaData()
+		if err != nil {
+			log.Error("meta-data", "err", err)
+			return ocf.ErrGeneric
+		}
+		stdout.Write(md)
+		return ocf.Success
+	case "usage", "help":
+		fmt.Fprintln(stdout, usage)
+		return ocf.Success
+	}
+	act, ok := actionsByName[action]
+	if !ok {
+		fmt.Fprintln(stderr, usage)
+		return ocf.ErrUnimplemented
+	}
+	cfg, err := LoadConfig(env)
+	if err != nil {
+		var oe *ocf.Error
+		if errors.As(err, &oe) {
+			log.Error("invalid configuration", "err", oe.Msg, "status", oe.Status.String())
+			return oe.Status
+		}
+		log.Error("invalid configuration", "err", err)
+		return ocf.ErrConfigured
+	}
+	log = log.With("node", cfg.Self)
+	// Finish a second before Pacemaker's own timeout would kill the action.
+	ctx, cancel := context.WithTimeout(context.Background(), env.Timeout(act.timeout)-time.Second)
+	defer cancel()
+	a := &Agent{cfg: cfg, env: env, store: cfg.store(), rt: cfg.runtime(), log: log}
+	st, err := act.run(a, ctx)
+	if err != nil {
+		log.Error("failed", "err", err, "status", st.String())
+	} else {
+		log.Debug("done", "status", st.String())
+	}
+	return st
+}
+
+type action struct {
+	timeout  time.Duration
+	interval time.Duration
+	run      func(*Agent, context.Context) (ocf.Status, error)
+}
+
+var actionsByName = map[string]action{
+	"validate-all": {timeout: 20 * time.Second, run: func(*Agent, context.Context) (ocf.Status, error) { return ocf.Success, nil }},
+	"start":        {timeout: 300 * time.Second, run: (*Agent).start},
+	"stop":         {timeout: 120 * time.Second, run: (*Agent).stop},
+	"monitor":      {timeout: 30 * time.Second, run: (*Agent).monitor},
+	"promote":      {timeout: 300 * time.Second, run: (*Agent).promote},
+	"demote":       {timeout: 120 * time.Second, run: (*Agent).demote},
+	"notify":       {timeout: 120 * time.Second, run: (*Agent).notify},
+}
+
+func failed(err error) (ocf.Status, error) { return ocf.ErrGeneric, err }
+
+func (a *Agent) start(ctx context.Context) (ocf.Status, error) {
+	if alive, err := a.running(ctx); err != nil {
+		return failed(err)
+	} else if alive {
+		return ocf.Success, touch(a.startedFile())
+	}
+	local, err := a.inspect()
+	if err != nil {
+		return failed(err)
+	}
+	if err := touch(a.startedFile()); err != nil {
+		return failed(err)
+	}
+	if err := a.publish(ctx, local); err != nil {
+		return failed(err)
+	}
+	if err := a.store.Set(ctx, a.cfg.Self, attrInstance, "started", attrs.Reboot); err != nil {
+		return failed(err)
+	}
+	return a.settle(ctx, local, false)
+}
+
+// settle is the ready state's step: join a serving peer, or publish whether this node may lead.
+func (a *Agent) settle(ctx context.Context, local decision.Data, fenced bool) (ocf.Status, error) {
+	_, d, err := a.decide(ctx, local, fenced)
+	if err != nil {
+		return failed(err)
+	}
+	score := -1
+	switch {
+	case d.Action == decision.JoinAsLearner:
+		if err := a.join(ctx); err != nil {
+			return failed(err)
+		}
+	case d.Action.Leads():
+		score = leadScore(local.Index)
+	}
+	if err := a.setScore(ctx, score); err != nil {
+		return failed(err)
+	}
+	return ocf.Success, nil
+}
+
+func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
+	alive, err := a.running(ctx)
+	if err != nil {
+		return failed(err)
+	}
+	started := exists(a.startedFile())
+	if !alive {
+		switch {
+		case !started:
+			return ocf.NotRunning, nil
+		case exists(a.launchedFile()):
+			return failed(fmt.Errorf("etcd exited (see %s)", a.cfg.LogFile))
+		}
+		local, err := a.inspect()
+		if err != nil {
+			return failed(err)
+		}
+		return a.settle(ctx, local, false)
+	}
+	st, err := a.localStatus(ctx)
+	if err != nil {
+		return failed(fmt.Errorf("etcd does not answer: %w", err))
+	}
+	if !started {
+		// Pacemaker restarted while etcd kept running: adopt it.
+		if err := touch(a.startedFile()); err != nil {
+			return failed(err)
+		}
+	}
+	if err := a.publish(ctx, fromStatus(st)); err != nil {
+		return failed(err)
+	}
+	if !st.Learner {
+		return ocf.RunningPromoted, a.setScore(ctx, scoreVoter)
+	}
+	score := -1
+	if leader, err := a.cfg.probe(ctx, a.peerURL()); err == nil && learnerReady(st, leader) {
+		score = scoreLearner
+	}
+	return ocf.Success, a.setScore(ctx, score)
+}
+
+func (a *Agent) promote(ctx context.Context) (ocf.Status, error) {
+	alive, err := a.running(ctx)
+	if err != nil {
+		return failed(err)
+	}
+	if !alive {
+		local, err := a.inspect()
+		if err != nil {
+			return failed(err)
+		}
+		in, d, err := a.decide(ctx, local, false)
+		if err != nil {
+			return failed(err)
+		}
+		switch {
+		case d.Action.Leads():
+			err = a.lead(ctx, local, d, in.Peer == decision.PeerFenced)
+		case d.Action == decision.JoinAsLearner:
+			err = a.join(ctx)
+		default:
+			_ = a.setScore(ctx, -1)
+			err = errors.New(d.Reason)
+		}
+		if err != nil {
+			return failed(err)
+		}
+	}
+	st, err := a.waitFor(ctx, "answer", func(status) bool { return true })
+	if err != nil {
+		return failed(err)
+	}
+	if st.Learner {
+		if err := a.promoteLearner(ctx, st); err != nil {
+			return failed(err)
+		}
+	}
+	return ocf.Success, a.setScore(ctx, scoreVoter)
+}
+
+// demote stops a voter: the unpromoted role does not serve.
+func (a *Agent) demote(ctx context.Context) (ocf.Status, error) {
+	alive, err := a.running(ctx)
+	if err != nil || !alive {
+		return ocf.Success, err
+	}
+	if st, err := a.localStatus(ctx); err == nil && st.Learner {
+		return ocf.Success, nil
+	}
+	if err := a.stopEtcd(ctx); err != nil {
+		return failed(err)
+	}
+	a.publishStopped()
+	return ocf.Success, a.setScore(ctx, -1)
+}
+
+// publishStopped publishes the stopped data dir; failing to is logged, not fatal, since the
+// record is refreshed at every start and monitor.
+func (a *Agent) publishStopped() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*a.cfg.RequestTimeout)
+	defer cancel()
+	local, err := a.inspect()
+	if err == nil {
+		err = a.publish(ctx, local)
+	}
+	if err != nil {
+		a.log.Error("publishing the stopped data record", "err", err)
+	}
+}
+
+// stop never fails once etcd is down: a failed stop means fencing.
+func (a *Agent) stop(ctx context.Context) (ocf.Status, error) {
+	if err := a.stopEtcd(ctx); err != nil {
+		return failed(err)
+	}
+	a.publishStopped()
+	for _, err := range []error{
+		a.store.Set(ctx, a.cfg.Self, attrInstance, "", attrs.Reboot),
+		a.setScore(ctx, -1),
+		remove(a.startedFile()),
+	} {
+		if err != nil {
+			a.log.Error("cleaning up after stop", "err", err)
+		}
+	}
+	return ocf.Success, nil
+}
+
+// notify reacts to the peer's changes as soon as Pacemaker reports them.
+func (a *Agent) notify(ctx context.Context) (ocf.Status, error) {
+	n := a.env.Notify()
+	if n.Type != "post" {
+		return ocf.Success, nil
+	}
+	switch n.Operation {
+	case "stop", "demote":
+		gone := n.Stop
+		if n.Operation == "demote" {
+			gone = n.Demote
+		}
+		if ocf.Contains(gone, a.cfg.Peer) && !ocf.Contains(gone, a.cfg.Self) {
+			return a.peerStopped(ctx)
+		}
+	case "promote":
+		if ocf.Contains(n.Promote, a.cfg.Peer) && exists(a.startedFile()) {
+			if alive, err := a.running(ctx); err != nil || alive {
+				return ocf.Success, err
+			}
+			local, err := a.inspect()
+			if err != nil {
+				return failed(err)
+			}
+			return a.settle(ctx, local, false)
+		}
+	}
+	return ocf.Success, nil
+}
+
+// peerStopped: the peer's etcd is stopped (fenced, or stopped by Pacemaker). A voter left alone
+// restarts as a cluster of one at once; a node that is only ready re-evaluates whether it may
+// lead now.
+func (a *Agent) peerStopped(ctx context.Context) (ocf.Status, error) {
+	if !exists(a.startedFile()) {
+		return ocf.Success, nil
+	}
+	alive, err := a.running(ctx)
+	if err != nil {
+		return failed(err)
+	}
+	if alive {
+		st, err := a.localStatus(ctx)
+		if err == nil && st.Learner {
+			a.log.Warn("the voter this learner followed is gone; a learner never leads")
+			return ocf.Success, nil
+		}
+		if alone, err := a.onlyVoter(ctx); err == nil && alone {
+			a.log.Info("already the only voter; nothing to force")
+			return ocf.Success, nil
+		}
+		if err := a.stopEtcd(ctx); err != nil {
+			return failed(err)
+		}
+	}
+	local, err := a.inspect()
+	if err != nil {
+		return failed(err)
+	}
+	in, d, err := a.decide(ctx, local, true)
+	if err != nil {
+		return failed(err)
+	}
+	if !d.Action.Leads() {
+		return a.settle(ctx, local, true)
+	}
+	if !alive {
+		// Only ready: let Pacemaker promote through the score.
+		return ocf.Success, a.setScore(ctx, leadScore(local.Index))
+	}
+	if err := a.lead(ctx, local, d, in.Peer == decision.PeerFenced); err != nil {
+		return failed(err)
+	}
+	return ocf.Success, a.setScore(ctx, scoreVoter)
+}
+
+// onlyVoter reports whether the local member is the only voter of its cluster (the peer was a
+// learner), so it still has quorum.
+func (a *Agent) onlyVoter(ctx context.Context) (bool, error) {
+	cli, err := a.cfg.client(ctx, a.selfURL())
+	if err != nil {
+		return false, err
+	}
+	defer cli.Close()
+	rctx, cancel := a.cfg.request(ctx)
+	defer cancel()
+	list, err := cli.MemberList(rctx)
+	if err != nil {
+		return false, err
+	}
+	voters := 0
+	for _, m := range list.Members {
+		if !m.IsLearner {
+			voters++
+		}
+	}
+	return voters == 1, nil
+}

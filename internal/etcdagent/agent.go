@@ -1,0 +1,261 @@
+package etcdagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/bits"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/decision"
+	"github.com/tnf-layer/tnf-layer/internal/etcddata"
+	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/ocf"
+)
+
+// Attributes the agent publishes.
+const (
+	// attrData (lifetime forever) is the node's data record, for a peer that boots while this
+	// node is down.
+	attrData = "tnf-etcd-data"
+	// attrInstance (lifetime reboot) is set while the node's instance is started: the peer is
+	// "ready" rather than absent.
+	attrInstance = "tnf-etcd-instance"
+)
+
+// Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead
+// has a score; see Decide for why at most one node that is not running can lead.
+const (
+	scoreVoter   = 1000
+	scoreLearner = 500
+	scoreLeadMin = 100 // plus the bit length of the raft index, so more data scores higher
+)
+
+// Agent runs one action.
+type Agent struct {
+	cfg   Config
+	env   ocf.Env
+	store attrs.Store
+	rt    etcdrun.Runtime
+	log   *slog.Logger
+}
+
+func (a *Agent) startedFile() string  { return filepath.Join(a.cfg.StateDir, "started") }
+func (a *Agent) launchedFile() string { return filepath.Join(a.cfg.StateDir, "launched") }
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+func touch(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, nil, 0o600)
+}
+
+func remove(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func (a *Agent) selfURL() string { return a.cfg.clientURL(a.cfg.SelfIP) }
+func (a *Agent) peerURL() string { return a.cfg.clientURL(a.cfg.PeerIP) }
+
+// localStatus is the running local member's status.
+func (a *Agent) localStatus(ctx context.Context) (status, error) {
+	return a.cfg.probe(ctx, a.selfURL())
+}
+
+// running says whether this node launched etcd and it is still alive.
+func (a *Agent) running(ctx context.Context) (bool, error) { return a.rt.Running(ctx) }
+
+// publish writes this node's data record for the peer.
+func (a *Agent) publish(ctx context.Context, d decision.Data) error {
+	return a.store.Set(ctx, a.cfg.Self, attrData, record(d), attrs.Forever)
+}
+
+// setScore sets this node's promotion score (< 0 deletes it), skipping the write when it is
+// unchanged since the last one this boot.
+func (a *Agent) setScore(ctx context.Context, score int) error {
+	cache := filepath.Join(a.cfg.StateDir, "score")
+	want := strconv.Itoa(score)
+	if old, err := os.ReadFile(cache); err == nil && string(old) == want {
+		return nil
+	}
+	v := want
+	if score < 0 {
+		v = ""
+	}
+	if err := a.store.Set(ctx, a.cfg.Self, attrs.PromotionName(a.cfg.Resource), v, attrs.Reboot); err != nil {
+		return err
+	}
+	return os.WriteFile(cache, []byte(want), 0o600)
+}
+
+func leadScore(index uint64) int { return scoreLeadMin + bits.Len64(index) }
+
+// peerView reads what the peer is now: its live etcd if it answers, else its published record
+// and whether its instance is started. fenced says Pacemaker has just told us it stopped.
+func (a *Agent) peerView(ctx context.Context, fenced bool) (decision.Peer, decision.Data, error) {
+	if st, err := a.cfg.probe(ctx, a.peerURL()); err == nil {
+		switch {
+		case st.Learner:
+			return decision.PeerLearner, fromStatus(st), nil
+		case st.serving():
+			return decision.PeerVoter, fromStatus(st), nil
+		}
+		// A voter without a leader: present but not serving.
+		return decision.PeerReady, fromStatus(st), nil
+	}
+	var rec decision.Data
+	v, ok, err := a.store.Get(ctx, a.cfg.Peer, attrData, attrs.Forever)
+	if err != nil {
+		return 0, rec, err
+	}
+	if ok {
+		if rec, err = parseRecord(v); err != nil {
+			return 0, rec, fmt.Errorf("peer %s: %w", a.cfg.Peer, err)
+		}
+	}
+	if fenced {
+		return decision.PeerFenced, rec, nil
+	}
+	_, started, err := a.store.Get(ctx, a.cfg.Peer, attrInstance, attrs.Reboot)
+	if err != nil {
+		return 0, rec, err
+	}
+	if started {
+		return decision.PeerReady, rec, nil
+	}
+	return decision.PeerAbsent, rec, nil
+}
+
+// claimState reads who holds the force-new-cluster claim.
+func (a *Agent) claimState(ctx context.Context) (decision.Claim, error) {
+	h, err := a.store.Holder(ctx)
+	switch {
+	case err != nil:
+		return 0, err
+	case h == "":
+		return decision.ClaimNone, nil
+	case h == a.cfg.Self:
+		return decision.ClaimSelf, nil
+	default:
+		return decision.ClaimPeer, nil
+	}
+}
+
+// decide gathers the inputs (local data must be stopped) and decides.
+func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (decision.Input, decision.Decision, error) {
+	peer, peerData, err := a.peerView(ctx, fenced)
+	if err != nil {
+		return decision.Input{}, decision.Decision{}, err
+	}
+	claim, err := a.claimState(ctx)
+	if err != nil {
+		return decision.Input{}, decision.Decision{}, err
+	}
+	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim}
+	d := decision.Decide(in)
+	a.log.Info("decision", "action", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
+		"local", record(local), "peer_data", describeData(peerData))
+	return in, d, nil
+}
+
+func describeData(d decision.Data) string {
+	if !d.Known {
+		return "unknown"
+	}
+	return record(d)
+}
+
+// inspect reads the local data dir (etcd must be stopped).
+func (a *Agent) inspect() (decision.Data, error) {
+	info, err := etcddata.Inspect(a.cfg.DataDir)
+	if err != nil {
+		return decision.Data{}, err
+	}
+	return fromInfo(info), nil
+}
+
+// waitPortsFree waits until nothing listens on this node's etcd ports, so a quick restart does
+// not fail with "address already in use".
+func (a *Agent) waitPortsFree(ctx context.Context) error {
+	for {
+		busy := ""
+		for _, port := range []int{a.cfg.ClientPort, a.cfg.PeerPort} {
+			l, err := net.Listen("tcp", hostPort(a.cfg.SelfIP, port))
+			if err != nil {
+				busy = hostPort(a.cfg.SelfIP, port)
+				break
+			}
+			l.Close()
+		}
+		if busy == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("port %s still in use: %w", busy, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// launch starts etcd with the given spec details and marks it launched.
+func (a *Agent) launch(ctx context.Context, initial map[string]string, state string, force bool) error {
+	if err := a.waitPortsFree(ctx); err != nil {
+		return err
+	}
+	spec := etcdrun.Spec{
+		Name: a.cfg.Self, DataDir: a.cfg.DataDir,
+		ClientURLs: []string{a.selfURL()}, PeerURL: a.cfg.peerURL(a.cfg.SelfIP),
+		InitialCluster: initial, ClusterState: state, ForceNewCluster: force, TLS: a.cfg.TLS,
+	}
+	if err := touch(a.launchedFile()); err != nil {
+		return err
+	}
+	a.log.Info("launching etcd", "runtime", a.cfg.Runtime, "state", state, "force_new_cluster", force)
+	return a.rt.Start(ctx, spec)
+}
+
+// waitFor polls the local member until ok accepts its status or ctx ends.
+func (a *Agent) waitFor(ctx context.Context, what string, ok func(status) bool) (status, error) {
+	var last error
+	for {
+		st, err := a.localStatus(ctx)
+		if err == nil && ok(st) {
+			return st, nil
+		}
+		if err != nil {
+			last = err
+		}
+		alive, _ := a.running(ctx)
+		if !alive {
+			return st, fmt.Errorf("etcd exited while waiting until it %s (see %s)", what, a.cfg.LogFile)
+		}
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("etcd did not %s in time: %v", what, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// stopEtcd stops the local etcd and waits for its ports.
+func (a *Agent) stopEtcd(ctx context.Context) error {
+	if err := a.rt.Stop(ctx); err != nil {
+		return err
+	}
+	if err := remove(a.launchedFile()); err != nil {
+		return err
+	}
+	return a.waitPortsFree(ctx)
+}

@@ -1,0 +1,160 @@
+package etcdagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+
+	"github.com/tnf-layer/tnf-layer/internal/decision"
+	"github.com/tnf-layer/tnf-layer/internal/etcddata"
+)
+
+// lead carries out a decision that makes this node serve first: start the existing member,
+// force a cluster of one, or bootstrap a new one. Creating a cluster needs the claim, taken
+// atomically; with the claim held, the peer is looked at again, because it may have started
+// serving meanwhile.
+func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decision, fenced bool) error {
+	if d.Action.NeedsClaim() {
+		override := ""
+		if fenced {
+			override = a.cfg.Peer
+		}
+		holder, err := a.store.Claim(ctx, a.cfg.Self, override)
+		if err != nil {
+			return err
+		}
+		if holder != a.cfg.Self {
+			return fmt.Errorf("not leading: peer %s holds the force-new-cluster claim", holder)
+		}
+		defer func() {
+			if err := a.store.Release(context.WithoutCancel(ctx), a.cfg.Self); err != nil {
+				a.log.Error("releasing the force-new-cluster claim", "err", err)
+			}
+		}()
+		if _, d, err = a.decide(ctx, local, fenced); err != nil {
+			return err
+		}
+		if !d.Action.NeedsClaim() {
+			return fmt.Errorf("not leading after taking the claim: %s", d.Reason)
+		}
+	}
+	switch d.Action {
+	case decision.StartExisting:
+		if err := a.launch(ctx, nil, "existing", false); err != nil {
+			return err
+		}
+	case decision.ForceNewCluster:
+		committed, err := etcddata.CommitTail(a.cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		a.log.Info("forcing a new cluster of one", "committed_index", committed)
+		if err := a.launch(ctx, nil, "existing", true); err != nil {
+			return err
+		}
+	case decision.NewCluster:
+		if _, err := etcddata.MoveAside(a.cfg.DataDir, a.cfg.Backups, time.Now()); err != nil {
+			return err
+		}
+		if err := a.launch(ctx, map[string]string{a.cfg.Self: a.cfg.peerURL(a.cfg.SelfIP)}, "new", false); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("not leading: %s", d.Reason)
+	}
+	st, err := a.waitFor(ctx, "serve as a voter with a leader", func(s status) bool { return s.serving() && !s.Learner })
+	if err != nil {
+		return err
+	}
+	return a.publish(ctx, fromStatus(st))
+}
+
+// join moves local data aside and joins the serving peer as a learner. Only the joiner changes
+// the member list, and only to remove its own stale entry, never the peer's.
+func (a *Agent) join(ctx context.Context) error {
+	cli, err := a.cfg.client(ctx, a.peerURL())
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	rctx, cancel := a.cfg.request(ctx)
+	list, err := cli.MemberList(rctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("peer member list: %w", err)
+	}
+	selfPeerURL := a.cfg.peerURL(a.cfg.SelfIP)
+	for _, m := range list.Members {
+		if m.ID == list.Header.MemberId {
+			continue
+		}
+		a.log.Info("removing this node's stale member entry", "member", fmt.Sprintf("%x", m.ID), "learner", m.IsLearner)
+		rctx, cancel := a.cfg.request(ctx)
+		_, err := cli.MemberRemove(rctx, m.ID)
+		cancel()
+		if err != nil && !errors.Is(err, rpctypes.ErrMemberNotFound) {
+			return fmt.Errorf("removing stale member %x: %w", m.ID, err)
+		}
+	}
+	moved, err := etcddata.MoveAside(a.cfg.DataDir, a.cfg.Backups, time.Now())
+	if err != nil {
+		return err
+	}
+	if moved != "" {
+		a.log.Info("moved local data aside", "to", moved)
+	}
+	rctx, cancel = a.cfg.request(ctx)
+	added, err := cli.MemberAddAsLearner(rctx, []string{selfPeerURL})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("adding this node as a learner: %w", err)
+	}
+	initial := map[string]string{}
+	for _, m := range added.Members {
+		name := m.Name
+		if m.ID == added.Member.ID {
+			name = a.cfg.Self
+		}
+		if len(m.PeerURLs) > 0 {
+			initial[name] = m.PeerURLs[0]
+		}
+	}
+	if err := a.launch(ctx, initial, "existing", false); err != nil {
+		return err
+	}
+	st, err := a.waitFor(ctx, "answer as a learner", func(status) bool { return true })
+	if err != nil {
+		return err
+	}
+	return a.publish(ctx, fromStatus(st))
+}
+
+// promoteLearner promotes the local learner through the peer (the leader) once it has caught
+// up, waiting within ctx.
+func (a *Agent) promoteLearner(ctx context.Context, self status) error {
+	cli, err := a.cfg.client(ctx, a.peerURL(), a.selfURL())
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	for {
+		rctx, cancel := a.cfg.request(ctx)
+		_, err := cli.MemberPromote(rctx, self.MemberID)
+		cancel()
+		if err == nil {
+			a.log.Info("learner promoted to voter")
+			return nil
+		}
+		if !errors.Is(err, rpctypes.ErrMemberLearnerNotReady) {
+			return fmt.Errorf("promoting learner: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("learner did not catch up in time: %w", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,282 @@
+// Package etcdagent is the ocf:tnf:etcd resource agent: Pacemaker runs etcd as a promotable
+// clone on exactly two nodes. The unpromoted role is "ready or catching up" (etcd not running
+// yet, or a learner); the promoted role is "a voting member serving clients".
+package etcdagent
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/ocf"
+)
+
+// Config is the validated resource configuration of one node.
+type Config struct {
+	Resource       string
+	Self, Peer     string
+	SelfIP, PeerIP string
+	DataDir        string
+	ClientPort     int
+	PeerPort       int
+	TLS            *etcdrun.TLS
+	Runtime        string
+	EtcdBinary     string
+	PodManifest    string
+	PodmanBinary   string
+	StateDir       string
+	LogFile        string
+	Backups        int
+	RequestTimeout time.Duration
+	AttributeStore string
+}
+
+// parameters is the single description of every parameter: the meta-data is rendered from it
+// and the defaults are taken from it.
+var parameters = []ocf.Parameter{
+	{Name: "node_ip_map", Required: true, Type: "string", Shortdesc: "Node names and their IPs",
+		Longdesc: "The two cluster nodes as name:ip pairs separated by ';' (IPv6 allowed, e.g. node1:192.0.2.1;node2:fd00::2). Names are Pacemaker node names."},
+	{Name: "data_dir", Type: "string", Default: "/var/lib/etcd", Shortdesc: "etcd data directory",
+		Longdesc: "The etcd data directory. Data that must be erased before joining the peer is moved aside next to it."},
+	{Name: "client_port", Type: "integer", Default: "2379", Shortdesc: "Client port", Longdesc: "etcd client port on each node's IP."},
+	{Name: "peer_port", Type: "integer", Default: "2380", Shortdesc: "Peer port", Longdesc: "etcd peer port on each node's IP."},
+	{Name: "cert_file", Type: "string", Shortdesc: "Client TLS certificate",
+		Longdesc: "Serving certificate for clients. Setting cert_file, key_file and trusted_ca_file turns TLS on for clients and peers."},
+	{Name: "key_file", Type: "string", Shortdesc: "Client TLS key", Longdesc: "Key of cert_file."},
+	{Name: "trusted_ca_file", Type: "string", Shortdesc: "Client CA bundle", Longdesc: "CA that signs client certificates (and the agent's own client certificate, which is cert_file)."},
+	{Name: "peer_cert_file", Type: "string", Shortdesc: "Peer TLS certificate", Longdesc: "Peer certificate; defaults to cert_file."},
+	{Name: "peer_key_file", Type: "string", Shortdesc: "Peer TLS key", Longdesc: "Key of peer_cert_file; defaults to key_file."},
+	{Name: "peer_trusted_ca_file", Type: "string", Shortdesc: "Peer CA bundle", Longdesc: "CA for peer certificates; defaults to trusted_ca_file."},
+	{Name: "runtime", Type: "string", Default: "exec", Shortdesc: "How etcd runs",
+		Longdesc: "exec: the etcd binary as a supervised process. podman: a container with the image, environment and mounts of OpenShift's external-etcd static pod manifest (pod_manifest)."},
+	{Name: "etcd_binary", Type: "string", Default: "/usr/bin/etcd", Shortdesc: "etcd binary (runtime exec)", Longdesc: "Path of the etcd binary for the exec runtime."},
+	{Name: "pod_manifest", Type: "string", Default: etcdrun.DefaultPodManifest, Shortdesc: "External etcd pod manifest (runtime podman)",
+		Longdesc: "The static pod manifest written by the cluster-etcd-operator for external etcd; its etcd container gives the image, environment and host mounts."},
+	{Name: "podman_binary", Type: "string", Default: "/usr/bin/podman", Shortdesc: "podman binary (runtime podman)", Longdesc: "Path of podman."},
+	{Name: "state_dir", Type: "string", Default: "/run/tnf-etcd", Shortdesc: "Runtime state directory",
+		Longdesc: "Where the agent keeps its per-boot state (started marker, etcd PID). Must be on a tmpfs that is emptied at boot."},
+	{Name: "log_file", Type: "string", Default: "/var/log/tnf-etcd.log", Shortdesc: "etcd log (runtime exec)", Longdesc: "File etcd's output is appended to."},
+	{Name: "backup_count", Type: "integer", Default: "3", Shortdesc: "Moved-aside data dirs kept", Longdesc: "How many moved-aside data directories are kept; older ones are deleted."},
+	{Name: "request_timeout", Type: "integer", Default: "5", Shortdesc: "etcd request timeout (s)", Longdesc: "Deadline of every single etcd request the agent makes."},
+	{Name: "attribute_store", Type: "string", Default: "crm", Shortdesc: "Where attributes are published",
+		Longdesc: "crm: Pacemaker's CIB through crm_attribute and cibadmin. file:PATH: a file shared by both nodes, for tests without a cluster."},
+}
+
+func defaultOf(name string) string {
+	for _, p := range parameters {
+		if p.Name == name {
+			return p.Default
+		}
+	}
+	panic("unknown parameter " + name)
+}
+
+func configured(format string, args ...any) *ocf.Error {
+	return ocf.Errorf(ocf.ErrConfigured, fmt.Sprintf(format, args...))
+}
+
+// LoadConfig reads and validates the parameters. Errors name the parameter.
+func LoadConfig(env ocf.Env) (Config, error) {
+	get := func(name string) string {
+		if v, ok := env.Param(name); ok && v != "" {
+			return v
+		}
+		return defaultOf(name)
+	}
+	integer := func(name string, min, max int) (int, error) {
+		n, err := strconv.Atoi(get(name))
+		if err != nil || n < min || n > max {
+			return 0, configured("parameter %s: %q is not an integer from %d to %d", name, get(name), min, max)
+		}
+		return n, nil
+	}
+	c := Config{
+		DataDir: get("data_dir"), Runtime: get("runtime"), EtcdBinary: get("etcd_binary"),
+		PodManifest: get("pod_manifest"), PodmanBinary: get("podman_binary"), StateDir: get("state_dir"),
+		LogFile: get("log_file"), AttributeStore: get("attribute_store"),
+	}
+	if c.Resource = os.Getenv("OCF_RESOURCE_INSTANCE"); c.Resource == "" {
+		c.Resource = "etcd"
+	}
+	var err error
+	if c.Self, err = nodeName(env); err != nil {
+		return c, err
+	}
+	if c.Peer, c.SelfIP, c.PeerIP, err = parseNodeIPMap(get("node_ip_map"), c.Self); err != nil {
+		return c, err
+	}
+	if c.ClientPort, err = integer("client_port", 1, 65535); err != nil {
+		return c, err
+	}
+	if c.PeerPort, err = integer("peer_port", 1, 65535); err != nil {
+		return c, err
+	}
+	if c.ClientPort == c.PeerPort {
+		return c, configured("parameters client_port and peer_port: both are %d", c.ClientPort)
+	}
+	if c.Backups, err = integer("backup_count", 0, 100); err != nil {
+		return c, err
+	}
+	secs, err := integer("request_timeout", 1, 300)
+	if err != nil {
+		return c, err
+	}
+	c.RequestTimeout = time.Duration(secs) * time.Second
+	for _, p := range []struct{ name, val string }{{"data_dir", c.DataDir}, {"state_dir", c.StateDir}, {"log_file", c.LogFile}} {
+		if !filepath.IsAbs(p.val) {
+			return c, configured("parameter %s: %q is not an absolute path", p.name, p.val)
+		}
+	}
+	if c.TLS, err = loadTLS(get); err != nil {
+		return c, err
+	}
+	switch c.Runtime {
+	case "exec":
+		if err := executable(c.EtcdBinary); err != nil {
+			return c, ocf.Errorf(ocf.ErrInstalled, "parameter etcd_binary: "+err.Error())
+		}
+	case "podman":
+		if err := executable(c.PodmanBinary); err != nil {
+			return c, ocf.Errorf(ocf.ErrInstalled, "parameter podman_binary: "+err.Error())
+		}
+		if _, err := os.Stat(c.PodManifest); err != nil {
+			return c, configured("parameter pod_manifest: %v", err)
+		}
+	default:
+		return c, configured("parameter runtime: %q is neither exec nor podman", c.Runtime)
+	}
+	if c.AttributeStore != "crm" && !strings.HasPrefix(c.AttributeStore, "file:/") {
+		return c, configured("parameter attribute_store: %q is neither crm nor file:/ABSOLUTE/PATH", c.AttributeStore)
+	}
+	return c, nil
+}
+
+// nodeName is this node's Pacemaker name: Pacemaker passes it with every action; a manual run
+// (or ocf-tester) falls back to the host name, which is what Pacemaker uses by default.
+func nodeName(env ocf.Env) (string, error) {
+	if n := env.Meta("on_node"); n != "" {
+		return n, nil
+	}
+	n, err := os.Hostname()
+	if err != nil {
+		return "", configured("cannot tell this node's name: %v", err)
+	}
+	return n, nil
+}
+
+// parseNodeIPMap parses "name:ip;name:ip". An IPv6 address may be bare or in brackets.
+func parseNodeIPMap(v, self string) (peer, selfIP, peerIP string, err error) {
+	nodes := map[string]string{}
+	var order []string
+	for _, item := range strings.Split(v, ";") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, ip, ok := strings.Cut(item, ":")
+		ip = strings.TrimSuffix(strings.TrimPrefix(ip, "["), "]")
+		if !ok || name == "" || net.ParseIP(ip) == nil {
+			return "", "", "", configured("parameter node_ip_map: %q is not name:ip", item)
+		}
+		if _, dup := nodes[name]; dup {
+			return "", "", "", configured("parameter node_ip_map: node %q is listed twice", name)
+		}
+		nodes[name] = net.ParseIP(ip).String()
+		order = append(order, name)
+	}
+	if len(nodes) != 2 {
+		return "", "", "", configured("parameter node_ip_map: %q must list exactly two nodes, it lists %d", v, len(nodes))
+	}
+	if _, ok := nodes[self]; !ok {
+		return "", "", "", configured("parameter node_ip_map: this node %q is not listed in %q", self, v)
+	}
+	for _, n := range order {
+		if n != self {
+			peer = n
+		}
+	}
+	if nodes[self] == nodes[peer] {
+		return "", "", "", configured("parameter node_ip_map: both nodes have IP %s", nodes[self])
+	}
+	return peer, nodes[self], nodes[peer], nil
+}
+
+func loadTLS(get func(string) string) (*etcdrun.TLS, error) {
+	t := etcdrun.TLS{
+		CertFile: get("cert_file"), KeyFile: get("key_file"), TrustedCAFile: get("trusted_ca_file"),
+		PeerCertFile: get("peer_cert_file"), PeerKeyFile: get("peer_key_file"), PeerTrustedCAFile: get("peer_trusted_ca_file"),
+	}
+	if t == (etcdrun.TLS{}) {
+		return nil, nil
+	}
+	for _, p := range []struct{ name, val string }{{"cert_file", t.CertFile}, {"key_file", t.KeyFile}, {"trusted_ca_file", t.TrustedCAFile}} {
+		if p.val == "" {
+			return nil, configured("parameter %s: required when any TLS file is set", p.name)
+		}
+	}
+	if t.PeerCertFile == "" {
+		t.PeerCertFile = t.CertFile
+	}
+	if t.PeerKeyFile == "" {
+		t.PeerKeyFile = t.KeyFile
+	}
+	if t.PeerTrustedCAFile == "" {
+		t.PeerTrustedCAFile = t.TrustedCAFile
+	}
+	files := []struct{ name, val string }{
+		{"cert_file", t.CertFile}, {"key_file", t.KeyFile}, {"trusted_ca_file", t.TrustedCAFile},
+		{"peer_cert_file", t.PeerCertFile}, {"peer_key_file", t.PeerKeyFile}, {"peer_trusted_ca_file", t.PeerTrustedCAFile},
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f.val); err != nil {
+			return nil, configured("parameter %s: %v", f.name, err)
+		}
+	}
+	return &t, nil
+}
+
+func executable(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() || st.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not executable", path)
+	}
+	return nil
+}
+
+// scheme is https when TLS is on.
+func (c Config) scheme() string {
+	if c.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
+
+func (c Config) clientURL(ip string) string { return c.scheme() + "://" + hostPort(ip, c.ClientPort) }
+func (c Config) peerURL(ip string) string   { return c.scheme() + "://" + hostPort(ip, c.PeerPort) }
+
+// store opens the configured attribute store.
+func (c Config) store() attrs.Store {
+	if path, ok := strings.CutPrefix(c.AttributeStore, "file:"); ok {
+		return attrs.File{Path: path}
+	}
+	return attrs.CRM{}
+}
+
+// runtime builds the configured etcd runtime.
+func (c Config) runtime() etcdrun.Runtime {
+	if c.Runtime == "podman" {
+		return etcdrun.Podman{Binary: c.PodmanBinary, Manifest: c.PodManifest, Container: "etcd"}
+	}
+	return etcdrun.Exec{Binary: c.EtcdBinary, PIDFile: filepath.Join(c.StateDir, "etcd.pid"), LogFile: c.LogFile}
+}

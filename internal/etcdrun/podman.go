@@ -1,0 +1,127 @@
+package etcdrun
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// DefaultPodManifest is where the cluster-etcd-operator's installer writes the external etcd pod.
+const DefaultPodManifest = "/etc/kubernetes/static-pod-resources/etcd-certs/configmaps/external-etcd-pod/pod.yaml"
+
+// Podman runs etcd in a container whose image, environment and host mounts come from the
+// external-etcd static pod manifest, as on a real cluster. The command line is the agent's.
+type Podman struct {
+	Binary    string // podman
+	Manifest  string
+	Container string // container name
+}
+
+// ownedEnv are settings the agent passes as flags; the manifest's values for them are dropped so
+// that a launch is described by one place only.
+var ownedEnv = map[string]bool{
+	"ETCD_NAME": true, "ETCD_DATA_DIR": true, "ETCD_INITIAL_CLUSTER": true, "ETCD_INITIAL_CLUSTER_STATE": true,
+	"ETCD_LISTEN_CLIENT_URLS": true, "ETCD_ADVERTISE_CLIENT_URLS": true, "ETCD_LISTEN_PEER_URLS": true,
+	"ETCD_INITIAL_ADVERTISE_PEER_URLS": true, "ETCD_FORCE_NEW_CLUSTER": true,
+}
+
+// etcdContainer reads the manifest and returns its etcd container and the pod's host paths.
+func (p Podman) etcdContainer() (corev1.Container, map[string]string, error) {
+	data, err := os.ReadFile(p.Manifest)
+	if err != nil {
+		return corev1.Container{}, nil, err
+	}
+	var pod corev1.Pod
+	if err := yaml.Unmarshal(data, &pod); err != nil {
+		return corev1.Container{}, nil, fmt.Errorf("%s: %w", p.Manifest, err)
+	}
+	hostPaths := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		if v.HostPath != nil {
+			hostPaths[v.Name] = v.HostPath.Path
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name != "etcd" {
+			continue
+		}
+		if c.Image == "" {
+			return c, nil, fmt.Errorf("%s: spec.containers[name=etcd].image is empty", p.Manifest)
+		}
+		return c, hostPaths, nil
+	}
+	return corev1.Container{}, nil, fmt.Errorf("%s: spec.containers has no container named etcd", p.Manifest)
+}
+
+// RunArgs is the podman command line (without the program name) that launches s.
+func (p Podman) RunArgs(s Spec) ([]string, error) {
+	c, hostPaths, err := p.etcdContainer()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"run", "--detach", "--replace", "--name=" + p.Container,
+		"--network=host", "--privileged", "--security-opt=label=disable",
+		"--volume=" + s.DataDir + ":" + s.DataDir}
+	for _, m := range c.VolumeMounts {
+		host, ok := hostPaths[m.Name]
+		if !ok {
+			continue
+		}
+		opt := ""
+		if m.ReadOnly {
+			opt = ":ro"
+		}
+		args = append(args, "--volume="+host+":"+m.MountPath+opt)
+	}
+	for _, e := range c.Env {
+		if ownedEnv[e.Name] || e.ValueFrom != nil {
+			continue
+		}
+		args = append(args, "--env="+e.Name+"="+e.Value)
+	}
+	args = append(args, c.Image, "etcd")
+	return append(args, s.Args()...), nil
+}
+
+func (p Podman) podman(ctx context.Context, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, p.Binary, args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %v: %s", p.Binary, args[0], err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (p Podman) Start(ctx context.Context, s Spec) error {
+	args, err := p.RunArgs(s)
+	if err != nil {
+		return err
+	}
+	_, err = p.podman(ctx, args...)
+	return err
+}
+
+func (p Podman) Running(ctx context.Context) (bool, error) {
+	out, err := p.podman(ctx, "container", "inspect", "--format={{.State.Running}}", p.Container)
+	if err != nil {
+		// No such container is "not running"; podman says so with a non-zero exit.
+		return false, nil
+	}
+	return out == "true", nil
+}
+
+func (p Podman) Stop(ctx context.Context) error {
+	grace := 20 * time.Second
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl)-2*time.Second < grace {
+		grace = max(time.Until(dl)-2*time.Second, 0)
+	}
+	_, _ = p.podman(ctx, "stop", "--ignore", "--time="+strconv.Itoa(int(grace/time.Second)), p.Container)
+	_, err := p.podman(ctx, "rm", "--force", "--ignore", p.Container)
+	return err
+}

@@ -1,0 +1,79 @@
+// Package etcdrun starts, watches and stops the local etcd member: as a supervised process
+// (runtime "exec") or as a podman container described by OpenShift's external-etcd static pod
+// manifest (runtime "podman").
+package etcdrun
+
+import (
+	"context"
+	"strings"
+)
+
+// TLS holds the certificate files; when set, client and peer traffic both use TLS with client
+// certificate authentication.
+type TLS struct {
+	CertFile, KeyFile, TrustedCAFile             string
+	PeerCertFile, PeerKeyFile, PeerTrustedCAFile string
+}
+
+// Spec is one launch of etcd. Its flags are computed for every launch, so a one-shot flag such
+// as --force-new-cluster never outlives the launch that needed it.
+type Spec struct {
+	Name            string
+	DataDir         string
+	ClientURLs      []string // listen and advertise
+	PeerURL         string   // listen and advertise
+	InitialCluster  map[string]string
+	ClusterState    string // "new" or "existing"
+	ForceNewCluster bool
+	TLS             *TLS
+}
+
+// Args is the etcd command line (without the program name).
+func (s Spec) Args() []string {
+	clients := strings.Join(s.ClientURLs, ",")
+	args := []string{
+		"--name=" + s.Name,
+		"--data-dir=" + s.DataDir,
+		"--listen-client-urls=" + clients,
+		"--advertise-client-urls=" + clients,
+		"--listen-peer-urls=" + s.PeerURL,
+		"--initial-advertise-peer-urls=" + s.PeerURL,
+	}
+	if len(s.InitialCluster) > 0 {
+		args = append(args, "--initial-cluster="+initialCluster(s.InitialCluster), "--initial-cluster-state="+s.ClusterState)
+	}
+	if s.ForceNewCluster {
+		args = append(args, "--force-new-cluster")
+	}
+	if t := s.TLS; t != nil {
+		args = append(args,
+			"--cert-file="+t.CertFile, "--key-file="+t.KeyFile, "--trusted-ca-file="+t.TrustedCAFile, "--client-cert-auth",
+			"--peer-cert-file="+t.PeerCertFile, "--peer-key-file="+t.PeerKeyFile, "--peer-trusted-ca-file="+t.PeerTrustedCAFile,
+			"--peer-client-cert-auth")
+	}
+	return args
+}
+
+func initialCluster(m map[string]string) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sortStrings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + m[n]
+	}
+	return strings.Join(parts, ",")
+}
+
+// Runtime runs one etcd member on this node.
+type Runtime interface {
+	// Start launches etcd in the background and returns once it is launched.
+	Start(ctx context.Context, s Spec) error
+	// Running reports whether the launched etcd is still alive.
+	Running(ctx context.Context) (bool, error)
+	// Stop ends etcd: politely, then by force when ctx is about to run out. Stopping a stopped
+	// etcd succeeds.
+	Stop(ctx context.Context) error
+}
