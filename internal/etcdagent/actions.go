@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+
 	"github.com/tnf-layer/tnf-layer/internal/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 	"github.com/tnf-layer/tnf-layer/internal/ocf"
@@ -216,7 +218,7 @@ func (a *Agent) demote(ctx context.Context) (ocf.Status, error) {
 	if st, err := a.localStatus(ctx); err == nil && st.Learner {
 		return ocf.Success, nil
 	}
-	if err := a.stopEtcd(ctx); err != nil {
+	if err := a.stopEtcd(ctx, stopGrace); err != nil {
 		return failed(err)
 	}
 	a.publishStopped()
@@ -239,7 +241,7 @@ func (a *Agent) publishStopped() {
 
 // stop never fails once etcd is down: a failed stop means fencing.
 func (a *Agent) stop(ctx context.Context) (ocf.Status, error) {
-	if err := a.stopEtcd(ctx); err != nil {
+	if err := a.stopEtcd(ctx, stopGrace); err != nil {
 		return failed(err)
 	}
 	a.publishStopped()
@@ -306,7 +308,7 @@ func (a *Agent) peerStopped(ctx context.Context) (ocf.Status, error) {
 			a.log.Info("already the only voter; nothing to force")
 			return ocf.Success, nil
 		}
-		if err := a.stopEtcd(ctx); err != nil {
+		if err := a.stopEtcd(ctx, noQuorumGrace); err != nil {
 			return failed(err)
 		}
 	}
@@ -341,7 +343,9 @@ func (a *Agent) onlyVoter(ctx context.Context) (bool, error) {
 	defer cli.Close()
 	rctx, cancel := a.cfg.request(ctx)
 	defer cancel()
-	list, err := cli.MemberList(rctx)
+	// Served from the local member: clientv3's MemberList is linearizable and would wait out
+	// the deadline on a member that has just lost its quorum.
+	list, err := etcdserverpb.NewClusterClient(cli.ActiveConnection()).MemberList(rctx, &etcdserverpb.MemberListRequest{Linearizable: false})
 	if err != nil {
 		return false, err
 	}

@@ -249,9 +249,17 @@ func (a *Agent) waitFor(ctx context.Context, what string, ok func(status) bool) 
 	}
 }
 
+// Stop grace periods: a member that serves gets time to finish requests; one that has lost its
+// quorum serves nothing and is crash-safe (etcd syncs its WAL before it acknowledges), so it is
+// killed at once to be restarted as a cluster of one without delay.
+const (
+	stopGrace     = 20 * time.Second
+	noQuorumGrace = 0
+)
+
 // stopEtcd stops the local etcd and waits for its ports.
-func (a *Agent) stopEtcd(ctx context.Context) error {
-	if err := a.rt.Stop(ctx); err != nil {
+func (a *Agent) stopEtcd(ctx context.Context, grace time.Duration) error {
+	if err := a.rt.Stop(ctx, grace); err != nil {
 		return err
 	}
 	if err := remove(a.launchedFile()); err != nil {

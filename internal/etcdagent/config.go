@@ -118,7 +118,7 @@ func LoadConfig(env ocf.Env) (Config, error) {
 		return c, err
 	}
 	if c.ClientPort == c.PeerPort {
-		return c, configured("parameters client_port and peer_port: both are %d", c.ClientPort)
+		return c, configured("parameter peer_port: %d is also client_port", c.PeerPort)
 	}
 	if c.Backups, err = integer("backup_count", 0, 100); err != nil {
 		return c, err

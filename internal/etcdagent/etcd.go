@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
+	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -57,8 +60,22 @@ func (c Config) request(ctx context.Context) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, c.RequestTimeout)
 }
 
+// connectTimeout bounds the TCP connect that precedes a probe: a live node on the same network
+// answers in well under a millisecond, and a dead one must not cost a whole request timeout
+// (gRPC keeps retrying a refused or silent address until its dial timeout).
+const connectTimeout = time.Second
+
 // probe asks the member at endpoint for its status. Unreachable is reported as an error.
 func (c Config) probe(ctx context.Context, endpoint string) (status, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return status{}, err
+	}
+	conn, err := (&net.Dialer{Timeout: min(connectTimeout, c.RequestTimeout)}).DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return status{}, err
+	}
+	conn.Close()
 	cli, err := c.client(ctx, endpoint)
 	if err != nil {
 		return status{}, err

@@ -82,9 +82,8 @@ func (e Exec) Running(context.Context) (bool, error) {
 	return ok, err
 }
 
-// Stop sends SIGTERM (and SIGCONT, so a stopped process can act on it), and SIGKILL when only a
-// second of ctx is left or after 20 s.
-func (e Exec) Stop(ctx context.Context) error {
+// Stop sends SIGTERM (and SIGCONT, so a stopped process can act on it), and SIGKILL after grace.
+func (e Exec) Stop(ctx context.Context, grace time.Duration) error {
 	pid, ok, err := e.pid()
 	if err != nil {
 		return err
@@ -92,11 +91,7 @@ func (e Exec) Stop(ctx context.Context) error {
 	if ok {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 		_ = syscall.Kill(pid, syscall.SIGCONT)
-		grace := 20 * time.Second
-		if dl, has := ctx.Deadline(); has && time.Until(dl)-time.Second < grace {
-			grace = max(time.Until(dl)-time.Second, 0)
-		}
-		if !waitGone(pid, grace) {
+		if !waitGone(pid, graceWithin(ctx, grace, time.Second)) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			if !waitGone(pid, 5*time.Second) {
 				return fmt.Errorf("etcd (pid %d) survived SIGKILL", pid)

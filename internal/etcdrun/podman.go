@@ -116,11 +116,8 @@ func (p Podman) Running(ctx context.Context) (bool, error) {
 	return out == "true", nil
 }
 
-func (p Podman) Stop(ctx context.Context) error {
-	grace := 20 * time.Second
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl)-2*time.Second < grace {
-		grace = max(time.Until(dl)-2*time.Second, 0)
-	}
+func (p Podman) Stop(ctx context.Context, grace time.Duration) error {
+	grace = graceWithin(ctx, grace, 2*time.Second)
 	_, _ = p.podman(ctx, "stop", "--ignore", "--time="+strconv.Itoa(int(grace/time.Second)), p.Container)
 	_, err := p.podman(ctx, "rm", "--force", "--ignore", p.Container)
 	return err

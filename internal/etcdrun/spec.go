@@ -6,7 +6,16 @@ package etcdrun
 import (
 	"context"
 	"strings"
+	"time"
 )
+
+// graceWithin shortens grace so that a forced stop still fits before ctx ends.
+func graceWithin(ctx context.Context, grace, reserve time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl)-reserve < grace {
+		return max(time.Until(dl)-reserve, 0)
+	}
+	return grace
+}
 
 // TLS holds the certificate files; when set, client and peer traffic both use TLS with client
 // certificate authentication.
@@ -73,7 +82,7 @@ type Runtime interface {
 	Start(ctx context.Context, s Spec) error
 	// Running reports whether the launched etcd is still alive.
 	Running(ctx context.Context) (bool, error)
-	// Stop ends etcd: politely, then by force when ctx is about to run out. Stopping a stopped
-	// etcd succeeds.
-	Stop(ctx context.Context) error
+	// Stop ends etcd: politely for up to grace (less if ctx ends sooner), then by force.
+	// Stopping a stopped etcd succeeds.
+	Stop(ctx context.Context, grace time.Duration) error
 }

@@ -1,0 +1,351 @@
+//go:build integration
+
+package etcdagent_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	ocfSuccess    = 0
+	ocfGeneric    = 1
+	ocfConfigured = 6
+	ocfNotRunning = 7
+	ocfPromoted   = 8
+)
+
+// startAndLead does Pacemaker's part of a cold boot: start both instances, promote the one
+// that has a promotion score (asserting there is exactly one), notify both, and return the
+// leader and the other node.
+func startAndLead(t *testing.T, c *cluster, first, second *node) (leader, other *node) {
+	t.Helper()
+	first.must("start", ocfSuccess)
+	second.must("start", ocfSuccess)
+	// The first one started before its peer had published: it looks again at its monitor.
+	first.must("monitor", ocfSuccess)
+	second.must("monitor", ocfSuccess)
+	var scored []*node
+	for _, n := range []*node{first, second} {
+		if _, ok := n.score(); ok {
+			scored = append(scored, n)
+		}
+	}
+	if len(scored) != 1 {
+		t.Fatalf("%d nodes may lead, want exactly 1\n%s", len(scored), c.dump())
+	}
+	leader = scored[0]
+	other = c.nodes["node1"]
+	if leader == other {
+		other = c.nodes["node2"]
+	}
+	leader.must("promote", ocfSuccess)
+	leader.notify("promote", leader.name)
+	other.notify("promote", leader.name)
+	return leader, other
+}
+
+// catchUpAndPromote monitors a learner until it has a promotion score, then promotes it.
+func catchUpAndPromote(t *testing.T, learner, voter *node) {
+	t.Helper()
+	until(t, learner.name+" caught up", func() bool {
+		learner.must("monitor", ocfSuccess)
+		s, ok := learner.score()
+		return ok && s > 0
+	})
+	learner.must("promote", ocfSuccess)
+	learner.notify("promote", learner.name)
+	voter.notify("promote", learner.name)
+	learner.must("monitor", ocfPromoted)
+	voter.must("monitor", ocfPromoted)
+	for name, isLearner := range voter.members() {
+		if isLearner {
+			t.Fatalf("%s is still a learner", name)
+		}
+	}
+	if got := len(voter.members()); got != 2 {
+		t.Fatalf("%d members, want 2", got)
+	}
+}
+
+func formCluster(t *testing.T, c *cluster) (leader, other *node) {
+	t.Helper()
+	leader, other = startAndLead(t, c, c.nodes["node1"], c.nodes["node2"])
+	if members := leader.members(); !members[other.name] {
+		t.Fatalf("%s did not join as a learner: %v", other.name, members)
+	}
+	catchUpAndPromote(t, other, leader)
+	return leader, other
+}
+
+func writeKeys(t *testing.T, n *node, from, to int) map[string]string {
+	t.Helper()
+	want := map[string]string{}
+	for i := from; i < to; i++ {
+		k, v := fmt.Sprintf("/k/%04d", i), fmt.Sprintf("v%d", i)
+		n.put(k, v)
+		want[k] = v
+	}
+	return want
+}
+
+func sameKeys(t *testing.T, n *node, want map[string]string) {
+	t.Helper()
+	got := n.keys("/k/")
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("%s: key %s = %q, want %q (acknowledged write lost)", n.name, k, got[k], v)
+		}
+	}
+}
+
+func backups(t *testing.T, n *node) []string {
+	t.Helper()
+	m, err := filepath.Glob(n.params["data_dir"] + ".moved-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestFailoverAndRejoin: two members come up through start/promote; the leader's node is
+// fenced → the survivor forces a cluster of one on the notification and accepts writes at
+// once; the fenced node comes back → it joins as a learner (its stale data moved aside),
+// catches up and is promoted; no acknowledged write is lost and revisions never go back.
+func TestFailoverAndRejoin(t *testing.T) {
+	c := newCluster(t)
+	leader, other := formCluster(t, c)
+	acked := writeKeys(t, leader, 0, 50)
+	lastRev := leader.put("/k/last-before-fence", "x")
+	acked["/k/last-before-fence"] = "x"
+
+	leader.fence()
+	other.notify("stop", leader.name)
+	// No monitor in between: the notification alone made it serve.
+	rev := other.put("/k/after-fence", "y")
+	acked["/k/after-fence"] = "y"
+	if rev <= lastRev {
+		t.Fatalf("revision went backwards after the forced cluster: %d after %d", rev, lastRev)
+	}
+	other.must("monitor", ocfPromoted)
+	for k, v := range writeKeys(t, other, 50, 80) {
+		acked[k] = v
+	}
+
+	// The fenced node boots again.
+	leader.must("monitor", ocfNotRunning)
+	leader.must("start", ocfSuccess)
+	if got := backups(t, leader); len(got) != 1 {
+		t.Fatalf("stale data was not moved aside: %v", got)
+	}
+	catchUpAndPromote(t, leader, other)
+	sameKeys(t, leader, acked)
+	sameKeys(t, other, acked)
+}
+
+// TestPeerEtcdStopped: Pacemaker stops the peer's instance (an etcd failure on that node, or
+// maintenance): the survivor forces at once; the peer's start joins it again. Repeated to
+// check that backups are capped.
+func TestPeerEtcdStopped(t *testing.T) {
+	c := newCluster(t)
+	a, b := formCluster(t, c)
+	acked := writeKeys(t, a, 0, 10)
+	for round := 0; round < 4; round++ {
+		b.must("stop", ocfSuccess)
+		a.notify("stop", b.name)
+		for k, v := range writeKeys(t, a, 100*(round+1), 100*(round+1)+5) {
+			acked[k] = v
+		}
+		b.must("start", ocfSuccess)
+		catchUpAndPromote(t, b, a)
+		sameKeys(t, b, acked)
+	}
+	if got := len(backups(t, b)); got != 3 {
+		t.Fatalf("%d moved-aside data dirs kept, want 3", got)
+	}
+}
+
+// TestOlderNodeNeverLeads: the node that was down while its peer served alone boots first,
+// alone, after its peer went down too: its data is older than the peer's published record, so
+// it refuses to lead and says why. When the peer comes back, the peer leads and it joins.
+func TestOlderNodeNeverLeads(t *testing.T) {
+	c := newCluster(t)
+	a, b := formCluster(t, c)
+	acked := writeKeys(t, a, 0, 10)
+	b.must("stop", ocfSuccess)
+	a.notify("stop", b.name)
+	for k, v := range writeKeys(t, a, 10, 30) {
+		acked[k] = v
+	}
+	a.must("monitor", ocfPromoted) // publishes the newer index
+	a.fence()
+
+	b.must("start", ocfSuccess)
+	if s, ok := b.score(); ok {
+		t.Fatalf("the older node got promotion score %d", s)
+	}
+	code, out := b.run("promote", nil)
+	if code == ocfSuccess || !strings.Contains(out, "older than peer") {
+		t.Fatalf("older node promote: exit %d, want a refusal naming the older data:\n%s", code, out)
+	}
+
+	a.must("start", ocfSuccess)
+	b.must("monitor", ocfSuccess)
+	if _, ok := a.score(); !ok {
+		t.Fatalf("the newer node has no promotion score\n%s", c.dump())
+	}
+	a.must("promote", ocfSuccess)
+	b.notify("promote", a.name)
+	catchUpAndPromote(t, b, a)
+	sameKeys(t, b, acked)
+}
+
+// TestColdBootMostRecentLeads: both nodes go down, the one with more data is started second;
+// it still leads, and the other joins it.
+func TestColdBootMostRecentLeads(t *testing.T) {
+	c := newCluster(t)
+	a, b := formCluster(t, c)
+	writeKeys(t, a, 0, 5)
+	// a goes down first; b serves alone and gets more data; then b goes down.
+	a.must("stop", ocfSuccess)
+	b.notify("stop", a.name)
+	acked := writeKeys(t, b, 0, 40)
+	b.must("stop", ocfSuccess)
+
+	leader, other := startAndLead(t, c, a, b)
+	if leader != b {
+		t.Fatalf("%s leads, want %s (the most recent data)", leader.name, b.name)
+	}
+	catchUpAndPromote(t, other, leader)
+	sameKeys(t, other, acked)
+}
+
+// TestOtherClusterDataNeverReused: a node whose data dir belongs to another cluster never
+// leads with it and never serves it: with its peer down, both refuse (nothing tells which
+// cluster is the right one); once an administrator moves the foreign data aside, the peer
+// leads and the node joins it; a node that finds foreign data while its peer serves moves it
+// aside and joins.
+func TestOtherClusterDataNeverReused(t *testing.T) {
+	foreignData := func() string {
+		f := newCluster(t)
+		fa := f.nodes["node1"]
+		fa.must("start", ocfSuccess)
+		fa.must("promote", ocfSuccess)
+		writeKeys(t, fa, 0, 3)
+		fa.must("stop", ocfSuccess)
+		return fa.params["data_dir"]
+	}
+	plant := func(n *node) {
+		if err := os.MkdirAll(n.dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(foreignData(), n.params["data_dir"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	c := newCluster(t)
+	a, b := c.nodes["node1"], c.nodes["node2"]
+	b.must("start", ocfSuccess)
+	b.must("promote", ocfSuccess)
+	acked := writeKeys(t, b, 100, 110)
+	b.must("stop", ocfSuccess)
+
+	plant(a)
+	a.must("start", ocfSuccess)
+	code, out := a.run("promote", nil)
+	if code == ocfSuccess || !strings.Contains(out, "another cluster") {
+		t.Fatalf("promote with foreign data: exit %d\n%s", code, out)
+	}
+	b.must("start", ocfSuccess)
+	if code, out := b.run("promote", nil); code == ocfSuccess || !strings.Contains(out, "another cluster") {
+		t.Fatalf("promote facing a peer with foreign data: exit %d\n%s", code, out)
+	}
+
+	// The administrator moves the foreign data aside; a publishes that it has none.
+	a.must("stop", ocfSuccess)
+	if err := os.Rename(a.params["data_dir"], a.params["data_dir"]+".foreign"); err != nil {
+		t.Fatal(err)
+	}
+	a.must("start", ocfSuccess)
+	b.must("monitor", ocfSuccess)
+	b.must("promote", ocfSuccess)
+	a.notify("promote", b.name)
+	catchUpAndPromote(t, a, b)
+	sameKeys(t, a, acked)
+
+	// Foreign data found while the peer serves: moved aside, joined.
+	a.must("stop", ocfSuccess)
+	b.notify("stop", a.name)
+	if err := os.RemoveAll(a.params["data_dir"]); err != nil {
+		t.Fatal(err)
+	}
+	plant(a)
+	a.must("start", ocfSuccess)
+	catchUpAndPromote(t, a, b)
+	if len(backups(t, a)) != 1 {
+		t.Fatal("foreign data was not moved aside")
+	}
+	if got := a.keys("/k/"); len(got) != len(acked) {
+		t.Fatalf("%s has %d keys, want the peer's %d: %v", a.name, len(got), len(acked), got)
+	}
+}
+
+// TestWedgedEtcd: a stopped (SIGSTOP) etcd makes monitor fail within its deadline instead of
+// hanging, and stop still ends it and frees its ports.
+func TestWedgedEtcd(t *testing.T) {
+	c := newCluster(t)
+	a := c.nodes["node1"]
+	a.must("start", ocfSuccess)
+	a.must("promote", ocfSuccess)
+	a.kill(19) // SIGSTOP
+	a.must("monitor", ocfGeneric)
+	a.must("stop", ocfSuccess)
+	a.must("monitor", ocfNotRunning)
+	// Ports are free: a fresh start and promote reuse them at once.
+	a.must("start", ocfSuccess)
+	a.must("promote", ocfSuccess)
+	a.must("monitor", ocfPromoted)
+}
+
+// TestBadParameters: validate-all and start reject bad configuration with
+// OCF_ERR_CONFIGURED and a message naming the parameter.
+func TestBadParameters(t *testing.T) {
+	c := newCluster(t)
+	n := c.nodes["node1"]
+	good := n.params["node_ip_map"]
+	ca := filepath.Join(c.dir, "ca.pem")
+	if err := os.WriteFile(ca, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct{ param, value, want string }{
+		{"node_ip_map", "", "node_ip_map"},
+		{"node_ip_map", "node1:127.0.0.1", "node_ip_map"},
+		{"node_ip_map", "node1:127.0.0.1;node2:not-an-ip", "node_ip_map"},
+		{"node_ip_map", "node1:127.0.0.1;node2:127.0.0.2;node3:127.0.0.3", "node_ip_map"},
+		{"node_ip_map", "nodeA:127.0.0.1;nodeB:127.0.0.2", "node_ip_map"},
+		{"client_port", "70000", "client_port"},
+		{"peer_port", "2379", "peer_port"},
+		{"runtime", "docker", "runtime"},
+		{"data_dir", "relative/dir", "data_dir"},
+		{"cert_file", ca, "key_file"},
+		{"request_timeout", "soon", "request_timeout"},
+		{"attribute_store", "redis", "attribute_store"},
+	}
+	for _, r := range rows {
+		for _, action := range []string{"validate-all", "start"} {
+			saved := n.params[r.param]
+			n.params[r.param] = r.value
+			code, out := n.run(action, nil)
+			n.params[r.param] = saved
+			if code != ocfConfigured || !strings.Contains(out, "parameter "+r.want) {
+				t.Errorf("%s=%q %s: exit %d, want %d naming %s:\n%s", r.param, r.value, action, code, ocfConfigured, r.want, out)
+			}
+		}
+	}
+	n.params["node_ip_map"] = good
+	n.must("validate-all", ocfSuccess)
+}

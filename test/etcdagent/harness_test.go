@@ -1,0 +1,281 @@
+//go:build integration
+
+// Package etcdagent_test drives bin/ocf-etcd exactly as Pacemaker would (an action argument,
+// OCF_RESKEY_* and notify variables in the environment) against real bin/etcd processes on
+// loopback addresses. The two "nodes" share a file-backed attribute store in place of the CIB.
+package etcdagent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/tnf-layer/tnf-layer/internal/attrs"
+)
+
+func binDir(t testing.TB) string {
+	dir := os.Getenv("TNF_BIN")
+	if dir == "" {
+		t.Fatal("TNF_BIN is not set: run through make test")
+	}
+	return dir
+}
+
+// subnet gives every cluster its own pair of loopback addresses, so ports never collide
+// between tests or with anything else on the machine.
+var subnet atomic.Int32
+
+type cluster struct {
+	t     testing.TB
+	dir   string
+	store attrs.File
+	nodes map[string]*node
+}
+
+type node struct {
+	c        *cluster
+	name, ip string
+	dir      string
+	params   map[string]string
+}
+
+func newCluster(t testing.TB) *cluster {
+	n := 10 + subnet.Add(1)
+	dir := t.TempDir()
+	c := &cluster{t: t, dir: dir, store: attrs.File{Path: filepath.Join(dir, "cib.json")}, nodes: map[string]*node{}}
+	ips := map[string]string{"node1": fmt.Sprintf("127.0.%d.1", n), "node2": fmt.Sprintf("127.0.%d.2", n)}
+	ipMap := "node1:" + ips["node1"] + ";node2:" + ips["node2"]
+	for _, name := range []string{"node1", "node2"} {
+		nd := &node{c: c, name: name, ip: ips[name], dir: filepath.Join(dir, name)}
+		nd.params = map[string]string{
+			"node_ip_map":     ipMap,
+			"data_dir":        filepath.Join(nd.dir, "etcd"),
+			"state_dir":       filepath.Join(nd.dir, "run"),
+			"log_file":        filepath.Join(nd.dir, "etcd.log"),
+			"etcd_binary":     filepath.Join(binDir(t), "etcd"),
+			"attribute_store": "file:" + c.store.Path,
+			"request_timeout": "2",
+		}
+		c.nodes[name] = nd
+	}
+	t.Cleanup(func() {
+		for _, nd := range c.nodes {
+			nd.kill(syscall.SIGKILL)
+		}
+		if t.Failed() {
+			for _, nd := range c.nodes {
+				if log, err := os.ReadFile(nd.params["log_file"]); err == nil {
+					t.Logf("%s etcd log (tail):\n%s", nd.name, tail(string(log), 3000))
+				}
+			}
+		}
+	})
+	return c
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// run executes one action and returns its exit code and stderr.
+func (n *node) run(action string, extra map[string]string) (int, string) {
+	n.c.t.Helper()
+	cmd := exec.Command(filepath.Join(binDir(n.c.t), "ocf-etcd"), action)
+	env := []string{"PATH=" + os.Getenv("PATH"), "OCF_ROOT=/usr/lib/ocf", "OCF_RESOURCE_INSTANCE=etcd",
+		"OCF_RESKEY_CRM_meta_on_node=" + n.name, "OCF_RESKEY_CRM_meta_timeout=60000"}
+	for k, v := range n.params {
+		env = append(env, "OCF_RESKEY_"+k+"="+v)
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	began := time.Now()
+	err := cmd.Run()
+	defer func() {
+		n.c.t.Logf("%s %s: exit %d in %v", n.name, action, cmd.ProcessState.ExitCode(), time.Since(began).Round(time.Millisecond))
+		if testing.Verbose() {
+			n.c.t.Log(stderr.String())
+		}
+	}()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		n.c.t.Fatalf("%s %s: %v", n.name, action, err)
+	}
+	return code, stderr.String()
+}
+
+// must runs an action and fails the test unless it exits with want.
+func (n *node) must(action string, want int) string {
+	n.c.t.Helper()
+	code, out := n.run(action, nil)
+	if code != want {
+		n.c.t.Fatalf("%s %s: exit %d, want %d\n%s", n.name, action, code, want, out)
+	}
+	return out
+}
+
+// notify sends a post notification for op on the given nodes.
+func (n *node) notify(op string, unames ...string) string {
+	n.c.t.Helper()
+	code, out := n.run("notify", map[string]string{
+		"OCF_RESKEY_CRM_meta_notify_type":            "post",
+		"OCF_RESKEY_CRM_meta_notify_operation":       op,
+		"OCF_RESKEY_CRM_meta_notify_" + op + "_uname": strings.Join(unames, " "),
+	})
+	if code != 0 {
+		n.c.t.Fatalf("%s notify post-%s %v: exit %d\n%s", n.name, op, unames, code, out)
+	}
+	return out
+}
+
+func (n *node) score() (int, bool) {
+	v, ok, err := n.c.store.Get(context.Background(), n.name, attrs.PromotionName("etcd"), attrs.Reboot)
+	if err != nil {
+		n.c.t.Fatal(err)
+	}
+	if !ok {
+		return 0, false
+	}
+	s, _ := strconv.Atoi(v)
+	return s, true
+}
+
+// pid is the etcd process the agent launched, or 0.
+func (n *node) pid() int {
+	data, err := os.ReadFile(filepath.Join(n.params["state_dir"], "etcd.pid"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.Fields(string(data))[0])
+	return pid
+}
+
+func (n *node) kill(sig syscall.Signal) {
+	if pid := n.pid(); pid > 0 {
+		_ = syscall.Kill(pid, sig)
+		if sig == syscall.SIGKILL {
+			waitExit(pid)
+		}
+	}
+}
+
+func waitExit(pid int) {
+	for i := 0; i < 200; i++ {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(data), ") Z ") {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// fence is what fencing does to a node here: its etcd dies with the node, and the node's
+// per-boot state (tmpfs) and reboot-lifetime attributes are gone.
+func (n *node) fence() {
+	n.kill(syscall.SIGKILL)
+	if err := os.RemoveAll(n.params["state_dir"]); err != nil {
+		n.c.t.Fatal(err)
+	}
+	if err := n.c.store.NodeLeft(n.name); err != nil {
+		n.c.t.Fatal(err)
+	}
+}
+
+func (n *node) url() string { return "http://" + n.ip + ":2379" }
+
+func (n *node) client() *clientv3.Client {
+	n.c.t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{n.url()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		n.c.t.Fatal(err)
+	}
+	n.c.t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+func ctx5() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 5*time.Second) }
+
+// put writes a key through n and returns the revision of the write.
+func (n *node) put(key, val string) int64 {
+	n.c.t.Helper()
+	ctx, cancel := ctx5()
+	defer cancel()
+	r, err := n.client().Put(ctx, key, val)
+	if err != nil {
+		n.c.t.Fatalf("put %s via %s: %v", key, n.name, err)
+	}
+	return r.Header.Revision
+}
+
+// keys reads every key from n's own copy (serializable), so it checks that node's data.
+func (n *node) keys(prefix string) map[string]string {
+	n.c.t.Helper()
+	ctx, cancel := ctx5()
+	defer cancel()
+	r, err := n.client().Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithSerializable())
+	if err != nil {
+		n.c.t.Fatalf("get via %s: %v", n.name, err)
+	}
+	out := map[string]string{}
+	for _, kv := range r.Kvs {
+		out[string(kv.Key)] = string(kv.Value)
+	}
+	return out
+}
+
+// members returns name → learner of n's member list.
+func (n *node) members() map[string]bool {
+	n.c.t.Helper()
+	ctx, cancel := ctx5()
+	defer cancel()
+	r, err := n.client().MemberList(ctx)
+	if err != nil {
+		n.c.t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, m := range r.Members {
+		out[m.Name] = m.IsLearner
+	}
+	return out
+}
+
+// until polls cond a bounded number of times.
+func until(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 300; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("gave up waiting until %s", what)
+}
+
+func (c *cluster) dump() string {
+	data, _ := os.ReadFile(c.store.Path)
+	var v any
+	_ = json.Unmarshal(data, &v)
+	out, _ := json.MarshalIndent(v, "", " ")
+	return string(out)
+}
