@@ -139,8 +139,8 @@ func (n *node) must(action string, want int) string {
 func (n *node) notify(op string, unames ...string) string {
 	n.c.t.Helper()
 	code, out := n.run("notify", map[string]string{
-		"OCF_RESKEY_CRM_meta_notify_type":            "post",
-		"OCF_RESKEY_CRM_meta_notify_operation":       op,
+		"OCF_RESKEY_CRM_meta_notify_type":             "post",
+		"OCF_RESKEY_CRM_meta_notify_operation":        op,
 		"OCF_RESKEY_CRM_meta_notify_" + op + "_uname": strings.Join(unames, " "),
 	})
 	if code != 0 {
@@ -214,7 +214,9 @@ func (n *node) client() *clientv3.Client {
 	return cli
 }
 
-func ctx5() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 5*time.Second) }
+func ctx5() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 5*time.Second)
+}
 
 // put writes a key through n and returns the revision of the write.
 func (n *node) put(key, val string) int64 {
