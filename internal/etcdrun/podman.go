@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,8 @@ func (p Podman) RunArgs(s Spec) ([]string, error) {
 		"--volume=" + s.DataDir + ":" + s.DataDir}
 	for _, m := range c.VolumeMounts {
 		host, ok := hostPaths[m.Name]
-		if !ok {
+		// The data dir is mounted above; podman refuses a second mount on the same path.
+		if !ok || filepath.Clean(m.MountPath) == filepath.Clean(s.DataDir) {
 			continue
 		}
 		opt := ""

@@ -1,0 +1,59 @@
+package etcdagent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/decision"
+)
+
+func TestParseNodeIPMap(t *testing.T) {
+	rows := []struct {
+		in, self             string
+		peer, selfIP, peerIP string
+		err                  string
+	}{
+		{in: "node1:192.0.2.1;node2:192.0.2.2", self: "node1", peer: "node2", selfIP: "192.0.2.1", peerIP: "192.0.2.2"},
+		{in: " node1:192.0.2.1 ; node2:192.0.2.2 ;", self: "node2", peer: "node1", selfIP: "192.0.2.2", peerIP: "192.0.2.1"},
+		{in: "a:fd00::1;b:[fd00::2]", self: "a", peer: "b", selfIP: "fd00::1", peerIP: "fd00::2"},
+		{in: "a:fd00:0::1;b:fd00::2", self: "b", peer: "a", selfIP: "fd00::2", peerIP: "fd00::1"},
+		{in: "", self: "a", err: "exactly two"},
+		{in: "a:192.0.2.1", self: "a", err: "exactly two"},
+		{in: "a:192.0.2.1;b:192.0.2.2;c:192.0.2.3", self: "a", err: "exactly two"},
+		{in: "a:192.0.2.1;a:192.0.2.2", self: "a", err: "twice"},
+		{in: "a:192.0.2.1;b:host.example", self: "a", err: "not name:ip"},
+		{in: "a192.0.2.1;b:192.0.2.2", self: "a", err: "not name:ip"},
+		{in: "a:192.0.2.1;b:192.0.2.2", self: "c", err: "not listed"},
+		{in: "a:192.0.2.1;b:192.0.2.1", self: "a", err: "both nodes"},
+	}
+	for _, r := range rows {
+		peer, selfIP, peerIP, err := parseNodeIPMap(r.in, r.self)
+		if r.err != "" {
+			if err == nil || !strings.Contains(err.Error(), r.err) || !strings.Contains(err.Error(), "node_ip_map") {
+				t.Errorf("%q: error %v, want one naming node_ip_map with %q", r.in, err, r.err)
+			}
+			continue
+		}
+		if err != nil || peer != r.peer || selfIP != r.selfIP || peerIP != r.peerIP {
+			t.Errorf("%q as %s: %s %s %s %v", r.in, r.self, peer, selfIP, peerIP, err)
+		}
+	}
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	for _, d := range []decision.Data{
+		{Known: true},
+		{Known: true, Present: true, ClusterID: 0xaafd4929ddc3b8fd, Index: 12345},
+		{Known: true, Present: true, ClusterID: 1, Index: 0, Learner: true},
+	} {
+		got, err := parseRecord(record(d))
+		if err != nil || got != d {
+			t.Errorf("%+v → %q → %+v, %v", d, record(d), got, err)
+		}
+	}
+	for _, bad := range []string{"", "x", "zz:1", "1:x", "1:2:voter", "1:2:3:4"} {
+		if _, err := parseRecord(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
