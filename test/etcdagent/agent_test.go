@@ -21,7 +21,7 @@ const (
 // startAndLead does Pacemaker's part of a cold boot: start both instances, promote the one
 // that has a promotion score (asserting there is exactly one), notify both, and return the
 // leader and the other node.
-func startAndLead(t *testing.T, c *cluster, first, second *node) (leader, other *node) {
+func startAndLead(t testing.TB, c *cluster, first, second *node) (leader, other *node) {
 	t.Helper()
 	first.must("start", ocfSuccess)
 	second.must("start", ocfSuccess)
@@ -49,7 +49,7 @@ func startAndLead(t *testing.T, c *cluster, first, second *node) (leader, other 
 }
 
 // catchUpAndPromote monitors a learner until it has a promotion score, then promotes it.
-func catchUpAndPromote(t *testing.T, learner, voter *node) {
+func catchUpAndPromote(t testing.TB, learner, voter *node) {
 	t.Helper()
 	until(t, learner.name+" caught up", func() bool {
 		learner.must("monitor", ocfSuccess)
@@ -71,7 +71,7 @@ func catchUpAndPromote(t *testing.T, learner, voter *node) {
 	}
 }
 
-func formCluster(t *testing.T, c *cluster) (leader, other *node) {
+func formCluster(t testing.TB, c *cluster) (leader, other *node) {
 	t.Helper()
 	leader, other = startAndLead(t, c, c.nodes["node1"], c.nodes["node2"])
 	if members := leader.members(); !members[other.name] {
