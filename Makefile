@@ -4,7 +4,7 @@ BIN       := $(CURDIR)/bin
 GOFLAGS   ?= -trimpath
 export GOFLAGS
 
-.PHONY: all build test unit integration bench lint clean
+.PHONY: all build test bench demo lint clean
 
 all: build
 
@@ -18,6 +18,12 @@ test: build lint
 
 bench: build
 	TNF_BIN=$(BIN) $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 20m ./test/etcdagent/ | $(GO) run ./test/benchtable
+
+# The agent end to end: two etcd members formed through start/promote, the leader's node
+# fenced, the survivor serving alone on the notification, the fenced node rejoining.
+demo: build
+	TNF_BIN=$(BIN) $(GO) test -count=1 -tags integration -run '^TestFailoverAndRejoin$$' -v ./test/etcdagent/ \
+		| grep -E 'exit [0-9]+ in|msg=(decision|"launching|"forcing|"moved|"learner)|^(--- |ok|PASS|FAIL)' | sed -e 's/^ *//'
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

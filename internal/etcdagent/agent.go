@@ -164,7 +164,7 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (d
 	}
 	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim}
 	d := decision.Decide(in)
-	a.log.Info("decision", "action", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
+	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
 		"local", record(local), "peer_data", describeData(peerData))
 	return in, d, nil
 }

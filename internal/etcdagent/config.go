@@ -101,7 +101,7 @@ func LoadConfig(env ocf.Env) (Config, error) {
 		PodManifest: get("pod_manifest"), PodmanBinary: get("podman_binary"), StateDir: get("state_dir"),
 		LogFile: get("log_file"), AttributeStore: get("attribute_store"),
 	}
-	if c.Resource = os.Getenv("OCF_RESOURCE_INSTANCE"); c.Resource == "" {
+	if c.Resource = env.Get("OCF_RESOURCE_INSTANCE"); c.Resource == "" {
 		c.Resource = "etcd"
 	}
 	var err error

@@ -65,6 +65,12 @@ func MapEnv(m map[string]string) Env {
 	return Env{lookup: func(k string) (string, bool) { v, ok := m[k]; return v, ok }}
 }
 
+// Get returns any variable of the environment.
+func (e Env) Get(name string) string {
+	v, _ := e.lookup(name)
+	return v
+}
+
 // Param returns OCF_RESKEY_<name>.
 func (e Env) Param(name string) (string, bool) { return e.lookup("OCF_RESKEY_" + name) }
 

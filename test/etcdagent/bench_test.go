@@ -4,12 +4,16 @@ package etcdagent_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/etcdagent"
+	"github.com/tnf-layer/tnf-layer/internal/ocf"
 )
 
 const benchRounds = 200
@@ -38,6 +42,12 @@ func BenchmarkMonitor(b *testing.B) {
 	c := newCluster(b)
 	leader, _ := formCluster(b, c)
 	agent := timeIt(benchRounds, func() { leader.must("monitor", ocfPromoted) })
+	env := ocf.MapEnv(leader.env(nil))
+	inProcess := timeIt(benchRounds, func() {
+		if st := etcdagent.Main([]string{"ocf-etcd", "monitor"}, env, io.Discard, io.Discard); st != ocfPromoted {
+			b.Fatalf("in-process monitor: %v", st)
+		}
+	})
 
 	cib := filepath.Join(c.dir, "cib.xml")
 	empty, err := exec.Command("cibadmin", "--empty").Output()
@@ -47,10 +57,10 @@ func BenchmarkMonitor(b *testing.B) {
 	if err := os.WriteFile(cib, empty, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	env := append(os.Environ(), "CIB_file="+cib)
+	shellEnv := append(os.Environ(), "CIB_file="+cib)
 	sh := func(name string, args ...string) {
 		cmd := exec.Command(name, args...)
-		cmd.Env = env
+		cmd.Env = shellEnv
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("%s %v: %v\n%s", name, args, err, out)
 		}
@@ -70,6 +80,9 @@ func BenchmarkMonitor(b *testing.B) {
 	b.ReportMetric(percentile(shell, 0.5), "shell-p50-ms")
 	b.ReportMetric(percentile(shell, 0.99), "shell-p99-ms")
 	b.ReportMetric(percentile(agent, 0.5)/percentile(shell, 0.5), "agent/shell-p50")
+	b.ReportMetric(percentile(inProcess, 0.5), "in-process-p50-ms")
+	b.ReportMetric(percentile(inProcess, 0.99), "in-process-p99-ms")
+	b.ReportMetric(percentile(inProcess, 0.5)/percentile(shell, 0.5), "in-process/shell-p50")
 }
 
 // BenchmarkStartToPromoted: a cold pair with no data from the first start to both voters, and a

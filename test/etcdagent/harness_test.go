@@ -93,19 +93,26 @@ func tail(s string, n int) string {
 	return s
 }
 
+// env is the environment Pacemaker gives an action on this node.
+func (n *node) env(extra map[string]string) map[string]string {
+	env := map[string]string{"PATH": os.Getenv("PATH"), "OCF_ROOT": "/usr/lib/ocf", "OCF_RESOURCE_INSTANCE": "etcd",
+		"OCF_RESKEY_CRM_meta_on_node": n.name, "OCF_RESKEY_CRM_meta_timeout": "60000"}
+	for k, v := range n.params {
+		env["OCF_RESKEY_"+k] = v
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
 // run executes one action and returns its exit code and stderr.
 func (n *node) run(action string, extra map[string]string) (int, string) {
 	n.c.t.Helper()
 	cmd := exec.Command(filepath.Join(binDir(n.c.t), "ocf-etcd"), action)
-	env := []string{"PATH=" + os.Getenv("PATH"), "OCF_ROOT=/usr/lib/ocf", "OCF_RESOURCE_INSTANCE=etcd",
-		"OCF_RESKEY_CRM_meta_on_node=" + n.name, "OCF_RESKEY_CRM_meta_timeout=60000"}
-	for k, v := range n.params {
-		env = append(env, "OCF_RESKEY_"+k+"="+v)
+	for k, v := range n.env(extra) {
+		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	for k, v := range extra {
-		env = append(env, k+"="+v)
-	}
-	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	began := time.Now()
