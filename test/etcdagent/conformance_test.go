@@ -24,12 +24,34 @@ func TestOCFTester(t *testing.T) {
 	for k, v := range n.params {
 		args = append(args, "-o", k+"="+v)
 	}
-	args = append(args, filepath.Join(binDir(t), "ocf-etcd"))
+	args = append(args, worldReadableCopy(t, filepath.Join(binDir(t), "ocf-etcd")))
 	out, err := exec.Command("ocf-tester", args...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "passed all tests") {
 		t.Fatalf("ocf-tester: %v\n%s", err, out)
 	}
 	n.kill(9)
+}
+
+// worldReadableCopy copies the agent where any user can run it: ocf-tester checks the agent's
+// permissions by running it as nobody, and the checkout may sit in a private directory.
+func worldReadableCopy(t *testing.T, path string) string {
+	dir, err := os.MkdirTemp("", "ocf-tester-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "etcd")
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
 
 // TestMetaDataValidates checks the meta-data against resource-agents' ra-api-1.dtd and that
