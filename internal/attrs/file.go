@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tnf-layer/tnf-layer/internal/fsutil"
 )
 
 // File is a Store in one JSON file shared by the test "nodes" of one machine, with the same
@@ -66,19 +67,7 @@ func (f File) update(fn func(*fileState) (changed bool, err error)) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.Path), ".attrs-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), f.Path)
+	return fsutil.WriteFileAtomic(f.Path, out, 0o600)
 }
 
 func (f File) Get(_ context.Context, node, name string, lt Lifetime) (v string, ok bool, err error) {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/fsutil"
 )
 
 func sortStrings(s []string) { sort.Strings(s) }
@@ -53,7 +55,7 @@ func (e Exec) Start(_ context.Context, s Spec) error {
 	if err := cmd.Process.Release(); err != nil {
 		return err
 	}
-	return writeFileAtomic(e.PIDFile, []byte(fmt.Sprintf("%d %d\n", pid, start)))
+	return fsutil.WriteFileAtomic(e.PIDFile, []byte(fmt.Sprintf("%d %d\n", pid, start)), 0o600)
 }
 
 // pid returns the recorded PID if that process is still the one we started.
@@ -147,20 +149,4 @@ func startTime(pid int) (uint64, error) {
 func zombie(pid int) bool {
 	f, err := statFields(pid)
 	return err == nil && len(f) > 0 && (f[0] == "Z" || f[0] == "X")
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tnf-layer/tnf-layer/internal/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
+	"github.com/tnf-layer/tnf-layer/internal/fencecheck"
+)
+
+func fenceCheckCommand() *cobra.Command {
+	var (
+		address, username, passwordFile, verification, caFile, agent string
+		timeout                                                      time.Duration
+		basicAuth                                                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "fence-check",
+		Short: "Verify BMC credentials with gofish and with fence_redfish, as Pacemaker will use them",
+		Long: "Connects to the BMC with gofish and reads the system, then runs the real fence_redfish " +
+			"--action status with the options on standard input, as Pacemaker's fencer does. Prints one " +
+			"line per check; exits 1 if any check fails. The password is read from a file and never " +
+			"appears in any command line or output.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			addr, err := bmc.ParseAddress("--address", address)
+			if err != nil {
+				return err
+			}
+			if username == "" {
+				return errors.New("--username: missing")
+			}
+			data, err := os.ReadFile(passwordFile)
+			if err != nil {
+				return fmt.Errorf("--password-file: %w", err)
+			}
+			cred := bmc.Credential{
+				Address: addr, Username: username, Password: strings.TrimRight(string(data), "\r\n"), CAFile: caFile,
+			}
+			switch verification {
+			case "Enabled":
+				cred.VerifyCertificate = true
+			case "Disabled":
+			default:
+				return fmt.Errorf("--certificate-verification: %q is neither Enabled nor Disabled", verification)
+			}
+			failed := false
+			for _, r := range fencecheck.Check(cmd.Context(), cred, fencecheck.Options{Timeout: timeout, Agent: agent, BasicAuth: basicAuth}) {
+				fmt.Fprintln(cmd.OutOrStdout(), r)
+				failed = failed || !r.OK
+			}
+			if failed {
+				return errors.New("fence-check failed")
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&address, "address", "", "BMC address: redfish+https://host[:port]/redfish/v1/Systems/<id>")
+	f.StringVar(&username, "username", "", "BMC user")
+	f.StringVar(&passwordFile, "password-file", "", "file holding the BMC password")
+	f.StringVar(&verification, "certificate-verification", "Enabled", "Enabled or Disabled, as in the install-config")
+	f.StringVar(&caFile, "ca-file", "", "CA bundle of the BMC's certificate (default: the system's)")
+	f.StringVar(&agent, "fence-agent", fenceagent.DefaultAgent, "fence_redfish to run")
+	f.DurationVar(&timeout, "timeout", 20*time.Second, "deadline of each check")
+	f.BoolVar(&basicAuth, "basic-auth", false, "gofish with Basic auth instead of a session")
+	for _, name := range []string{"address", "username", "password-file"} {
+		_ = cmd.MarkFlagRequired(name)
+	}
+	return cmd
+}

@@ -1,0 +1,47 @@
+package bmc
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseAddress(t *testing.T) {
+	good := []struct {
+		in       string
+		endpoint string
+		path, id string
+	}{
+		{"redfish+https://192.0.2.10:8000/redfish/v1/Systems/1", "https://192.0.2.10:8000", "/redfish/v1/Systems/1", "1"},
+		{"redfish+https://bmc.example/redfish/v1/Systems/System.Embedded.1", "https://bmc.example:443", "/redfish/v1/Systems/System.Embedded.1", "System.Embedded.1"},
+		{"redfish+http://192.0.2.10/redfish/v1/Systems/abc/", "http://192.0.2.10:80", "/redfish/v1/Systems/abc", "abc"},
+		{"redfish+https://[fd00::10]:8443/redfish/v1/Systems/1", "https://[fd00::10]:8443", "/redfish/v1/Systems/1", "1"},
+		{"redfish+https://[fd00::10]/redfish/v1/Systems/1", "https://[fd00::10]:443", "/redfish/v1/Systems/1", "1"},
+	}
+	for _, g := range good {
+		a, err := ParseAddress("address", g.in)
+		if err != nil || a.Endpoint() != g.endpoint || a.SystemPath != g.path || a.SystemID != g.id {
+			t.Errorf("%s: %+v (%s), %v", g.in, a, a.Endpoint(), err)
+		}
+	}
+	bad := []struct{ in, why string }{
+		{"https://192.0.2.10/redfish/v1/Systems/1", "scheme"},
+		{"ipmi://192.0.2.10", "scheme"},
+		{"redfish+https:///redfish/v1/Systems/1", "no host"},
+		{"redfish+https://192.0.2.10:0/redfish/v1/Systems/1", "port"},
+		{"redfish+https://192.0.2.10:99999/redfish/v1/Systems/1", "port"},
+		{"redfish+https://192.0.2.10/redfish/v1/Systems/", "path"},
+		{"redfish+https://192.0.2.10/redfish/v1/Managers/1", "path"},
+		{"redfish+https://192.0.2.10/redfish/v1/Systems/1/Bios", "path"},
+		{"redfish+https://user:pw@192.0.2.10/redfish/v1/Systems/1", "user info"},
+		{"redfish+https://192.0.2.10/redfish/v1/Systems/1?x=1", "query"},
+		{"redfish+https://fd00::10/redfish/v1/Systems/1", ""},
+		{"", "scheme"},
+		{"not a url at all", "scheme"},
+	}
+	for _, b := range bad {
+		_, err := ParseAddress("controlPlane.fencing.credentials[1].address", b.in)
+		if err == nil || !strings.Contains(err.Error(), "controlPlane.fencing.credentials[1].address") || !strings.Contains(err.Error(), b.why) {
+			t.Errorf("%q: error %v, want one naming the field and %q", b.in, err, b.why)
+		}
+	}
+}
