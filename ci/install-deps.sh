@@ -6,6 +6,6 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make git ca-certificates \
-	resource-agents libxml2-utils \
-	pacemaker-cli-utils >/dev/null
+	resource-agents libxml2-utils pacemaker-cli-utils \
+	fence-agents qemu-system-x86 >/dev/null
 echo "install-deps: done"

@@ -290,3 +290,46 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestExecBackend: power through commands, as the network-namespace nodes use it.
+func TestExecBackend(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.WriteFile(state, []byte("On"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sh := func(script string) []string { return []string{"/bin/sh", "-c", script, "sh", state} }
+	e := start(t, Config{Systems: []System{{ID: "n1", Username: "admin", Password: "pw", Power: Power{Backend: "exec", Exec: ExecPower{
+		PowerOn: sh(`printf On > "$1"`), PowerOff: sh(`printf Off > "$1"`), Status: sh(`cat "$1"`),
+	}}}}})
+	cl, err := bmc.Connect(context.Background(), credential(t, e, "n1", "admin", "pw"), bmc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	sys, err := cl.System()
+	if err != nil || sys.PowerState != redfish.OnPowerState {
+		t.Fatalf("%v %v", sys, err)
+	}
+	for _, rt := range sys.SupportedResetTypes {
+		if rt == redfish.NmiResetType {
+			t.Fatal("Nmi offered without an nmi command")
+		}
+	}
+	for _, step := range []struct {
+		reset redfish.ResetType
+		want  redfish.PowerState
+	}{{redfish.ForceOffResetType, redfish.OffPowerState}, {redfish.OnResetType, redfish.OnPowerState}, {redfish.PowerCycleResetType, redfish.OnPowerState}, {redfish.GracefulShutdownResetType, redfish.OffPowerState}} {
+		if err := cl.Reset(step.reset); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := cl.PowerState(); st != step.want {
+			t.Fatalf("after %s: %s, want %s", step.reset, st, step.want)
+		}
+	}
+	if err := os.WriteFile(state, []byte("Broken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.PowerState(); err == nil {
+		t.Fatal("a status command printing neither On nor Off was accepted")
+	}
+}

@@ -1,0 +1,102 @@
+//go:build integration
+
+package emulator
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
+)
+
+// fence runs the real fence_redfish against the emulator exactly as Pacemaker's fencer would,
+// bounded so that a hang fails the test instead of stalling it.
+func fence(t *testing.T, e *Emulator, action, id, pw string, verify, discover bool, powerTimeout int) fenceagent.Result {
+	t.Helper()
+	c := credential(t, e, id, "admin", pw)
+	c.VerifyCertificate = verify
+	if !verify {
+		c.CAFile = ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := fenceagent.Redfish{Action: action, Credential: c, Discover: discover, PowerTimeout: powerTimeout}.Run(ctx)
+	if err != nil {
+		t.Fatalf("fence_redfish %s: %v", action, err)
+	}
+	return res
+}
+
+func power(t *testing.T, e *Emulator, id string) string {
+	st, err := e.systems[id].power.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestFenceRedfish: Debian's fence_redfish, with systems_uri and with discovery, with
+// --ssl-insecure and with the emulator's CA, through every action Pacemaker uses.
+func TestFenceRedfish(t *testing.T) {
+	if _, err := exec.LookPath(fenceagent.DefaultAgent); err != nil {
+		t.Fatalf("fence_redfish is not installed (Debian package fence-agents): %v", err)
+	}
+	e := start(t, Config{Systems: []System{
+		fakeSystem("1", "admin", "pw"),
+		{ID: "2", Username: "admin", Password: "pw", Power: Power{Backend: "fake", Fake: FakePower{Delay: Duration{time.Second}}}},
+	}})
+	for _, verify := range []bool{true, false} {
+		for _, discover := range []bool{false, true} {
+			// Discovery takes the last system, "2", the slow one.
+			id := "1"
+			if discover {
+				id = "2"
+			}
+			steps := []struct {
+				action, wantOut, wantPower string
+				wantCode                   int
+			}{
+				{"status", "Status: ON", "On", 0},
+				{"monitor", "", "On", 0},
+				{"list", "List option is not working on this device", "On", 0}, // fence_redfish has no outlets to list
+				{"off", "Success: Powered OFF", "Off", 0},
+				{"status", "Status: OFF", "Off", 2},
+				{"on", "Success: Powered ON", "On", 0},
+				{"reboot", "Success: Rebooted", "On", 0},
+			}
+			for _, s := range steps {
+				res := fence(t, e, s.action, id, "pw", verify, discover, 0)
+				if res.Code != s.wantCode || !strings.Contains(res.Output, s.wantOut) || power(t, e, id) != s.wantPower {
+					t.Fatalf("verify=%v discover=%v %s: exit %d, power %s, output:\n%s", verify, discover, s.action, res.Code, power(t, e, id), res.Output)
+				}
+			}
+		}
+	}
+}
+
+// TestFenceRedfishFailures: a wrong password fails at once; a machine stuck on makes "off" end
+// with fence_redfish's own timeout; 5xx replies fail the status.
+func TestFenceRedfishFailures(t *testing.T) {
+	e := start(t, Config{Systems: []System{fakeSystem("1", "admin", "pw")}})
+	if res := fence(t, e, "status", "1", "wrong", true, false, 0); res.Code == 0 || res.Code == 2 {
+		t.Fatalf("wrong password: exit %d\n%s", res.Code, res.Output)
+	}
+	if res := fence(t, e, "status", "1", "wrong", true, true, 0); res.Code == 0 || res.Code == 2 {
+		t.Fatalf("wrong password with discovery: exit %d\n%s", res.Code, res.Output)
+	}
+	e.SetFaults(Faults{Stuck: map[string]string{"1": "On"}})
+	res := fence(t, e, "off", "1", "pw", true, false, 2)
+	if res.Code == 0 || !strings.Contains(res.Output, "Timed out waiting to power OFF") {
+		t.Fatalf("stuck on: exit %d\n%s", res.Code, res.Output)
+	}
+	e.SetFaults(Faults{FailNext: 5})
+	if res := fence(t, e, "status", "1", "pw", true, false, 0); res.Code == 0 || res.Code == 2 {
+		t.Fatalf("503 replies: exit %d\n%s", res.Code, res.Output)
+	}
+	if strings.Contains(res.Output, "pw") && !strings.Contains(res.Output, "<redacted>") {
+		t.Fatal("password in the agent's output")
+	}
+}

@@ -1,0 +1,152 @@
+//go:build integration
+
+// Package redfish_test runs the built tools together: bin/redfish-emulator in its quick-start
+// mode and bin/tnfctl fence-check with the real fence_redfish.
+package redfish_test
+
+import (
+	"bufio"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const password = "Tr1cky-p4ss"
+
+func bin(t *testing.T, name string) string {
+	dir := os.Getenv("TNF_BIN")
+	if dir == "" {
+		t.Fatal("TNF_BIN is not set: run through make test")
+	}
+	return filepath.Join(dir, name)
+}
+
+// emulator starts bin/redfish-emulator --fake 2 on free loopback ports and returns its base URL,
+// its fault endpoint and the CA it wrote.
+func emulator(t *testing.T, pwFile string) (url, admin, ca string) {
+	certs := t.TempDir()
+	cmd := exec.Command(bin(t, "redfish-emulator"), "--fake", "2", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+		"--user", "admin", "--password-file", pwFile, "--cert-out", certs)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("emulator did not start: %v", err)
+	}
+	m := regexp.MustCompile(`on (https://\S+), CA in (\S+), faults at (http://\S+)/faults`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("unexpected start line %q", line)
+	}
+	return m[1], m[3], m[2]
+}
+
+func tnfctl(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	out, err := exec.Command(bin(t, "tnfctl"), append([]string{"fence-check"}, args...)...).CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), password) {
+		t.Fatalf("the password is in tnfctl's output:\n%s", out)
+	}
+	return string(out), code
+}
+
+func TestFenceCheck(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	wrong := filepath.Join(dir, "wrong")
+	if err := os.WriteFile(pw, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(wrong, []byte("nope"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, admin, ca := emulator(t, pw)
+	addr := "redfish+" + url + "/redfish/v1/Systems/2"
+	base := []string{"--address", addr, "--username", "admin", "--timeout", "5s"}
+
+	rows := []struct {
+		name  string
+		extra []string
+		code  int
+		want  []string
+	}{
+		{"good, with the CA", []string{"--password-file", pw, "--ca-file", ca}, 0,
+			[]string{"gofish: ok: system 2 (System 2) is On", "fence_redfish: ok: Status: ON"}},
+		{"good, basic auth", []string{"--password-file", pw, "--ca-file", ca, "--basic-auth"}, 0, []string{"gofish: ok", "fence_redfish: ok"}},
+		{"verification disabled", []string{"--password-file", pw, "--certificate-verification", "Disabled"}, 0, []string{"gofish: ok", "fence_redfish: ok"}},
+		{"unknown CA", []string{"--password-file", pw}, 1,
+			[]string{"gofish: FAILED", "certificate", "fence_redfish: FAILED", "CERTIFICATE_VERIFY_FAILED"}},
+		{"wrong password", []string{"--password-file", wrong, "--ca-file", ca}, 1, []string{"gofish: FAILED", "401", "fence_redfish: FAILED"}},
+	}
+	for _, r := range rows {
+		out, code := tnfctl(t, append(base, r.extra...)...)
+		if code != r.code {
+			t.Errorf("%s: exit %d, want %d\n%s", r.name, code, r.code, out)
+		}
+		for _, w := range r.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", r.name, w, out)
+			}
+		}
+	}
+
+	// A BMC that hangs: both checks give up at their deadline and say so.
+	req, _ := http.NewRequest("PUT", admin+"/faults", strings.NewReader(`{"hangNext": 100}`))
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("setting faults: %v", err)
+	}
+	out, code := tnfctl(t, "--address", addr, "--username", "admin", "--password-file", pw, "--ca-file", ca, "--timeout", "2s")
+	if code != 1 || !strings.Contains(out, "gofish: FAILED") || !strings.Contains(out, "fence_redfish: FAILED: no answer within 2s") {
+		t.Fatalf("hung BMC: exit %d\n%s", code, out)
+	}
+}
+
+func TestFenceCheckBadInput(t *testing.T) {
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte(password), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--address", "https://192.0.2.1/redfish/v1/Systems/1", "--username", "u", "--password-file", pw}, "--address"},
+		{[]string{"--address", "redfish+https://192.0.2.1/redfish/v1/Managers/1", "--username", "u", "--password-file", pw}, "--address"},
+		{[]string{"--address", "redfish+https://192.0.2.1/redfish/v1/Systems/1", "--username", "u", "--password-file", "/nonexistent"}, "--password-file"},
+		{[]string{"--address", "redfish+https://192.0.2.1/redfish/v1/Systems/1", "--username", "u", "--password-file", pw, "--certificate-verification", "Maybe"}, "--certificate-verification"},
+		{[]string{"--username", "u", "--password-file", pw}, "address"},
+	}
+	for _, r := range rows {
+		out, code := tnfctl(t, r.args...)
+		if code == 0 || !strings.Contains(out, r.want) {
+			t.Errorf("%v: exit %d, want an error naming %s:\n%s", r.args, code, r.want, out)
+		}
+	}
+}
