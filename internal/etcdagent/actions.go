@@ -176,11 +176,7 @@ func (a *Agent) promote(ctx context.Context) (ocf.Status, error) {
 		return failed(err)
 	}
 	if !alive {
-		local, err := a.inspect()
-		if err != nil {
-			return failed(err)
-		}
-		in, d, err := a.decide(ctx, local, false)
+		local, in, d, err := a.decideStopped(ctx, false)
 		if err != nil {
 			return failed(err)
 		}
@@ -312,11 +308,7 @@ func (a *Agent) peerStopped(ctx context.Context) (ocf.Status, error) {
 			return failed(err)
 		}
 	}
-	local, err := a.inspect()
-	if err != nil {
-		return failed(err)
-	}
-	in, d, err := a.decide(ctx, local, true)
+	local, in, d, err := a.decideStopped(ctx, true)
 	if err != nil {
 		return failed(err)
 	}

@@ -169,6 +169,16 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (d
 	return in, d, nil
 }
 
+// decideStopped reads the local data dir (etcd is not running) and decides.
+func (a *Agent) decideStopped(ctx context.Context, fenced bool) (decision.Data, decision.Input, decision.Decision, error) {
+	local, err := a.inspect()
+	if err != nil {
+		return local, decision.Input{}, decision.Decision{}, err
+	}
+	in, d, err := a.decide(ctx, local, fenced)
+	return local, in, d, err
+}
+
 func describeData(d decision.Data) string {
 	if !d.Known {
 		return "unknown"
