@@ -12,6 +12,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
+	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/ocf"
 )
 
@@ -43,7 +44,7 @@ func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
 		fmt.Fprintln(stderr, usage)
 		return ocf.ErrUnimplemented
 	}
-	cfg, err := LoadConfig(env)
+	cfg, err := etcdnode.LoadConfig(env)
 	if err != nil {
 		var oe *ocf.Error
 		if errors.As(err, &oe) {
@@ -57,7 +58,7 @@ func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
 	// Finish a second before Pacemaker's own timeout would kill the action.
 	ctx, cancel := context.WithTimeout(context.Background(), env.Timeout(act.timeout)-time.Second)
 	defer cancel()
-	a := &Agent{cfg: cfg, env: env, store: cfg.store(), rt: cfg.runtime(), log: log}
+	a := &Agent{cfg: cfg, env: env, store: cfg.Store(), rt: runtimeFor(cfg), log: log}
 	st, err := act.run(a, ctx)
 	if err != nil {
 		log.Error("failed", "err", err, "status", st.String())
@@ -89,19 +90,19 @@ func (a *Agent) start(ctx context.Context) (ocf.Status, error) {
 	if alive, err := a.running(ctx); err != nil {
 		return failed(err)
 	} else if alive {
-		return ocf.Success, touch(a.startedFile())
+		return ocf.Success, touch(a.cfg.StartedFile())
 	}
 	local, err := a.inspect()
 	if err != nil {
 		return failed(err)
 	}
-	if err := touch(a.startedFile()); err != nil {
+	if err := touch(a.cfg.StartedFile()); err != nil {
 		return failed(err)
 	}
 	if err := a.publish(ctx, local); err != nil {
 		return failed(err)
 	}
-	if err := a.store.Set(ctx, a.cfg.Self, attrInstance, "started", attrs.Reboot); err != nil {
+	if err := a.store.Set(ctx, a.cfg.Self, etcdnode.AttrInstance, "started", attrs.Reboot); err != nil {
 		return failed(err)
 	}
 	return a.settle(ctx, local, false)
@@ -133,12 +134,12 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 	if err != nil {
 		return failed(err)
 	}
-	started := exists(a.startedFile())
+	started := exists(a.cfg.StartedFile())
 	if !alive {
 		switch {
 		case !started:
 			return ocf.NotRunning, nil
-		case exists(a.launchedFile()):
+		case exists(a.cfg.LaunchedFile()):
 			return failed(fmt.Errorf("etcd exited (see %s)", a.cfg.LogFile))
 		}
 		local, err := a.inspect()
@@ -153,7 +154,7 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 	}
 	if !started {
 		// Pacemaker restarted while etcd kept running: adopt it.
-		if err := touch(a.startedFile()); err != nil {
+		if err := touch(a.cfg.StartedFile()); err != nil {
 			return failed(err)
 		}
 	}
@@ -161,11 +162,11 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 		return failed(err)
 	}
 	if !st.Learner {
-		return ocf.RunningPromoted, a.setScore(ctx, scoreVoter)
+		return ocf.RunningPromoted, a.setScore(ctx, etcdnode.ScoreVoter)
 	}
 	score := -1
-	if leader, err := a.cfg.probe(ctx, a.peerURL()); err == nil && learnerReady(st, leader) {
-		score = scoreLearner
+	if leader, err := a.probe(ctx, a.peerURL()); err == nil && learnerReady(st, leader) {
+		score = etcdnode.ScoreLearner
 	}
 	return ocf.Success, a.setScore(ctx, score)
 }
@@ -202,7 +203,7 @@ func (a *Agent) promote(ctx context.Context) (ocf.Status, error) {
 			return failed(err)
 		}
 	}
-	return ocf.Success, a.setScore(ctx, scoreVoter)
+	return ocf.Success, a.setScore(ctx, etcdnode.ScoreVoter)
 }
 
 // demote stops a voter: the unpromoted role does not serve.
@@ -242,9 +243,9 @@ func (a *Agent) stop(ctx context.Context) (ocf.Status, error) {
 	}
 	a.publishStopped()
 	for _, err := range []error{
-		a.store.Set(ctx, a.cfg.Self, attrInstance, "", attrs.Reboot),
+		a.store.Set(ctx, a.cfg.Self, etcdnode.AttrInstance, "", attrs.Reboot),
 		a.setScore(ctx, -1),
-		remove(a.startedFile()),
+		remove(a.cfg.StartedFile()),
 	} {
 		if err != nil {
 			a.log.Error("cleaning up after stop", "err", err)
@@ -269,7 +270,7 @@ func (a *Agent) notify(ctx context.Context) (ocf.Status, error) {
 			return a.peerStopped(ctx)
 		}
 	case "promote":
-		if ocf.Contains(n.Promote, a.cfg.Peer) && exists(a.startedFile()) {
+		if ocf.Contains(n.Promote, a.cfg.Peer) && exists(a.cfg.StartedFile()) {
 			if alive, err := a.running(ctx); err != nil || alive {
 				return ocf.Success, err
 			}
@@ -287,7 +288,7 @@ func (a *Agent) notify(ctx context.Context) (ocf.Status, error) {
 // restarts as a cluster of one at once; a node that is only ready re-evaluates whether it may
 // lead now.
 func (a *Agent) peerStopped(ctx context.Context) (ocf.Status, error) {
-	if !exists(a.startedFile()) {
+	if !exists(a.cfg.StartedFile()) {
 		return ocf.Success, nil
 	}
 	alive, err := a.running(ctx)
@@ -322,18 +323,18 @@ func (a *Agent) peerStopped(ctx context.Context) (ocf.Status, error) {
 	if err := a.lead(ctx, local, d, in.Peer == decision.PeerFenced); err != nil {
 		return failed(err)
 	}
-	return ocf.Success, a.setScore(ctx, scoreVoter)
+	return ocf.Success, a.setScore(ctx, etcdnode.ScoreVoter)
 }
 
 // onlyVoter reports whether the local member is the only voter of its cluster (the peer was a
 // learner), so it still has quorum.
 func (a *Agent) onlyVoter(ctx context.Context) (bool, error) {
-	cli, err := a.cfg.client(ctx, a.selfURL())
+	cli, err := a.client(ctx, a.selfURL())
 	if err != nil {
 		return false, err
 	}
 	defer cli.Close()
-	rctx, cancel := a.cfg.request(ctx)
+	rctx, cancel := a.request(ctx)
 	defer cancel()
 	// Served from the local member: clientv3's MemberList is linearizable and would wait out
 	// the deadline on a member that has just lost its quorum.

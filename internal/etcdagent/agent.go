@@ -9,45 +9,24 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 	"github.com/tnf-layer/tnf-layer/internal/etcddata"
+	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/ocf"
 )
 
-// Attributes the agent publishes.
-const (
-	// attrData (lifetime forever) is the node's data record, for a peer that boots while this
-	// node is down.
-	attrData = "tnf-etcd-data"
-	// attrInstance (lifetime reboot) is set while the node's instance is started: the peer is
-	// "ready" rather than absent.
-	attrInstance = "tnf-etcd-instance"
-)
-
-// Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead
-// has a score; see Decide for why at most one node that is not running can lead.
-const (
-	scoreVoter   = 1000
-	scoreLearner = 500
-	scoreLeadMin = 100 // plus the bit length of the raft index, so more data scores higher
-)
-
 // Agent runs one action.
 type Agent struct {
-	cfg   Config
+	cfg   etcdnode.Config
 	env   ocf.Env
 	store attrs.Store
 	rt    etcdrun.Runtime
 	log   *slog.Logger
 }
-
-func (a *Agent) startedFile() string  { return filepath.Join(a.cfg.StateDir, "started") }
-func (a *Agent) launchedFile() string { return filepath.Join(a.cfg.StateDir, "launched") }
 
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
@@ -65,12 +44,12 @@ func remove(path string) error {
 	return nil
 }
 
-func (a *Agent) selfURL() string { return a.cfg.clientURL(a.cfg.SelfIP) }
-func (a *Agent) peerURL() string { return a.cfg.clientURL(a.cfg.PeerIP) }
+func (a *Agent) selfURL() string { return a.cfg.ClientURL(a.cfg.SelfIP) }
+func (a *Agent) peerURL() string { return a.cfg.ClientURL(a.cfg.PeerIP) }
 
 // localStatus is the running local member's status.
 func (a *Agent) localStatus(ctx context.Context) (status, error) {
-	return a.cfg.probe(ctx, a.selfURL())
+	return a.probe(ctx, a.selfURL())
 }
 
 // running says whether this node launched etcd and it is still alive.
@@ -78,33 +57,20 @@ func (a *Agent) running(ctx context.Context) (bool, error) { return a.rt.Running
 
 // publish writes this node's data record for the peer.
 func (a *Agent) publish(ctx context.Context, d decision.Data) error {
-	return a.store.Set(ctx, a.cfg.Self, attrData, record(d), attrs.Forever)
+	return a.cfg.Publish(ctx, a.store, d)
 }
 
-// setScore sets this node's promotion score (< 0 deletes it), skipping the write when it is
-// unchanged since the last one this boot.
+// setScore sets this node's promotion score (< 0 deletes it).
 func (a *Agent) setScore(ctx context.Context, score int) error {
-	cache := filepath.Join(a.cfg.StateDir, "score")
-	want := strconv.Itoa(score)
-	if old, err := os.ReadFile(cache); err == nil && string(old) == want {
-		return nil
-	}
-	v := want
-	if score < 0 {
-		v = ""
-	}
-	if err := a.store.Set(ctx, a.cfg.Self, attrs.PromotionName(a.cfg.Resource), v, attrs.Reboot); err != nil {
-		return err
-	}
-	return os.WriteFile(cache, []byte(want), 0o600)
+	return a.cfg.SetScore(ctx, a.store, score)
 }
 
-func leadScore(index uint64) int { return scoreLeadMin + bits.Len64(index) }
+func leadScore(index uint64) int { return etcdnode.ScoreLeadMin + bits.Len64(index) }
 
 // peerView reads what the peer is now: its live etcd if it answers, else its published record
 // and whether its instance is started. fenced says Pacemaker has just told us it stopped.
 func (a *Agent) peerView(ctx context.Context, fenced bool) (decision.Peer, decision.Data, error) {
-	if st, err := a.cfg.probe(ctx, a.peerURL()); err == nil {
+	if st, err := a.probe(ctx, a.peerURL()); err == nil {
 		switch {
 		case st.Learner:
 			return decision.PeerLearner, fromStatus(st), nil
@@ -115,19 +81,19 @@ func (a *Agent) peerView(ctx context.Context, fenced bool) (decision.Peer, decis
 		return decision.PeerReady, fromStatus(st), nil
 	}
 	var rec decision.Data
-	v, ok, err := a.store.Get(ctx, a.cfg.Peer, attrData, attrs.Forever)
+	v, ok, err := a.store.Get(ctx, a.cfg.Peer, etcdnode.AttrData, attrs.Forever)
 	if err != nil {
 		return 0, rec, err
 	}
 	if ok {
-		if rec, err = parseRecord(v); err != nil {
+		if rec, err = etcdnode.ParseRecord(v); err != nil {
 			return 0, rec, fmt.Errorf("peer %s: %w", a.cfg.Peer, err)
 		}
 	}
 	if fenced {
 		return decision.PeerFenced, rec, nil
 	}
-	_, started, err := a.store.Get(ctx, a.cfg.Peer, attrInstance, attrs.Reboot)
+	_, started, err := a.store.Get(ctx, a.cfg.Peer, etcdnode.AttrInstance, attrs.Reboot)
 	if err != nil {
 		return 0, rec, err
 	}
@@ -165,7 +131,7 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (d
 	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim}
 	d := decision.Decide(in)
 	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
-		"local", record(local), "peer_data", describeData(peerData))
+		"local", etcdnode.Record(local), "peer_data", describeData(peerData))
 	return in, d, nil
 }
 
@@ -183,7 +149,7 @@ func describeData(d decision.Data) string {
 	if !d.Known {
 		return "unknown"
 	}
-	return record(d)
+	return etcdnode.Record(d)
 }
 
 // inspect reads the local data dir (etcd must be stopped).
@@ -201,9 +167,9 @@ func (a *Agent) waitPortsFree(ctx context.Context) error {
 	for {
 		busy := ""
 		for _, port := range []int{a.cfg.ClientPort, a.cfg.PeerPort} {
-			l, err := net.Listen("tcp", hostPort(a.cfg.SelfIP, port))
+			l, err := net.Listen("tcp", etcdnode.HostPort(a.cfg.SelfIP, port))
 			if err != nil {
-				busy = hostPort(a.cfg.SelfIP, port)
+				busy = etcdnode.HostPort(a.cfg.SelfIP, port)
 				break
 			}
 			l.Close()
@@ -226,10 +192,10 @@ func (a *Agent) launch(ctx context.Context, initial map[string]string, state str
 	}
 	spec := etcdrun.Spec{
 		Name: a.cfg.Self, DataDir: a.cfg.DataDir,
-		ClientURLs: []string{a.selfURL()}, PeerURL: a.cfg.peerURL(a.cfg.SelfIP),
+		ClientURLs: []string{a.selfURL()}, PeerURL: a.cfg.PeerURL(a.cfg.SelfIP),
 		InitialCluster: initial, ClusterState: state, ForceNewCluster: force, TLS: a.cfg.TLS,
 	}
-	if err := touch(a.launchedFile()); err != nil {
+	if err := touch(a.cfg.LaunchedFile()); err != nil {
 		return err
 	}
 	a.log.Info("launching etcd", "runtime", a.cfg.Runtime, "state", state, "force_new_cluster", force)
@@ -272,7 +238,7 @@ func (a *Agent) stopEtcd(ctx context.Context, grace time.Duration) error {
 	if err := a.rt.Stop(ctx, grace); err != nil {
 		return err
 	}
-	if err := remove(a.launchedFile()); err != nil {
+	if err := remove(a.cfg.LaunchedFile()); err != nil {
 		return err
 	}
 	return a.waitPortsFree(ctx)

@@ -59,7 +59,7 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 		if _, err := etcddata.MoveAside(a.cfg.DataDir, a.cfg.Backups, time.Now()); err != nil {
 			return err
 		}
-		if err := a.launch(ctx, map[string]string{a.cfg.Self: a.cfg.peerURL(a.cfg.SelfIP)}, "new", false); err != nil {
+		if err := a.launch(ctx, map[string]string{a.cfg.Self: a.cfg.PeerURL(a.cfg.SelfIP)}, "new", false); err != nil {
 			return err
 		}
 	default:
@@ -75,24 +75,24 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 // join moves local data aside and joins the serving peer as a learner. Only the joiner changes
 // the member list, and only to remove its own stale entry, never the peer's.
 func (a *Agent) join(ctx context.Context) error {
-	cli, err := a.cfg.client(ctx, a.peerURL())
+	cli, err := a.client(ctx, a.peerURL())
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	rctx, cancel := a.cfg.request(ctx)
+	rctx, cancel := a.request(ctx)
 	list, err := cli.MemberList(rctx)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("peer member list: %w", err)
 	}
-	selfPeerURL := a.cfg.peerURL(a.cfg.SelfIP)
+	selfPeerURL := a.cfg.PeerURL(a.cfg.SelfIP)
 	for _, m := range list.Members {
 		if m.ID == list.Header.MemberId {
 			continue
 		}
 		a.log.Info("removing this node's stale member entry", "member", fmt.Sprintf("%x", m.ID), "learner", m.IsLearner)
-		rctx, cancel := a.cfg.request(ctx)
+		rctx, cancel := a.request(ctx)
 		_, err := cli.MemberRemove(rctx, m.ID)
 		cancel()
 		if err != nil && !errors.Is(err, rpctypes.ErrMemberNotFound) {
@@ -106,7 +106,7 @@ func (a *Agent) join(ctx context.Context) error {
 	if moved != "" {
 		a.log.Info("moved local data aside", "to", moved)
 	}
-	rctx, cancel = a.cfg.request(ctx)
+	rctx, cancel = a.request(ctx)
 	added, err := cli.MemberAddAsLearner(rctx, []string{selfPeerURL})
 	cancel()
 	if err != nil {
@@ -135,13 +135,13 @@ func (a *Agent) join(ctx context.Context) error {
 // promoteLearner promotes the local learner through the peer (the leader) once it has caught
 // up, waiting within ctx.
 func (a *Agent) promoteLearner(ctx context.Context, self status) error {
-	cli, err := a.cfg.client(ctx, a.peerURL(), a.selfURL())
+	cli, err := a.client(ctx, a.peerURL(), a.selfURL())
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
 	for {
-		rctx, cancel := a.cfg.request(ctx)
+		rctx, cancel := a.request(ctx)
 		_, err := cli.MemberPromote(rctx, self.MemberID)
 		cancel()
 		if err == nil {

@@ -3,6 +3,7 @@ package etcdagent
 import (
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/ocf"
 )
 
@@ -15,7 +16,7 @@ func MetaData() ([]byte, error) {
 			"Promoted: a voting member serving clients. The node with the most recent data leads; the peer joins it as a " +
 			"learner and is promoted when caught up. When Pacemaker reports the peer stopped or fenced, the survivor restarts " +
 			"etcd as a cluster of one at once.",
-		Parameters: parameters,
+		Parameters: etcdnode.Parameters,
 	}
 	for _, name := range []string{"start", "stop", "promote", "demote", "notify", "validate-all"} {
 		agent.Actions = append(agent.Actions, ocf.Action{Name: name, Timeout: actionsByName[name].timeout})

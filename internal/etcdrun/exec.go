@@ -93,7 +93,7 @@ func (e Exec) Stop(ctx context.Context, grace time.Duration) error {
 	if ok {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 		_ = syscall.Kill(pid, syscall.SIGCONT)
-		if !waitGone(pid, graceWithin(ctx, grace, time.Second)) {
+		if !waitGone(pid, GraceWithin(ctx, grace, time.Second)) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			if !waitGone(pid, 5*time.Second) {
 				return fmt.Errorf("etcd (pid %d) survived SIGKILL", pid)

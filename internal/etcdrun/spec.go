@@ -1,6 +1,5 @@
-// Package etcdrun starts, watches and stops the local etcd member: as a supervised process
-// (runtime "exec") or as a podman container described by OpenShift's external-etcd static pod
-// manifest (runtime "podman").
+// Package etcdrun starts, watches and stops the local etcd member as a supervised process
+// (runtime "exec"); package podman runs it as a container (runtime "podman").
 package etcdrun
 
 import (
@@ -9,8 +8,8 @@ import (
 	"time"
 )
 
-// graceWithin shortens grace so that a forced stop still fits before ctx ends.
-func graceWithin(ctx context.Context, grace, reserve time.Duration) time.Duration {
+// GraceWithin shortens grace so that a forced stop still fits before ctx ends.
+func GraceWithin(ctx context.Context, grace, reserve time.Duration) time.Duration {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl)-reserve < grace {
 		return max(time.Until(dl)-reserve, 0)
 	}

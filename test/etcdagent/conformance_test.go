@@ -24,7 +24,7 @@ func TestOCFTester(t *testing.T) {
 	for k, v := range n.params {
 		args = append(args, "-o", k+"="+v)
 	}
-	args = append(args, worldReadableCopy(t, filepath.Join(binDir(t), "ocf-etcd")))
+	args = append(args, worldReadableCopy(t, binDir(t), "ocf-etcd", "tnf-etcd-agent"))
 	out, err := exec.Command("ocf-tester", args...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "passed all tests") {
 		t.Fatalf("ocf-tester: %v\n%s", err, out)
@@ -32,9 +32,10 @@ func TestOCFTester(t *testing.T) {
 	n.kill(9)
 }
 
-// worldReadableCopy copies the agent where any user can run it: ocf-tester checks the agent's
-// permissions by running it as nobody, and the checkout may sit in a private directory.
-func worldReadableCopy(t *testing.T, path string) string {
+// worldReadableCopy copies the agent's binaries where any user can run them (ocf-tester checks
+// the agent's permissions by running it as nobody, and the checkout may sit in a private
+// directory) and returns the path of the first.
+func worldReadableCopy(t *testing.T, from string, names ...string) string {
 	dir, err := os.MkdirTemp("", "ocf-tester-")
 	if err != nil {
 		t.Fatal(err)
@@ -43,15 +44,16 @@ func worldReadableCopy(t *testing.T, path string) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(from, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	dst := filepath.Join(dir, "etcd")
-	if err := os.WriteFile(dst, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return filepath.Join(dir, names[0])
 }
 
 // TestMetaDataValidates checks the meta-data against resource-agents' ra-api-1.dtd and that

@@ -1,4 +1,7 @@
-package etcdrun
+// Package podman runs etcd in a podman container described by OpenShift's external-etcd static
+// pod manifest. It is its own package so that the Kubernetes API types it parses stay out of
+// binaries that do not run containers.
+package podman
 
 import (
 	"context"
@@ -12,14 +15,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
 )
 
-// DefaultPodManifest is where the cluster-etcd-operator's installer writes the external etcd pod.
-const DefaultPodManifest = "/etc/kubernetes/static-pod-resources/etcd-certs/configmaps/external-etcd-pod/pod.yaml"
-
-// Podman runs etcd in a container whose image, environment and host mounts come from the
+// Runtime runs etcd in a container whose image, environment and host mounts come from the
 // external-etcd static pod manifest, as on a real cluster. The command line is the agent's.
-type Podman struct {
+type Runtime struct {
 	Binary    string // podman
 	Manifest  string
 	Container string // container name
@@ -34,7 +36,7 @@ var ownedEnv = map[string]bool{
 }
 
 // etcdContainer reads the manifest and returns its etcd container and the pod's host paths.
-func (p Podman) etcdContainer() (corev1.Container, map[string]string, error) {
+func (p Runtime) etcdContainer() (corev1.Container, map[string]string, error) {
 	data, err := os.ReadFile(p.Manifest)
 	if err != nil {
 		return corev1.Container{}, nil, err
@@ -62,7 +64,7 @@ func (p Podman) etcdContainer() (corev1.Container, map[string]string, error) {
 }
 
 // RunArgs is the podman command line (without the program name) that launches s.
-func (p Podman) RunArgs(s Spec) ([]string, error) {
+func (p Runtime) RunArgs(s etcdrun.Spec) ([]string, error) {
 	c, hostPaths, err := p.etcdContainer()
 	if err != nil {
 		return nil, err
@@ -92,7 +94,7 @@ func (p Podman) RunArgs(s Spec) ([]string, error) {
 	return append(args, s.Args()...), nil
 }
 
-func (p Podman) podman(ctx context.Context, args ...string) (string, error) {
+func (p Runtime) podman(ctx context.Context, args ...string) (string, error) {
 	out, err := exec.CommandContext(ctx, p.Binary, args...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %v: %s", p.Binary, args[0], err, strings.TrimSpace(string(out)))
@@ -100,7 +102,7 @@ func (p Podman) podman(ctx context.Context, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-func (p Podman) Start(ctx context.Context, s Spec) error {
+func (p Runtime) Start(ctx context.Context, s etcdrun.Spec) error {
 	args, err := p.RunArgs(s)
 	if err != nil {
 		return err
@@ -109,7 +111,7 @@ func (p Podman) Start(ctx context.Context, s Spec) error {
 	return err
 }
 
-func (p Podman) Running(ctx context.Context) (bool, error) {
+func (p Runtime) Running(ctx context.Context) (bool, error) {
 	out, err := p.podman(ctx, "container", "inspect", "--format={{.State.Running}}", p.Container)
 	if err != nil {
 		// No such container is "not running"; podman says so with a non-zero exit.
@@ -118,8 +120,8 @@ func (p Podman) Running(ctx context.Context) (bool, error) {
 	return out == "true", nil
 }
 
-func (p Podman) Stop(ctx context.Context, grace time.Duration) error {
-	grace = graceWithin(ctx, grace, 2*time.Second)
+func (p Runtime) Stop(ctx context.Context, grace time.Duration) error {
+	grace = etcdrun.GraceWithin(ctx, grace, 2*time.Second)
 	_, _ = p.podman(ctx, "stop", "--ignore", "--time="+strconv.Itoa(int(grace/time.Second)), p.Container)
 	_, err := p.podman(ctx, "rm", "--force", "--ignore", p.Container)
 	return err

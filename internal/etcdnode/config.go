@@ -1,7 +1,8 @@
-// Package etcdagent is the ocf:tnf:etcd resource agent: Pacemaker runs etcd as a promotable
-// clone on exactly two nodes. The unpromoted role is "ready or catching up" (etcd not running
-// yet, or a learner); the promoted role is "a voting member serving clients".
-package etcdagent
+// Package etcdnode is what the etcd agent knows and keeps about its node: the validated resource
+// configuration, the data record it publishes for the peer, its promotion score, and the fast
+// monitor. It links no etcd or gRPC package, so the agent's entry binary starts in a couple of
+// milliseconds (see agents/ocf-etcd).
+package etcdnode
 
 import (
 	"fmt"
@@ -37,9 +38,12 @@ type Config struct {
 	AttributeStore string
 }
 
-// parameters is the single description of every parameter: the meta-data is rendered from it
+// DefaultPodManifest is where the cluster-etcd-operator's installer writes the external etcd pod.
+const DefaultPodManifest = "/etc/kubernetes/static-pod-resources/etcd-certs/configmaps/external-etcd-pod/pod.yaml"
+
+// Parameters is the single description of every parameter: the meta-data is rendered from it
 // and the defaults are taken from it.
-var parameters = []ocf.Parameter{
+var Parameters = []ocf.Parameter{
 	{Name: "node_ip_map", Required: true, Type: "string", Shortdesc: "Node names and their IPs",
 		Longdesc: "The two cluster nodes as name:ip pairs separated by ';' (IPv6 allowed, e.g. node1:192.0.2.1;node2:fd00::2). Names are Pacemaker node names."},
 	{Name: "data_dir", Type: "string", Default: "/var/lib/etcd", Shortdesc: "etcd data directory",
@@ -56,7 +60,7 @@ var parameters = []ocf.Parameter{
 	{Name: "runtime", Type: "string", Default: "exec", Shortdesc: "How etcd runs",
 		Longdesc: "exec: the etcd binary as a supervised process. podman: a container with the image, environment and mounts of OpenShift's external-etcd static pod manifest (pod_manifest)."},
 	{Name: "etcd_binary", Type: "string", Default: "/usr/bin/etcd", Shortdesc: "etcd binary (runtime exec)", Longdesc: "Path of the etcd binary for the exec runtime."},
-	{Name: "pod_manifest", Type: "string", Default: etcdrun.DefaultPodManifest, Shortdesc: "External etcd pod manifest (runtime podman)",
+	{Name: "pod_manifest", Type: "string", Default: DefaultPodManifest, Shortdesc: "External etcd pod manifest (runtime podman)",
 		Longdesc: "The static pod manifest written by the cluster-etcd-operator for external etcd; its etcd container gives the image, environment and host mounts."},
 	{Name: "podman_binary", Type: "string", Default: "/usr/bin/podman", Shortdesc: "podman binary (runtime podman)", Longdesc: "Path of podman."},
 	{Name: "state_dir", Type: "string", Default: "/run/tnf-etcd", Shortdesc: "Runtime state directory",
@@ -69,7 +73,7 @@ var parameters = []ocf.Parameter{
 }
 
 func defaultOf(name string) string {
-	for _, p := range parameters {
+	for _, p := range Parameters {
 		if p.Name == name {
 			return p.Default
 		}
@@ -252,31 +256,27 @@ func executable(path string) error {
 	return nil
 }
 
-// scheme is https when TLS is on.
-func (c Config) scheme() string {
+// Scheme is https when TLS is on.
+func (c Config) Scheme() string {
 	if c.TLS != nil {
 		return "https"
 	}
 	return "http"
 }
 
-func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
+// HostPort joins an IP (v4 or v6) and a port.
+func HostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
 
-func (c Config) clientURL(ip string) string { return c.scheme() + "://" + hostPort(ip, c.ClientPort) }
-func (c Config) peerURL(ip string) string   { return c.scheme() + "://" + hostPort(ip, c.PeerPort) }
+// ClientURL is the client URL of the node with that IP.
+func (c Config) ClientURL(ip string) string { return c.Scheme() + "://" + HostPort(ip, c.ClientPort) }
 
-// store opens the configured attribute store.
-func (c Config) store() attrs.Store {
+// PeerURL is the peer URL of the node with that IP.
+func (c Config) PeerURL(ip string) string { return c.Scheme() + "://" + HostPort(ip, c.PeerPort) }
+
+// Store opens the configured attribute store.
+func (c Config) Store() attrs.Store {
 	if path, ok := strings.CutPrefix(c.AttributeStore, "file:"); ok {
 		return attrs.File{Path: path}
 	}
 	return attrs.CRM{}
-}
-
-// runtime builds the configured etcd runtime.
-func (c Config) runtime() etcdrun.Runtime {
-	if c.Runtime == "podman" {
-		return etcdrun.Podman{Binary: c.PodmanBinary, Manifest: c.PodManifest, Container: "etcd"}
-	}
-	return etcdrun.Exec{Binary: c.EtcdBinary, PIDFile: filepath.Join(c.StateDir, "etcd.pid"), LogFile: c.LogFile}
 }

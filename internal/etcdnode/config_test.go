@@ -1,4 +1,4 @@
-package etcdagent
+package etcdnode
 
 import (
 	"strings"
@@ -46,13 +46,13 @@ func TestRecordRoundTrip(t *testing.T) {
 		{Known: true, Present: true, ClusterID: 0xaafd4929ddc3b8fd, Index: 12345},
 		{Known: true, Present: true, ClusterID: 1, Index: 0, Learner: true},
 	} {
-		got, err := parseRecord(record(d))
+		got, err := ParseRecord(Record(d))
 		if err != nil || got != d {
-			t.Errorf("%+v → %q → %+v, %v", d, record(d), got, err)
+			t.Errorf("%+v → %q → %+v, %v", d, Record(d), got, err)
 		}
 	}
 	for _, bad := range []string{"", "x", "zz:1", "1:x", "1:2:voter", "1:2:3:4"} {
-		if _, err := parseRecord(bad); err == nil {
+		if _, err := ParseRecord(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

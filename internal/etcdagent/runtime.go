@@ -1,0 +1,17 @@
+package etcdagent
+
+import (
+	"path/filepath"
+
+	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/etcdrun/podman"
+)
+
+// runtimeFor builds the configured etcd runtime.
+func runtimeFor(c etcdnode.Config) etcdrun.Runtime {
+	if c.Runtime == "podman" {
+		return podman.Runtime{Binary: c.PodmanBinary, Manifest: c.PodManifest, Container: "etcd"}
+	}
+	return etcdrun.Exec{Binary: c.EtcdBinary, PIDFile: filepath.Join(c.StateDir, "etcd.pid"), LogFile: c.LogFile}
+}

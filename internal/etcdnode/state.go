@@ -1,0 +1,127 @@
+package etcdnode
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/decision"
+)
+
+// Attributes the agent publishes.
+const (
+	// AttrData (lifetime forever) is the node's data record, for a peer that boots while this
+	// node is down.
+	AttrData = "tnf-etcd-data"
+	// AttrInstance (lifetime reboot) is set while the node's instance is started: the peer is
+	// "ready" rather than absent.
+	AttrInstance = "tnf-etcd-instance"
+)
+
+// Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead
+// has a score; see decision.Decide for why at most one node that is not running can lead.
+const (
+	ScoreVoter   = 1000
+	ScoreLearner = 500
+	ScoreLeadMin = 100 // plus the bit length of the raft index, so more data scores higher
+)
+
+// StartedFile marks the instance started (per boot: state_dir is a tmpfs).
+func (c Config) StartedFile() string { return filepath.Join(c.StateDir, "started") }
+
+// LaunchedFile marks that etcd was launched and should be running.
+func (c Config) LaunchedFile() string { return filepath.Join(c.StateDir, "launched") }
+
+// Record is what a node publishes about its data: "none" or "<cluster-hex>:<index>[:learner]".
+func Record(d decision.Data) string {
+	if !d.Present {
+		return "none"
+	}
+	s := strconv.FormatUint(d.ClusterID, 16) + ":" + strconv.FormatUint(d.Index, 10)
+	if d.Learner {
+		s += ":learner"
+	}
+	return s
+}
+
+// ParseRecord reads a published record.
+func ParseRecord(v string) (decision.Data, error) {
+	if v == "none" {
+		return decision.Data{Known: true}, nil
+	}
+	parts := strings.Split(v, ":")
+	if len(parts) < 2 || len(parts) > 3 || (len(parts) == 3 && parts[2] != "learner") {
+		return decision.Data{}, fmt.Errorf("malformed data record %q", v)
+	}
+	cid, err1 := strconv.ParseUint(parts[0], 16, 64)
+	idx, err2 := strconv.ParseUint(parts[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return decision.Data{}, fmt.Errorf("malformed data record %q", v)
+	}
+	return decision.Data{Known: true, Present: true, ClusterID: cid, Index: idx, Learner: len(parts) == 3}, nil
+}
+
+// cacheFor is how long a written attribute value is trusted to be still in place. Within it,
+// a monitor on a quiet cluster spawns no crm_attribute at all; after it, the value is written
+// again, in case something removed it from the CIB.
+const cacheFor = time.Minute
+
+// setCached writes an attribute unless this node wrote the same value less than cacheFor ago.
+func (c Config) setCached(ctx context.Context, store attrs.Store, cache, name, value string, lt attrs.Lifetime) error {
+	path := filepath.Join(c.StateDir, cache)
+	if st, err := os.Stat(path); err == nil && time.Since(st.ModTime()) < cacheFor {
+		if old, err := os.ReadFile(path); err == nil && string(old) == value {
+			return nil
+		}
+	}
+	if err := store.Set(ctx, c.Self, name, value, lt); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.StateDir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(value), 0o600)
+}
+
+// Publish writes this node's data record for the peer.
+func (c Config) Publish(ctx context.Context, store attrs.Store, d decision.Data) error {
+	return c.setCached(ctx, store, "published", AttrData, Record(d), attrs.Forever)
+}
+
+// SetScore sets this node's promotion score; a negative score deletes it.
+func (c Config) SetScore(ctx context.Context, store attrs.Store, score int) error {
+	v := ""
+	if score >= 0 {
+		v = strconv.Itoa(score)
+	}
+	return c.setCached(ctx, store, "score", attrs.PromotionName(c.Resource), v, attrs.Reboot)
+}
+
+// TLSClientConfig is what the agent presents to etcd: the peer certificate, trusted by
+// trusted_ca_file. Built with crypto/tls directly to keep etcd's transport package (and its
+// logging stack) out of the fast monitor.
+func (c Config) TLSClientConfig() (*tls.Config, error) {
+	if c.TLS == nil {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLS.PeerCertFile, c.TLS.PeerKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	pem, err := os.ReadFile(c.TLS.TrustedCAFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no certificates", c.TLS.TrustedCAFile)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
