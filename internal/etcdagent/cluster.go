@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 	"github.com/tnf-layer/tnf-layer/internal/etcddata"
@@ -106,9 +107,7 @@ func (a *Agent) join(ctx context.Context) error {
 	if moved != "" {
 		a.log.Info("moved local data aside", "to", moved)
 	}
-	rctx, cancel = a.request(ctx)
-	added, err := cli.MemberAddAsLearner(rctx, []string{selfPeerURL})
-	cancel()
+	added, err := a.addLearner(ctx, cli, selfPeerURL)
 	if err != nil {
 		return fmt.Errorf("adding this node as a learner: %w", err)
 	}
@@ -130,6 +129,25 @@ func (a *Agent) join(ctx context.Context) error {
 		return err
 	}
 	return a.publish(ctx, fromStatus(st))
+}
+
+// addLearner adds this node as a learner. etcd derives a new member's ID from its peer URLs and
+// the current second, so re-adding within the second the stale entry was removed yields the
+// removed ID, which etcd rejects ("member not found"); it is retried until the second turns.
+func (a *Agent) addLearner(ctx context.Context, cli *clientv3.Client, peerURL string) (*clientv3.MemberAddResponse, error) {
+	for attempt := 0; ; attempt++ {
+		rctx, cancel := a.request(ctx)
+		added, err := cli.MemberAddAsLearner(rctx, []string{peerURL})
+		cancel()
+		if err == nil || !errors.Is(err, rpctypes.ErrMemberNotFound) || attempt == 10 {
+			return added, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // promoteLearner promotes the local learner through the peer (the leader) once it has caught

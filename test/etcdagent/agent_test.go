@@ -349,3 +349,45 @@ func TestBadParameters(t *testing.T) {
 	n.params["node_ip_map"] = good
 	n.must("validate-all", ocfSuccess)
 }
+
+// TestLearnerIsNeverForcedOver: while the peer is still a learner the voter alone has quorum.
+// The learner's instance stopping makes the voter force nothing; the voter's node being fenced
+// leaves the learner a learner (it never leads); when the voter comes back it starts as the
+// existing member (no force: its learner is still a member) and the learner is promoted.
+func TestLearnerIsNeverForcedOver(t *testing.T) {
+	c := newCluster(t)
+	voter, learner := startAndLead(t, c, c.nodes["node1"], c.nodes["node2"])
+	acked := writeKeys(t, voter, 0, 10)
+
+	learner.must("stop", ocfSuccess)
+	if out := voter.notify("stop", learner.name); !strings.Contains(out, "nothing to force") {
+		t.Fatalf("the voter reacted to its learner stopping:\n%s", out)
+	}
+	for k, v := range writeKeys(t, voter, 10, 15) {
+		acked[k] = v
+	}
+	learner.must("start", ocfSuccess)
+	if members := voter.members(); !members[learner.name] || len(members) != 2 {
+		t.Fatalf("learner did not rejoin: %v", members)
+	}
+
+	voter.fence()
+	if out := learner.notify("stop", voter.name); !strings.Contains(out, "a learner never leads") {
+		t.Fatalf("the learner did not stand back:\n%s", out)
+	}
+	learner.must("monitor", ocfSuccess)
+	if s, ok := learner.score(); ok && s > 0 {
+		t.Fatalf("a learner without its voter has promotion score %d", s)
+	}
+
+	voter.must("start", ocfSuccess)
+	if s, ok := voter.score(); !ok || s <= 0 {
+		t.Fatalf("the returning voter may not lead\n%s", c.dump())
+	}
+	if out := voter.must("promote", ocfSuccess); strings.Contains(out, "force_new_cluster=true") || !strings.Contains(out, "start-existing") {
+		t.Fatalf("the voter did not start as the existing member:\n%s", out)
+	}
+	learner.notify("promote", voter.name)
+	catchUpAndPromote(t, learner, voter)
+	sameKeys(t, learner, acked)
+}

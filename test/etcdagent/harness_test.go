@@ -39,10 +39,11 @@ func binDir(t testing.TB) string {
 var subnet atomic.Int32
 
 type cluster struct {
-	t     testing.TB
-	dir   string
-	store attrs.File
-	nodes map[string]*node
+	t      testing.TB
+	dir    string
+	store  attrs.File
+	nodes  map[string]*node
+	caFile string // set when TLS is on
 }
 
 type node struct {
@@ -209,11 +210,16 @@ func (n *node) fence() {
 	}
 }
 
-func (n *node) url() string { return "http://" + n.ip + ":2379" }
+func (n *node) url() string {
+	if n.c.caFile != "" {
+		return "https://" + n.ip + ":2379"
+	}
+	return "http://" + n.ip + ":2379"
+}
 
 func (n *node) client() *clientv3.Client {
 	n.c.t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{n.url()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{n.url()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop(), TLS: n.clientTLS()})
 	if err != nil {
 		n.c.t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -332,4 +333,45 @@ func TestExecBackend(t *testing.T) {
 	if _, err := cl.PowerState(); err == nil {
 		t.Fatal("a status command printing neither On nor Off was accepted")
 	}
+}
+
+// TestGivenCertificate: the emulator serves a certificate and key it is given; clients verify
+// it with their own CA.
+func TestGivenCertificate(t *testing.T) {
+	// Generate a CA and serving certificate the way the emulator does, then hand them over.
+	gen := Config{Listen: "127.0.0.1:0", TLS: TLS{CertOut: t.TempDir()}}
+	tlsConf, caPEM, err := serverTLS(gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	leaf := tlsConf.Certificates[0]
+	if err := os.WriteFile(certFile, pemBlock("CERTIFICATE", leaf.Certificate[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(leaf.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pemBlock("PRIVATE KEY", keyDER), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, Config{TLS: TLS{Cert: certFile, Key: keyFile}, Systems: []System{fakeSystem("1", "admin", "pw")}})
+	if e.CAPEM() != nil {
+		t.Fatal("a CA was generated although a certificate was given")
+	}
+	c := credential(t, e, "1", "admin", "pw")
+	if err := os.WriteFile(c.CAFile, caPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := bmc.Connect(context.Background(), c, bmc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+}
+
+func pemBlock(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
 }
