@@ -1,0 +1,151 @@
+// Package clusterconfig is the two-node cluster's node configuration: /etc/tnf/cluster.yaml on
+// the nodes (written by a MachineConfig, read by tnfctl) and its secrets under /etc/tnf/secrets.
+// It is built from the project's own tnf.yaml or from an install-config's fencing credentials.
+package clusterconfig
+
+import (
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/tnf-layer/tnf-layer/internal/bmc"
+)
+
+// Paths on the nodes.
+const (
+	Path       = "/etc/tnf/cluster.yaml"
+	SecretsDir = "/etc/tnf/secrets"
+)
+
+// Config is /etc/tnf/cluster.yaml. It holds no secret: each BMC password is a file under
+// SecretsDir, named in PasswordFile.
+type Config struct {
+	ClusterName string `json:"clusterName"`
+	Nodes       []Node `json:"nodes"`
+	// FenceRaceWinner is the node that survives a network split (default: first by name): the
+	// device that fences it gets the longer delay.
+	FenceRaceWinner string      `json:"fenceRaceWinner,omitempty"`
+	FenceDelay      FenceDelay  `json:"fenceDelay,omitempty"`
+	AutoUnblock     AutoUnblock `json:"autoUnblock,omitempty"`
+}
+
+// Node is one of the two nodes.
+type Node struct {
+	Name string `json:"name"`
+	IP   string `json:"ip"`
+	BMC  BMC    `json:"bmc"`
+}
+
+// BMC is a node's fencing credential, without the password itself.
+type BMC struct {
+	Address                 string `json:"address"`
+	Username                string `json:"username"`
+	PasswordFile            string `json:"passwordFile"`
+	CertificateVerification string `json:"certificateVerification,omitempty"` // Enabled (default) or Disabled
+}
+
+// FenceDelay is pcmk_delay_base on the device that fences the race winner (Winner) and on the
+// other one (Other).
+type FenceDelay struct {
+	Winner Duration `json:"winner,omitempty"`
+	Other  Duration `json:"other,omitempty"`
+}
+
+// AutoUnblock is the seed's "Phase 2", off unless enabled.
+type AutoUnblock struct {
+	Enabled bool     `json:"enabled,omitempty"`
+	After   Duration `json:"after,omitempty"`
+}
+
+// Duration is a time.Duration written as "10s".
+type Duration struct{ time.Duration }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	v, err := time.ParseDuration(strings.Trim(string(b), `"`))
+	if err != nil {
+		return fmt.Errorf("duration %s: %w", b, err)
+	}
+	d.Duration = v
+	return nil
+}
+
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// Defaults fills what was left out. The node order is kept, so errors name fields as written.
+func (c *Config) Defaults() {
+	if c.FenceRaceWinner == "" && len(c.Nodes) > 0 {
+		first := c.Nodes[0].Name
+		for _, n := range c.Nodes[1:] {
+			first = min(first, n.Name)
+		}
+		c.FenceRaceWinner = first
+	}
+	if c.FenceDelay.Winner.Duration == 0 {
+		c.FenceDelay.Winner.Duration = 10 * time.Second
+	}
+	if c.FenceDelay.Other.Duration == 0 {
+		c.FenceDelay.Other.Duration = time.Second
+	}
+	if c.AutoUnblock.Enabled && c.AutoUnblock.After.Duration == 0 {
+		c.AutoUnblock.After.Duration = 10 * time.Minute
+	}
+	for i := range c.Nodes {
+		if c.Nodes[i].BMC.CertificateVerification == "" {
+			c.Nodes[i].BMC.CertificateVerification = "Enabled"
+		}
+	}
+}
+
+// Validate checks the config; errors carry the path of the bad field.
+func (c Config) Validate() error {
+	if c.ClusterName == "" {
+		return fmt.Errorf("clusterName: missing")
+	}
+	if len(c.Nodes) != 2 {
+		return fmt.Errorf("nodes: exactly two nodes are needed, found %d", len(c.Nodes))
+	}
+	names := map[string]bool{}
+	for i, n := range c.Nodes {
+		f := fmt.Sprintf("nodes[%d]", i)
+		if n.Name == "" || strings.ContainsAny(n.Name, " /:;") {
+			return fmt.Errorf("%s.name: %q is not a node name", f, n.Name)
+		}
+		if names[n.Name] {
+			return fmt.Errorf("%s.name: %q is listed twice", f, n.Name)
+		}
+		names[n.Name] = true
+		if net.ParseIP(n.IP) == nil {
+			return fmt.Errorf("%s.ip: %q is not an IP address", f, n.IP)
+		}
+		if _, err := bmc.ParseAddress(f+".bmc.address", n.BMC.Address); err != nil {
+			return err
+		}
+		if n.BMC.Username == "" {
+			return fmt.Errorf("%s.bmc.username: missing", f)
+		}
+		if !strings.HasPrefix(n.BMC.PasswordFile, SecretsDir+"/") {
+			return fmt.Errorf("%s.bmc.passwordFile: %q is not under %s", f, n.BMC.PasswordFile, SecretsDir)
+		}
+		if v := n.BMC.CertificateVerification; v != "Enabled" && v != "Disabled" {
+			return fmt.Errorf("%s.bmc.certificateVerification: %q is neither Enabled nor Disabled", f, v)
+		}
+	}
+	if !names[c.FenceRaceWinner] {
+		return fmt.Errorf("fenceRaceWinner: %q is not one of the nodes", c.FenceRaceWinner)
+	}
+	if c.FenceDelay.Winner.Duration <= c.FenceDelay.Other.Duration {
+		return fmt.Errorf("fenceDelay.winner: %v must be longer than fenceDelay.other (%v), or both nodes fence each other", c.FenceDelay.Winner, c.FenceDelay.Other)
+	}
+	return nil
+}
+
+// Marshal renders cluster.yaml, nodes sorted by name.
+func (c Config) Marshal() ([]byte, error) {
+	c.Nodes = append([]Node(nil), c.Nodes...)
+	sort.Slice(c.Nodes, func(i, j int) bool { return c.Nodes[i].Name < c.Nodes[j].Name })
+	return yaml.Marshal(c)
+}

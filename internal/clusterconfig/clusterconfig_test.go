@@ -1,0 +1,95 @@
+package clusterconfig
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, dir, name, body string) string {
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const goodTNF = `clusterName: lab
+nodes:
+- name: node2
+  ip: 192.168.122.12
+  bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: pw2}
+- name: node1
+  ip: 192.168.122.11
+  bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/1", username: admin, passwordFile: pw1}
+`
+
+func TestLoadTNF(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "pw1", "one\n")
+	write(t, dir, "pw2", "two")
+	in, err := LoadTNF(write(t, dir, "tnf.yaml", goodTNF))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := in.Config
+	if c.Nodes[1].Name != "node1" || c.FenceRaceWinner != "node1" || c.FenceDelay.Winner.Seconds() != 10 || c.FenceDelay.Other.Seconds() != 1 {
+		t.Fatalf("%+v", c)
+	}
+	if c.Nodes[1].BMC.PasswordFile != "/etc/tnf/secrets/node1.password" || c.Nodes[1].BMC.CertificateVerification != "Enabled" {
+		t.Fatalf("%+v", c.Nodes[1].BMC)
+	}
+	secrets := map[string]string{}
+	for _, s := range in.Secrets {
+		secrets[s.Path] = string(s.Data)
+	}
+	if secrets["/etc/tnf/secrets/node1.password"] != "one" || secrets["/etc/tnf/secrets/node2.password"] != "two" {
+		t.Fatalf("secrets: %v", secrets)
+	}
+	out, _ := c.Marshal()
+	if strings.Index(string(out), "name: node1") > strings.Index(string(out), "name: node2") {
+		t.Fatalf("cluster.yaml nodes not sorted:\n%s", out)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "pw1", "one")
+	write(t, dir, "pw2", "two")
+	tnfRows := []struct{ old, new, want string }{
+		{"clusterName: lab", "clusterName: lab\ncolour: red", `unknown field "colour"`},
+		{"clusterName: lab", "clusterName: ''", "clusterName"},
+		{"ip: 192.168.122.12", "ip: nowhere", "nodes[0].ip"},
+		{"ip: 192.168.122.11", "ip: nowhere", "nodes[1].ip"},
+		{"name: node2", "name: node1", "nodes[1].name"},
+		{`"redfish+https://10.0.2.2:8443/redfish/v1/Systems/2"`, `"https://10.0.2.2/redfish/v1/Systems/2"`, "nodes[0].bmc.address"},
+		{"passwordFile: pw2", "passwordFile: missing", "nodes[0].bmc.passwordFile"},
+		{"username: admin, passwordFile: pw1", "passwordFile: pw1", "nodes[1].bmc.username"},
+		{"clusterName: lab", "clusterName: lab\nfenceRaceWinner: node3", "fenceRaceWinner"},
+		{"clusterName: lab", "clusterName: lab\nfenceDelay: {winner: 1s, other: 5s}", "fenceDelay.winner"},
+	}
+	for _, r := range tnfRows {
+		p := write(t, dir, "tnf.yaml", strings.Replace(goodTNF, r.old, r.new, 1))
+		if _, err := LoadTNF(p); err == nil || !strings.Contains(err.Error(), r.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("tnf.yaml %q: error %v, want one naming the file and %s", r.new, err, r.want)
+		}
+	}
+	ips := map[string]string{"m0": "192.0.2.10", "m1": "192.0.2.11", "m2": "192.0.2.12"}
+	cred := func(host string) string {
+		return "    - {hostName: " + host + ", address: \"redfish+https://192.0.2.20/redfish/v1/Systems/1\", username: admin, password: pw}\n"
+	}
+	icRows := []struct{ body, want string }{
+		{"metadata: {name: x}\ncontrolPlane: {name: master}\n", "controlPlane.fencing.credentials: missing"},
+		{"metadata: {name: x}\ncontrolPlane:\n  fencing:\n    credentials:\n" + cred("m0") + cred("m1") + cred("m2"), "exactly two are needed, found 3"},
+		{"metadata: {name: x}\ncontrolPlane:\n  fencing:\n    credentials:\n" + cred("m0") + cred("m9"), "credentials[1].hostName"},
+		{"metadata: {name: x}\ncontrolPlane:\n  fencing:\n    credentials:\n" + cred("m0") + strings.Replace(cred("m1"), "password: pw", "password: ''", 1), "credentials[1].password"},
+		{"metadata: {name: x}\ncontrolPlane:\n  fencing:\n    credentials:\n" + cred("m0") + strings.Replace(cred("m1"), "redfish+https", "ipmi", 1), "nodes[1].bmc.address"},
+	}
+	for _, r := range icRows {
+		p := write(t, dir, "install-config.yaml", r.body)
+		if _, err := LoadInstallConfig(p, ips); err == nil || !strings.Contains(err.Error(), r.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("install-config: error %v, want one naming the file and %q", err, r.want)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package clusterconfig
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Secret is a file the MachineConfig writes with mode 0600.
+type Secret struct {
+	Path string
+	Data []byte
+}
+
+// Input is what build-layer reads: the project's tnf.yaml (cluster.yaml plus, per node, where to
+// read the BMC password on the build machine) or an install-config.
+type Input struct {
+	Config  Config
+	Secrets []Secret
+}
+
+// tnfFile is tnf.yaml: cluster.yaml's fields, with passwordFile naming a file on the build
+// machine; the secret's path on the node is derived from the node name.
+type tnfFile Config
+
+func secretPath(node string) string { return SecretsDir + "/" + node + ".password" }
+
+// LoadTNF reads tnf.yaml. Unknown fields are errors; errors name the file and the field.
+func LoadTNF(path string) (Input, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Input{}, err
+	}
+	var f tnfFile
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return Input{}, fmt.Errorf("%s: %w", path, err)
+	}
+	in := Input{Config: Config(f)}
+	for i := range in.Config.Nodes {
+		n := &in.Config.Nodes[i]
+		src := n.BMC.PasswordFile
+		if src == "" {
+			return Input{}, fmt.Errorf("%s: nodes[%d].bmc.passwordFile: missing", path, i)
+		}
+		if !filepath.IsAbs(src) {
+			src = filepath.Join(filepath.Dir(path), src)
+		}
+		pw, err := os.ReadFile(src)
+		if err != nil {
+			return Input{}, fmt.Errorf("%s: nodes[%d].bmc.passwordFile: %w", path, i, err)
+		}
+		n.BMC.PasswordFile = secretPath(n.Name)
+		in.Secrets = append(in.Secrets, Secret{Path: n.BMC.PasswordFile, Data: []byte(strings.TrimRight(string(pw), "\r\n"))})
+	}
+	return in, in.finish(path)
+}
+
+// installConfig is the part of an install-config.yaml this reads.
+type installConfig struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	ControlPlane struct {
+		Fencing *struct {
+			Credentials []struct {
+				HostName                string `json:"hostName"`
+				Address                 string `json:"address"`
+				Username                string `json:"username"`
+				Password                string `json:"password"`
+				CertificateVerification string `json:"certificateVerification"`
+			} `json:"credentials"`
+		} `json:"fencing"`
+	} `json:"controlPlane"`
+	Platform struct {
+		BareMetal struct {
+			Hosts []struct {
+				Name string `json:"name"`
+			} `json:"hosts"`
+		} `json:"baremetal"`
+	} `json:"platform"`
+}
+
+// LoadInstallConfig reads the fencing credentials of an install-config.yaml. The node IPs are
+// not in an install-config: ips maps host names to them (from --node-ip flags).
+func LoadInstallConfig(path string, ips map[string]string) (Input, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Input{}, err
+	}
+	var ic installConfig
+	// Not strict: an install-config has many fields this does not read.
+	if err := yaml.Unmarshal(data, &ic); err != nil {
+		return Input{}, fmt.Errorf("%s: %w", path, err)
+	}
+	f := ic.ControlPlane.Fencing
+	if f == nil || len(f.Credentials) == 0 {
+		return Input{}, fmt.Errorf("%s: controlPlane.fencing.credentials: missing; a two-node cluster needs one per node", path)
+	}
+	if len(f.Credentials) != 2 {
+		return Input{}, fmt.Errorf("%s: controlPlane.fencing.credentials: exactly two are needed, found %d", path, len(f.Credentials))
+	}
+	in := Input{Config: Config{ClusterName: ic.Metadata.Name}}
+	for i, c := range f.Credentials {
+		field := fmt.Sprintf("controlPlane.fencing.credentials[%d]", i)
+		if c.HostName == "" {
+			return Input{}, fmt.Errorf("%s: %s.hostName: missing", path, field)
+		}
+		if c.Password == "" {
+			return Input{}, fmt.Errorf("%s: %s.password: missing", path, field)
+		}
+		ip, ok := ips[c.HostName]
+		if !ok {
+			return Input{}, fmt.Errorf("%s: %s.hostName: no IP given for %q (--node-ip %s=IP)", path, field, c.HostName, c.HostName)
+		}
+		n := Node{Name: c.HostName, IP: ip, BMC: BMC{Address: c.Address, Username: c.Username,
+			PasswordFile: secretPath(c.HostName), CertificateVerification: c.CertificateVerification}}
+		in.Config.Nodes = append(in.Config.Nodes, n)
+		in.Secrets = append(in.Secrets, Secret{Path: n.BMC.PasswordFile, Data: []byte(c.Password)})
+	}
+	return in, in.finish(path)
+}
+
+func (in *Input) finish(path string) error {
+	in.Config.Defaults()
+	if err := in.Config.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

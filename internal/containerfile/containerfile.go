@@ -1,0 +1,72 @@
+// Package containerfile renders the top-level Containerfile template from typed inputs.
+package containerfile
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"text/template"
+
+	tnflayer "github.com/tnf-layer/tnf-layer"
+)
+
+// File is one COPY: Src in the build context, Dest in the image.
+type File struct {
+	Src, Dest, Mode string
+}
+
+// Inputs are everything the Containerfile depends on.
+type Inputs struct {
+	Base          string // digest-pinned
+	Extensions    string // digest-pinned rhel-coreos-extensions image (rhcos-extensions only)
+	PackageSource string // rhcos-extensions or apt
+	Packages      []string
+	Files         []File
+	Labels        map[string]string
+	Finalize      string // bootc-lint, ostree-commit or none
+}
+
+type label struct{ Key, Value string }
+
+var digestRef = regexp.MustCompile(`^[a-z0-9][a-z0-9.:/_-]*@sha256:[0-9a-f]{64}$`)
+
+// DNFFromExtensions is the RUN step that installs packages from the RPM repository inside an
+// rhel-coreos-extensions image (bind-mounted from mountFrom: an image or a stage), with no
+// entitlement. The layer and the on-cluster build both use it.
+func DNFFromExtensions(mountFrom string, packages []string) string {
+	return "RUN --mount=type=bind,from=" + mountFrom + ",source=/usr/share/rpm-ostree/extensions,target=/run/tnf-extensions \\\n" +
+		`    printf '[tnf-extensions]\nbaseurl=file:///run/tnf-extensions\nenabled=1\ngpgcheck=0\n' > /etc/yum.repos.d/tnf-extensions.repo && \` + "\n" +
+		"    dnf install -y " + strings.Join(packages, " ") + " && dnf clean all && rm /etc/yum.repos.d/tnf-extensions.repo"
+}
+
+var funcs = template.FuncMap{"join": strings.Join, "dnfFromExtensions": DNFFromExtensions}
+
+// Render renders the Containerfile.
+func Render(in Inputs) (string, error) {
+	if !digestRef.MatchString(in.Base) {
+		return "", fmt.Errorf("base %q is not pinned by digest", in.Base)
+	}
+	if in.PackageSource == "rhcos-extensions" && !digestRef.MatchString(in.Extensions) {
+		return "", fmt.Errorf("extensions image %q is not pinned by digest", in.Extensions)
+	}
+	tmpl, err := template.New("Containerfile").Funcs(funcs).Parse(tnflayer.ContainerfileTemplate)
+	if err != nil {
+		return "", err
+	}
+	labels := make([]label, 0, len(in.Labels))
+	for k, v := range in.Labels {
+		labels = append(labels, label{k, v})
+	}
+	sort.Slice(labels, func(i, j int) bool { return labels[i].Key < labels[j].Key })
+	var b bytes.Buffer
+	err = tmpl.Execute(&b, struct {
+		Inputs
+		Labels []label
+	}{in, labels})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(b.String()) + "\n", nil
+}

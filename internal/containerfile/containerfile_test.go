@@ -1,0 +1,63 @@
+package containerfile
+
+import (
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tnflayer "github.com/tnf-layer/tnf-layer"
+	"github.com/tnf-layer/tnf-layer/internal/layerdef"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const (
+	baseDigest = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	extDigest  = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:2222222222222222222222222222222222222222222222222222222222222222"
+)
+
+// TestGolden renders every shipped layer with fixed inputs and compares with testdata/.
+func TestGolden(t *testing.T) {
+	names, _ := fs.Glob(tnflayer.Layers, "layers/*.yaml")
+	for _, n := range names {
+		data, _ := fs.ReadFile(tnflayer.Layers, n)
+		l, err := layerdef.Parse(n, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := Inputs{Base: baseDigest, Extensions: extDigest, PackageSource: l.Packages.Source, Packages: l.Packages.Names,
+			Finalize: l.Finalize, Labels: map[string]string{"io.tnf-layer.layer": l.Name, "io.tnf-layer.source-commit": "0123abc"}}
+		for _, f := range l.Files {
+			in.Files = append(in.Files, File{Src: f.From, Dest: f.To, Mode: f.Mode})
+		}
+		got, err := Render(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden := filepath.Join("testdata", l.Name+".Containerfile")
+		if *update {
+			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != string(want) {
+			t.Errorf("%s differs from %s (go test -update to accept):\n%s", l.Name, golden, got)
+		}
+	}
+}
+
+func TestRenderRejectsUnpinned(t *testing.T) {
+	if _, err := Render(Inputs{Base: "quay.io/x/rhcos:latest"}); err == nil || !strings.Contains(err.Error(), "base") {
+		t.Errorf("tag accepted: %v", err)
+	}
+	if _, err := Render(Inputs{Base: baseDigest, PackageSource: "rhcos-extensions", Extensions: "quay.io/x/ext:4.19"}); err == nil {
+		t.Error("unpinned extensions accepted")
+	}
+}

@@ -1,0 +1,159 @@
+// Package layerdef reads the layer definitions in layers/: one per OpenShift release and the lab
+// default. Parsing is strict: an unknown field or a bad value is an error naming file and field.
+package layerdef
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Layer is one layer definition.
+type Layer struct {
+	Name     string   `json:"name"`
+	Kind     string   `json:"kind"` // rhcos or lab
+	Release  *Release `json:"release,omitempty"`
+	Base     string   `json:"base,omitempty"` // lab: the base image
+	OS       OS       `json:"os"`
+	Packages Packages `json:"packages"`
+	Files    []File   `json:"files"`
+	Finalize string   `json:"finalize"` // bootc-lint, ostree-commit or none
+}
+
+// Release is the OpenShift release the base comes from.
+type Release struct {
+	Version string `json:"version"`
+	Image   string `json:"image"`
+}
+
+// OS is the base's operating system.
+type OS struct {
+	ID      string `json:"id"`
+	Version string `json:"version"`
+}
+
+// Packages is the package set and where it comes from.
+type Packages struct {
+	Source string   `json:"source"` // rhcos-extensions or apt
+	Names  []string `json:"names"`
+}
+
+// File is one of our files: From is a build output ("bin/NAME", compiled for the target) or a
+// path in the repository; To is where it goes in the image.
+type File struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Mode string `json:"mode"`
+}
+
+// ModeBits is the file's mode.
+func (f File) ModeBits() uint32 {
+	m, _ := strconv.ParseUint(f.Mode, 8, 32)
+	return uint32(m)
+}
+
+var (
+	packageName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9.+_-]*$`)
+	imageRef    = regexp.MustCompile(`^[a-z0-9][a-z0-9.:/_-]*(:[a-zA-Z0-9_][a-zA-Z0-9._-]*)?(@sha256:[0-9a-f]{64})?$`)
+	version     = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
+)
+
+// Parse reads one definition; file names it in errors.
+func Parse(file string, data []byte) (Layer, error) {
+	var l Layer
+	if err := yaml.UnmarshalStrict(data, &l); err != nil {
+		return Layer{}, fmt.Errorf("%s: %w", file, err)
+	}
+	if err := l.validate(); err != nil {
+		return Layer{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return l, nil
+}
+
+func (l Layer) validate() error {
+	if l.Name == "" {
+		return fmt.Errorf("name: missing")
+	}
+	switch l.Kind {
+	case "rhcos":
+		if l.Release == nil {
+			return fmt.Errorf("release: missing for kind rhcos")
+		}
+		if !version.MatchString(l.Release.Version) {
+			return fmt.Errorf("release.version: %q is not MAJOR.MINOR", l.Release.Version)
+		}
+		if !imageRef.MatchString(l.Release.Image) {
+			return fmt.Errorf("release.image: %q is not an image reference", l.Release.Image)
+		}
+		if l.Base != "" {
+			return fmt.Errorf("base: kind rhcos takes its base from the release (use --base to override)")
+		}
+		if l.Packages.Source != "rhcos-extensions" {
+			return fmt.Errorf("packages.source: kind rhcos installs from rhcos-extensions, not %q", l.Packages.Source)
+		}
+	case "lab":
+		if l.Release != nil {
+			return fmt.Errorf("release: kind lab has no release")
+		}
+		if !imageRef.MatchString(l.Base) {
+			return fmt.Errorf("base: %q is not an image reference", l.Base)
+		}
+		if l.Packages.Source != "apt" {
+			return fmt.Errorf("packages.source: kind lab installs with apt, not %q", l.Packages.Source)
+		}
+	default:
+		return fmt.Errorf("kind: %q is neither rhcos nor lab", l.Kind)
+	}
+	if l.OS.ID == "" || l.OS.Version == "" {
+		return fmt.Errorf("os: id and version are needed")
+	}
+	if len(l.Packages.Names) == 0 {
+		return fmt.Errorf("packages.names: empty")
+	}
+	for i, p := range l.Packages.Names {
+		if !packageName.MatchString(p) {
+			return fmt.Errorf("packages.names[%d]: %q is not a package name", i, p)
+		}
+	}
+	seen := map[string]bool{}
+	for i, f := range l.Files {
+		field := fmt.Sprintf("files[%d]", i)
+		if f.From == "" || path.IsAbs(f.From) || strings.Contains(f.From, "..") {
+			return fmt.Errorf("%s.from: %q must be a path inside the repository (or bin/NAME)", field, f.From)
+		}
+		to := path.Clean(f.To)
+		if !strings.HasPrefix(to, "/usr/") || strings.HasPrefix(to, "/usr/local/") {
+			return fmt.Errorf("%s.to: %q must be under /usr (not /usr/local): on RHCOS /opt and /usr/local live in /var", field, f.To)
+		}
+		if seen[to] {
+			return fmt.Errorf("%s.to: %q is written twice", field, f.To)
+		}
+		seen[to] = true
+		if m, err := strconv.ParseUint(f.Mode, 8, 32); err != nil || m > 0o7777 || len(f.Mode) != 4 {
+			return fmt.Errorf("%s.mode: %q is not a four-digit octal mode", field, f.Mode)
+		}
+	}
+	switch l.Finalize {
+	case "bootc-lint", "ostree-commit", "none":
+	default:
+		return fmt.Errorf("finalize: %q is not bootc-lint, ostree-commit or none", l.Finalize)
+	}
+	return nil
+}
+
+// Binaries are the bin/NAME outputs the layer needs, sorted.
+func (l Layer) Binaries() []string {
+	var out []string
+	for _, f := range l.Files {
+		if name, ok := strings.CutPrefix(f.From, "bin/"); ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,64 @@
+package layerdef
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+
+	tnflayer "github.com/tnf-layer/tnf-layer"
+)
+
+func TestShippedLayersParse(t *testing.T) {
+	names, err := fs.Glob(tnflayer.Layers, "layers/*.yaml")
+	if err != nil || len(names) != 4 {
+		t.Fatalf("layers: %v %v", names, err)
+	}
+	for _, n := range names {
+		data, _ := fs.ReadFile(tnflayer.Layers, n)
+		l, err := Parse(n, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.TrimSuffix(strings.TrimPrefix(n, "layers/"), ".yaml"); l.Name != want {
+			t.Errorf("%s: name %q, want %q", n, l.Name, want)
+		}
+		if got := l.Binaries(); len(got) < 3 {
+			t.Errorf("%s: binaries %v", n, got)
+		}
+	}
+}
+
+func TestBadLayers(t *testing.T) {
+	good := `name: x
+kind: rhcos
+release: {version: "4.19", image: quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64}
+os: {id: rhel, version: "9.6"}
+packages: {source: rhcos-extensions, names: [pacemaker]}
+files: [{from: bin/tnfctl, to: /usr/bin/tnfctl, mode: "0755"}]
+finalize: bootc-lint
+`
+	if _, err := Parse("good.yaml", []byte(good)); err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct{ old, new, want string }{
+		{"name: x", "name: x\nflavour: spicy", `unknown field "flavour"`},
+		{"kind: rhcos", "kind: fedora", "kind"},
+		{`version: "4.19"`, `version: "four"`, "release.version"},
+		{"image: quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64", "image: 'not an image'", "release.image"},
+		{"source: rhcos-extensions", "source: apt", "packages.source"},
+		{"names: [pacemaker]", "names: []", "packages.names"},
+		{"names: [pacemaker]", "names: ['rm -rf /']", "packages.names[0]"},
+		{"to: /usr/bin/tnfctl", "to: /opt/tnf/tnfctl", "files[0].to"},
+		{"to: /usr/bin/tnfctl", "to: /usr/local/bin/tnfctl", "files[0].to"},
+		{"from: bin/tnfctl", "from: ../secrets", "files[0].from"},
+		{`mode: "0755"`, `mode: "rwx"`, "files[0].mode"},
+		{"finalize: bootc-lint", "finalize: maybe", "finalize"},
+		{"os: {id: rhel, version: \"9.6\"}", "os: {id: rhel}", "os"},
+	}
+	for _, r := range rows {
+		_, err := Parse("bad.yaml", []byte(strings.Replace(good, r.old, r.new, 1)))
+		if err == nil || !strings.Contains(err.Error(), r.want) || !strings.Contains(err.Error(), "bad.yaml") {
+			t.Errorf("%q → %q: error %v, want one naming bad.yaml and %s", r.old, r.new, err, r.want)
+		}
+	}
+}
