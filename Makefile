@@ -9,7 +9,7 @@ export GOFLAGS
 all: build
 
 build:
-	$(GO) build -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./cmd/etcd ./cmd/etcdctl ./test/redfish/cmd/redfish-emulator
+	$(GO) build -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./cmd/build-layer ./cmd/etcd ./cmd/etcdctl ./test/redfish/cmd/redfish-emulator
 
 # Unit tests and the integration tests (tag "integration": real etcd processes, Pacemaker's
 # tools, ocf-tester), one package at a time so their processes never compete for the 2 cores.

@@ -1,0 +1,183 @@
+//go:build integration
+
+package buildlayer
+
+import (
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	digest     = func(c byte) string { return "@sha256:" + strings.Repeat(string(c), 64) }
+	base       = "quay.io/openshift-release-dev/ocp-v4.0-art-dev" + digest('1')
+	extensions = "quay.io/openshift-release-dev/ocp-v4.0-art-dev" + digest('2')
+	layerImage = "registry.example.com/tnf/layer" + digest('3')
+)
+
+func repoRoot(t *testing.T) string {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func tnfYAML(t *testing.T, dir string) string {
+	for _, n := range []string{"pw1", "pw2"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("secret-"+n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, "tnf.yaml")
+	body := `clusterName: lab
+nodes:
+- {name: node1, ip: 192.168.122.11, bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/1", username: admin, passwordFile: pw1}}
+- {name: node2, ip: 192.168.122.12, bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: pw2}}
+`
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func hashFiles(t *testing.T, dir string) map[string][32]byte {
+	out := map[string][32]byte{}
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = sha256.Sum256(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestDryRun renders the 4.19 layer with every manifest, twice: the context is the same to the
+// byte (reproducible), the manifests decode strictly, the secrets are only in the node
+// configuration and never in the context.
+func TestDryRun(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{OCP: "4.19", Base: base, Extensions: extensions, Source: repoRoot(t), Commit: "abc123",
+		Cluster: tnfYAML(t, dir), LayerImage: layerImage, PushSpec: "registry.example.com/tnf/os-image:latest", PushSecret: "push",
+		DryRun: filepath.Join(dir, "out")}
+	s, err := DryRun(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := hashFiles(t, filepath.Join(dir, "out", "context"))
+	if _, err := DryRun(o); err != nil {
+		t.Fatal(err)
+	}
+	second := hashFiles(t, filepath.Join(dir, "out", "context"))
+	for f, h := range first {
+		if second[f] != h {
+			t.Errorf("%s differs between two runs", f)
+		}
+	}
+	for _, want := range []string{"Containerfile", "bin/ocf-etcd", "bin/tnf-etcd-agent", "bin/tnfctl"} {
+		if _, ok := first[want]; !ok {
+			t.Errorf("context lacks %s: %v", want, first)
+		}
+	}
+	cf, _ := os.ReadFile(s.Containerfile)
+	for _, want := range []string{"FROM " + base, "from=" + extensions, "RUN bootc container lint", `LABEL io.tnf-layer.release="4.19"`} {
+		if !strings.Contains(string(cf), want) {
+			t.Errorf("Containerfile lacks %q:\n%s", want, cf)
+		}
+	}
+	if len(s.Manifests) != 3 {
+		t.Fatalf("manifests: %v", s.Manifests)
+	}
+	for _, m := range s.Manifests {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj any = &mcfgv1.MachineConfig{}
+		if strings.Contains(filepath.Base(m), "machineosconfig") {
+			obj = &mcfgv1.MachineOSConfig{}
+		}
+		if err := yaml.UnmarshalStrict(data, obj); err != nil {
+			t.Errorf("%s: %v", m, err)
+		}
+	}
+	err = filepath.Walk(filepath.Join(dir, "out", "context"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if data, _ := os.ReadFile(p); strings.Contains(string(data), "secret-pw") {
+				t.Errorf("a BMC password is in the build context: %s", p)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDryRunBadInput: each bad input is a clear error, and nothing is written.
+func TestDryRunBadInput(t *testing.T) {
+	dir := t.TempDir()
+	ic := filepath.Join(dir, "install-config.yaml")
+	if err := os.WriteFile(ic, []byte("metadata: {name: x}\ncontrolPlane: {name: master}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := Options{OCP: "4.19", Base: base, Extensions: extensions, Source: repoRoot(t)}
+	rows := []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"unknown release", func(o *Options) { o.OCP = "9.99" }, "layers/ocp-9.99.yaml"},
+		{"both --ocp and --layer", func(o *Options) { o.Layer = "lab" }, "exclude"},
+		{"no base", func(o *Options) { o.Base = "" }, "--base"},
+		{"base by tag", func(o *Options) { o.Base = "quay.io/x/rhcos:4.19" }, "digest"},
+		{"no extensions", func(o *Options) { o.Extensions = "" }, "--extensions"},
+		{"install-config without fencing", func(o *Options) { o.InstallCfg = ic }, "controlPlane.fencing.credentials"},
+		{"bad push spec", func(o *Options) { o.LayerImage = layerImage; o.PushSpec = "nodot/x:y"; o.PushSecret = "s" }, "--push-spec"},
+		{"layer image by tag", func(o *Options) { o.LayerImage = "registry.example.com/tnf/layer:latest" }, "digest"},
+		{"bad layer definition", func(o *Options) { o.LayersDir = badLayers(t) }, "finalize"},
+	}
+	for _, r := range rows {
+		o := good
+		o.DryRun = filepath.Join(dir, "out-"+strings.ReplaceAll(r.name, " ", "-"))
+		r.edit(&o)
+		if o.LayersDir != "" {
+			o.OCP = "4.19"
+		}
+		_, err := DryRun(o)
+		if err == nil || !strings.Contains(err.Error(), r.want) {
+			t.Errorf("%s: error %v, want one with %q", r.name, err, r.want)
+		}
+		if _, err := os.Stat(o.DryRun); !os.IsNotExist(err) {
+			t.Errorf("%s: %s was written", r.name, o.DryRun)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".out-*"))
+	if len(left) != 0 {
+		t.Errorf("temporary folders left behind: %v", left)
+	}
+}
+
+func badLayers(t *testing.T) string {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "layers", "ocp-4.19.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(data), "finalize: bootc-lint", "finalize: sometimes", 1)
+	if err := os.WriteFile(filepath.Join(dir, "ocp-4.19.yaml"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

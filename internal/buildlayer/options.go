@@ -1,0 +1,88 @@
+// Package buildlayer is build-layer's pipeline: options → resolved inputs → build context →
+// manifests. This version renders (--dry-run); building with buildah and pushing come next.
+package buildlayer
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"runtime"
+	"strings"
+
+	tnflayer "github.com/tnf-layer/tnf-layer"
+	"github.com/tnf-layer/tnf-layer/internal/layerdef"
+)
+
+// Options are build-layer's flags.
+type Options struct {
+	OCP        string // release version: layers/ocp-<OCP>.yaml
+	Layer      string // or a layer by name
+	LayersDir  string // read layer definitions from here instead of the embedded ones
+	Base       string // override the base image (digest-pinned)
+	Extensions string // the release's rhel-coreos-extensions image (digest-pinned)
+	Source     string // repository to compile the agents from
+	Arch       string // target architecture (GOARCH)
+	Commit     string // source commit label
+
+	DryRun string // render into this folder
+
+	// Manifests.
+	Pool       string
+	PushSpec   string
+	PushSecret string
+	LayerImage string // an already pushed layer (digest-pinned) for the MachineOSConfig
+	Cluster    string // tnf.yaml
+	InstallCfg string // install-config.yaml
+	NodeIPs    map[string]string
+}
+
+// Defaults fills unset options.
+func (o *Options) Defaults() {
+	if o.Source == "" {
+		o.Source = "."
+	}
+	if o.Arch == "" {
+		o.Arch = runtime.GOARCH
+	}
+	if o.Pool == "" {
+		o.Pool = "master"
+	}
+}
+
+// LoadLayer finds the layer definition the options name.
+func (o Options) LoadLayer() (layerdef.Layer, error) {
+	name := o.Layer
+	switch {
+	case o.OCP != "" && o.Layer != "":
+		return layerdef.Layer{}, fmt.Errorf("--ocp and --layer exclude each other")
+	case o.OCP != "":
+		name = "ocp-" + o.OCP
+	case o.Layer == "":
+		return layerdef.Layer{}, fmt.Errorf("--ocp VERSION or --layer NAME is needed")
+	}
+	if strings.ContainsAny(name, "/\\") {
+		return layerdef.Layer{}, fmt.Errorf("--layer: %q is not a layer name", name)
+	}
+	file := path.Join("layers", name+".yaml")
+	var data []byte
+	var err error
+	if o.LayersDir != "" {
+		file = path.Join(o.LayersDir, name+".yaml")
+		data, err = os.ReadFile(file)
+	} else {
+		data, err = fs.ReadFile(tnflayer.Layers, file)
+	}
+	if err != nil {
+		return layerdef.Layer{}, fmt.Errorf("no layer definition %s (known: %s)", file, strings.Join(knownLayers(), ", "))
+	}
+	return layerdef.Parse(file, data)
+}
+
+func knownLayers() []string {
+	names, _ := fs.Glob(tnflayer.Layers, "layers/*.yaml")
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(path.Base(n), ".yaml")
+	}
+	return names
+}

@@ -1,0 +1,213 @@
+package buildlayer
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/containerfile"
+	"github.com/tnf-layer/tnf-layer/internal/layerdef"
+	"github.com/tnf-layer/tnf-layer/internal/manifests"
+)
+
+// binaryPackages maps a bin/NAME of a layer definition to the Go package that builds it.
+var binaryPackages = map[string]string{
+	"ocf-etcd":       "./agents/ocf-etcd",
+	"tnf-etcd-agent": "./agents/tnf-etcd-agent",
+	"tnfctl":         "./agents/tnfctl",
+	"etcd":           "./cmd/etcd",
+	"etcdctl":        "./cmd/etcdctl",
+}
+
+// Summary says what a run produced.
+type Summary struct {
+	Layer         string   `json:"layer"`
+	Base          string   `json:"base"`
+	Containerfile string   `json:"containerfile"`
+	Context       string   `json:"context"`
+	Manifests     []string `json:"manifests,omitempty"`
+}
+
+// DryRun renders the build context (Containerfile and the compiled agents) and the manifests
+// into o.DryRun, without building or pushing. Nothing is half-written: everything goes to a
+// temporary folder beside it, which replaces o.DryRun only when complete.
+func DryRun(o Options) (Summary, error) {
+	o.Defaults()
+	l, err := o.LoadLayer()
+	if err != nil {
+		return Summary{}, err
+	}
+	base := o.Base
+	if base == "" {
+		base = l.Base
+	}
+	if base == "" {
+		return Summary{}, fmt.Errorf("--base: needed for layer %s until release resolution is part of build-layer", l.Name)
+	}
+	if l.Packages.Source == "rhcos-extensions" && o.Extensions == "" {
+		return Summary{}, fmt.Errorf("--extensions: needed for layer %s (the release's rhel-coreos-extensions image, by digest)", l.Name)
+	}
+	out, err := filepath.Abs(o.DryRun)
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return Summary{}, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+"-")
+	if err != nil {
+		return Summary{}, err
+	}
+	defer os.RemoveAll(tmp)
+	// Manifests first: they check the remaining inputs before the agents are compiled.
+	names, err := renderManifests(o, l, filepath.Join(tmp, "manifests"))
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := renderContext(o, l, base, filepath.Join(tmp, "context")); err != nil {
+		return Summary{}, err
+	}
+	s := Summary{Layer: l.Name, Base: base, Context: filepath.Join(out, "context"), Containerfile: filepath.Join(out, "context", "Containerfile")}
+	for _, n := range names {
+		s.Manifests = append(s.Manifests, filepath.Join(out, "manifests", n))
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return Summary{}, err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return Summary{}, err
+	}
+	return s, nil
+}
+
+// renderContext renders the Containerfile, compiles the layer's binaries for the target
+// (static, -trimpath, stripped) and copies the other files of the layer into the context.
+func renderContext(o Options, l layerdef.Layer, base, dir string) error {
+	in := containerfile.Inputs{Base: base, Extensions: o.Extensions, PackageSource: l.Packages.Source,
+		Packages: l.Packages.Names, Finalize: l.Finalize,
+		Labels: map[string]string{"io.tnf-layer.layer": l.Name, "io.tnf-layer.source-commit": o.Commit}}
+	if l.Release != nil {
+		in.Labels["io.tnf-layer.release"] = l.Release.Version
+	}
+	for _, f := range l.Files {
+		in.Files = append(in.Files, containerfile.File{Src: f.From, Dest: f.To, Mode: f.Mode})
+	}
+	cf, err := containerfile.Render(in)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Containerfile"), []byte(cf), 0o644); err != nil {
+		return err
+	}
+	var pkgs []string
+	for _, b := range l.Binaries() {
+		pkg, ok := binaryPackages[b]
+		if !ok {
+			return fmt.Errorf("layer %s: no Go package builds bin/%s", l.Name, b)
+		}
+		pkgs = append(pkgs, pkg)
+	}
+	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", filepath.Join(dir, "bin") + "/"}, pkgs...)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = o.Source
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+o.Arch)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("compiling %s for linux/%s: %v\n%s", strings.Join(pkgs, " "), o.Arch, err, out)
+	}
+	for _, f := range l.Files {
+		if strings.HasPrefix(f.From, "bin/") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(o.Source, f.From))
+		if err != nil {
+			return fmt.Errorf("layer %s: files: %w", l.Name, err)
+		}
+		dst := filepath.Join(dir, f.From)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renderManifests writes what it has the inputs for: the node configuration MachineConfig (from
+// --cluster or --install-config) and, given an already pushed --layer-image, the
+// MachineOSConfig and the osImageURL MachineConfig.
+func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) {
+	objs := map[string]any{}
+	if o.Cluster != "" && o.InstallCfg != "" {
+		return nil, fmt.Errorf("--cluster and --install-config exclude each other")
+	}
+	var in clusterconfig.Input
+	var err error
+	switch {
+	case o.Cluster != "":
+		in, err = clusterconfig.LoadTNF(o.Cluster)
+	case o.InstallCfg != "":
+		in, err = clusterconfig.LoadInstallConfig(o.InstallCfg, o.NodeIPs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.Cluster != "" || o.InstallCfg != "" {
+		mc, err := manifests.NodeConfig(o.Pool, in)
+		if err != nil {
+			return nil, err
+		}
+		objs["99-"+o.Pool+"-tnf-node-config.yaml"] = mc
+	}
+	if o.LayerImage != "" {
+		var paths []string
+		for _, f := range l.Files {
+			paths = append(paths, f.To)
+		}
+		finalize := map[string]string{"bootc-lint": "bootc container lint", "ostree-commit": "ostree container commit"}[l.Finalize]
+		content, err := manifests.Containerfile(manifests.Layer{Image: o.LayerImage, Paths: paths, Packages: l.Packages.Names,
+			Extensions: o.Extensions, Finalize: finalize})
+		if err != nil {
+			return nil, err
+		}
+		if l.Packages.Source == "rhcos-extensions" {
+			mosc, err := manifests.MachineOSConfig(manifests.MachineOSConfigInput{Pool: o.Pool, PushSpec: o.PushSpec, PushSecret: o.PushSecret}, content)
+			if err != nil {
+				return nil, err
+			}
+			objs["machineosconfig-"+o.Pool+".yaml"] = mosc
+		}
+		mc, err := manifests.OSImageURL(o.Pool, o.LayerImage)
+		if err != nil {
+			return nil, err
+		}
+		objs["99-"+o.Pool+"-tnf-os-image.yaml"] = mc
+	}
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	var names []string
+	for name, obj := range objs {
+		data, err := manifests.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		// 0600: the node configuration carries the BMC passwords.
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
