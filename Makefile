@@ -3,31 +3,33 @@ GO        ?= go
 BIN       := $(CURDIR)/bin
 GOFLAGS   ?= -trimpath
 export GOFLAGS
+# containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
+TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
 .PHONY: all build test bench demo lint clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./cmd/build-layer ./cmd/etcd ./cmd/etcdctl ./test/redfish/cmd/redfish-emulator
+	$(GO) build -tags "$(TAGS)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./cmd/build-layer ./cmd/etcd ./cmd/etcdctl ./test/redfish/cmd/redfish-emulator
 
 # Unit tests and the integration tests (tag "integration": real etcd processes, Pacemaker's
 # tools, ocf-tester), one package at a time so their processes never compete for the 2 cores.
 test: build lint
-	TNF_BIN=$(BIN) $(GO) test -count=1 -tags integration -p 1 -timeout 25m ./...
+	TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -p 1 -timeout 25m ./...
 
 bench: build
-	TNF_BIN=$(BIN) $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 20m ./test/etcdagent/ | $(GO) run ./test/benchtable
+	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -run '^$$' -bench . -benchtime 1x -timeout 20m ./test/etcdagent/ | $(GO) run ./test/benchtable
 
 # The agent end to end: two etcd members formed through start/promote, the leader's node
 # fenced, the survivor serving alone on the notification, the fenced node rejoining.
 demo: build
-	TNF_BIN=$(BIN) $(GO) test -count=1 -tags integration -run '^TestFailoverAndRejoin$$' -v ./test/etcdagent/ \
+	TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -run '^TestFailoverAndRejoin$$' -v ./test/etcdagent/ \
 		| grep -E 'exit [0-9]+ in|msg=(decision|"launching|"forcing|"moved|"learner)|^(--- |ok|PASS|FAIL)' | sed -e 's/^ *//'
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet -tags integration ./...
+	$(GO) vet -tags "integration $(TAGS)" ./...
 
 clean:
 	rm -rf $(BIN)

@@ -7,5 +7,10 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make git ca-certificates \
 	resource-agents libxml2-utils pacemaker-cli-utils \
-	fence-agents qemu-system-x86 >/dev/null
+	fence-agents qemu-system-x86 docker-registry >/dev/null
+# The docker-registry package starts a registry on every interface; the tests run their own on
+# loopback, so the packaged service is turned off.
+if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
+	systemctl disable --now docker-registry >/dev/null 2>&1 || true
+fi
 echo "install-deps: done"

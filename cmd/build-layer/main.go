@@ -16,9 +16,10 @@ import (
 
 func main() {
 	var (
-		o       buildlayer.Options
-		nodeIPs []string
-		asJSON  bool
+		o         buildlayer.Options
+		nodeIPs   []string
+		asJSON    bool
+		tlsVerify bool
 	)
 	cmd := &cobra.Command{
 		Use:   "build-layer (--ocp VERSION | --layer NAME) --dry-run DIR [flags]",
@@ -26,14 +27,16 @@ func main() {
 		Long: "build-layer resolves a layer definition (layers/ocp-VERSION.yaml or layers/NAME.yaml), compiles the agents " +
 			"for the target, renders the Containerfile and writes the manifests: the node configuration MachineConfig " +
 			"(from --cluster tnf.yaml or --install-config), and for an already pushed --layer-image the MachineOSConfig " +
-			"and the osImageURL MachineConfig. This version renders only (--dry-run); building with buildah, pushing and " +
-			"resolving the base from the release payload come next.",
+			"and the osImageURL MachineConfig. The base and extensions images of a release come from its payload's " +
+			"image-references unless --base and --extensions are given. This version renders only (--dry-run); " +
+			"building with buildah and pushing come next.",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.DryRun == "" {
 				return errors.New("--dry-run DIR is needed: building and pushing are not part of this version yet")
 			}
+			o.SkipTLSVerify = !tlsVerify
 			o.NodeIPs = map[string]string{}
 			for _, kv := range nodeIPs {
 				name, ip, ok := strings.Cut(kv, "=")
@@ -51,6 +54,10 @@ func main() {
 				enc.SetIndent("", "  ")
 				return enc.Encode(s)
 			}
+			if s.Release != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "release %s (%s)\nrhel-coreos: %s\nrhel-coreos-extensions: %s\n",
+					s.Release.Release, s.Release.ReleaseDigest, s.Release.RHCOS, s.Release.Extensions)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "layer %s on %s\ncontext: %s\n", s.Layer, s.Base, s.Context)
 			for _, m := range s.Manifests {
 				fmt.Fprintf(cmd.OutOrStdout(), "manifest: %s\n", m)
@@ -64,6 +71,9 @@ func main() {
 	f.StringVar(&o.LayersDir, "layers-dir", "", "read layer definitions from this folder instead of the built-in ones")
 	f.StringVar(&o.Base, "base", "", "base image, pinned by digest")
 	f.StringVar(&o.Extensions, "extensions", "", "the release's rhel-coreos-extensions image, pinned by digest")
+	f.StringVar(&o.ReleaseImage, "release-image", "", "release payload to resolve the base from (default: the layer's)")
+	f.StringVar(&o.AuthFile, "authfile", "", "registry credentials (default: the usual auth file locations)")
+	f.BoolVar(&tlsVerify, "tls-verify", true, "verify registries' TLS certificates")
 	f.StringVar(&o.Source, "source", ".", "repository to compile the agents from")
 	f.StringVar(&o.Arch, "arch", "", "target architecture (GOARCH; default: this machine's)")
 	f.StringVar(&o.Commit, "commit", "", "source commit for the image label")

@@ -11,6 +11,8 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tnf-layer/tnf-layer/internal/release/releasetest"
 )
 
 var (
@@ -140,9 +142,13 @@ func TestDryRunBadInput(t *testing.T) {
 	}{
 		{"unknown release", func(o *Options) { o.OCP = "9.99" }, "layers/ocp-9.99.yaml"},
 		{"both --ocp and --layer", func(o *Options) { o.Layer = "lab" }, "exclude"},
-		{"no base", func(o *Options) { o.Base = "" }, "--base"},
+		{"release not found", func(o *Options) {
+			o.Base = ""
+			o.ReleaseImage = "oci:" + filepath.Join(dir, "no-such-layout") + ":4.19.0"
+		}, "no-such-layout"},
+		{"lab without base", func(o *Options) { o.OCP = ""; o.Layer = "lab"; o.LayersDir = labWithoutBase(t) }, "base"},
 		{"base by tag", func(o *Options) { o.Base = "quay.io/x/rhcos:4.19" }, "digest"},
-		{"no extensions", func(o *Options) { o.Extensions = "" }, "--extensions"},
+		{"extensions by tag", func(o *Options) { o.Extensions = "quay.io/openshift-release-dev/ocp-v4.0-art-dev:4.19" }, "extensions image"},
 		{"install-config without fencing", func(o *Options) { o.InstallCfg = ic }, "controlPlane.fencing.credentials"},
 		{"bad push spec", func(o *Options) { o.LayerImage = layerImage; o.PushSpec = "nodot/x:y"; o.PushSecret = "s" }, "--push-spec"},
 		{"layer image by tag", func(o *Options) { o.LayerImage = "registry.example.com/tnf/layer:latest" }, "digest"},
@@ -152,9 +158,10 @@ func TestDryRunBadInput(t *testing.T) {
 		o := good
 		o.DryRun = filepath.Join(dir, "out-"+strings.ReplaceAll(r.name, " ", "-"))
 		r.edit(&o)
-		if o.LayersDir != "" {
+		if o.LayersDir != "" && o.Layer == "" {
 			o.OCP = "4.19"
 		}
+		o.CacheDir = filepath.Join(dir, "cache")
 		_, err := DryRun(o)
 		if err == nil || !strings.Contains(err.Error(), r.want) {
 			t.Errorf("%s: error %v, want one with %q", r.name, err, r.want)
@@ -166,6 +173,42 @@ func TestDryRunBadInput(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, ".out-*"))
 	if len(left) != 0 {
 		t.Errorf("temporary folders left behind: %v", left)
+	}
+}
+
+func labWithoutBase(t *testing.T) string {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "layers", "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(data), "base: localhost/tnf-lab-base:latest\n", "", 1)
+	if err := os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestDryRunResolvesTheRelease: without --base and --extensions, both come from the release
+// payload's image-references; the result is cached for a digest-pinned release.
+func TestDryRunResolvesTheRelease(t *testing.T) {
+	dir := t.TempDir()
+	payload := filepath.Join(dir, "payload")
+	releasetest.WritePayload(t, payload, "4.19.0", releasetest.ImageReferences(map[string]string{"rhel-coreos": base, "rhel-coreos-extensions": extensions}))
+	o := Options{OCP: "4.19", ReleaseImage: "oci:" + payload + ":4.19.0", Source: repoRoot(t), CacheDir: filepath.Join(dir, "cache"), DryRun: filepath.Join(dir, "out")}
+	s, err := DryRun(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Base != base || s.Release == nil || s.Release.Extensions != extensions {
+		t.Fatalf("%+v", s)
+	}
+	cf, _ := os.ReadFile(s.Containerfile)
+	if !strings.Contains(string(cf), "from="+extensions) {
+		t.Fatalf("Containerfile:\n%s", cf)
+	}
+	if cached, _ := filepath.Glob(filepath.Join(dir, "cache", "releases", "*.json")); len(cached) != 1 {
+		t.Fatalf("cache: %v", cached)
 	}
 }
 

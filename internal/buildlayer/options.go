@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -16,14 +17,18 @@ import (
 
 // Options are build-layer's flags.
 type Options struct {
-	OCP        string // release version: layers/ocp-<OCP>.yaml
-	Layer      string // or a layer by name
-	LayersDir  string // read layer definitions from here instead of the embedded ones
-	Base       string // override the base image (digest-pinned)
-	Extensions string // the release's rhel-coreos-extensions image (digest-pinned)
-	Source     string // repository to compile the agents from
-	Arch       string // target architecture (GOARCH)
-	Commit     string // source commit label
+	OCP           string // release version: layers/ocp-<OCP>.yaml
+	Layer         string // or a layer by name
+	LayersDir     string // read layer definitions from here instead of the embedded ones
+	Base          string // override the base image (digest-pinned)
+	Extensions    string // the release's rhel-coreos-extensions image (digest-pinned)
+	ReleaseImage  string // override the layer's release payload
+	AuthFile      string // registry credentials (default: the usual locations)
+	SkipTLSVerify bool   // do not verify registries' certificates (a registry on loopback)
+	CacheDir      string // where resolved releases are kept
+	Source        string // repository to compile the agents from
+	Arch          string // target architecture (GOARCH)
+	Commit        string // source commit label
 
 	DryRun string // render into this folder
 
@@ -47,6 +52,11 @@ func (o *Options) Defaults() {
 	}
 	if o.Pool == "" {
 		o.Pool = "master"
+	}
+	if o.CacheDir == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			o.CacheDir = filepath.Join(d, "tnf-layer")
+		}
 	}
 }
 

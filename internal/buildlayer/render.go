@@ -1,6 +1,7 @@
 package buildlayer
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/containerfile"
 	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 	"github.com/tnf-layer/tnf-layer/internal/manifests"
+	"github.com/tnf-layer/tnf-layer/internal/release"
 )
 
 // binaryPackages maps a bin/NAME of a layer definition to the Go package that builds it.
@@ -25,11 +27,12 @@ var binaryPackages = map[string]string{
 
 // Summary says what a run produced.
 type Summary struct {
-	Layer         string   `json:"layer"`
-	Base          string   `json:"base"`
-	Containerfile string   `json:"containerfile"`
-	Context       string   `json:"context"`
-	Manifests     []string `json:"manifests,omitempty"`
+	Layer         string          `json:"layer"`
+	Release       *release.Images `json:"release,omitempty"`
+	Base          string          `json:"base"`
+	Containerfile string          `json:"containerfile"`
+	Context       string          `json:"context"`
+	Manifests     []string        `json:"manifests,omitempty"`
 }
 
 // DryRun renders the build context (Containerfile and the compiled agents) and the manifests
@@ -41,12 +44,16 @@ func DryRun(o Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	rel, err := resolveBase(context.Background(), &o, l)
+	if err != nil {
+		return Summary{}, err
+	}
 	base := o.Base
 	if base == "" {
 		base = l.Base
 	}
 	if base == "" {
-		return Summary{}, fmt.Errorf("--base: needed for layer %s until release resolution is part of build-layer", l.Name)
+		return Summary{}, fmt.Errorf("--base: needed for layer %s", l.Name)
 	}
 	if l.Packages.Source == "rhcos-extensions" && o.Extensions == "" {
 		return Summary{}, fmt.Errorf("--extensions: needed for layer %s (the release's rhel-coreos-extensions image, by digest)", l.Name)
@@ -71,7 +78,7 @@ func DryRun(o Options) (Summary, error) {
 	if err := renderContext(o, l, base, filepath.Join(tmp, "context")); err != nil {
 		return Summary{}, err
 	}
-	s := Summary{Layer: l.Name, Base: base, Context: filepath.Join(out, "context"), Containerfile: filepath.Join(out, "context", "Containerfile")}
+	s := Summary{Layer: l.Name, Release: rel, Base: base, Context: filepath.Join(out, "context"), Containerfile: filepath.Join(out, "context", "Containerfile")}
 	for _, n := range names {
 		s.Manifests = append(s.Manifests, filepath.Join(out, "manifests", n))
 	}

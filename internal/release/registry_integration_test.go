@@ -1,0 +1,94 @@
+//go:build integration
+
+package release
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containers/image/v5/copy"
+	"github.com/containers/image/v5/signature"
+	"github.com/containers/image/v5/types"
+
+	"github.com/tnf-layer/tnf-layer/internal/release/releasetest"
+)
+
+// registry runs Debian's docker-registry on a free loopback port until the test ends and
+// returns its host:port.
+func registry(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yml")
+	body := fmt.Sprintf("version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: %s}}\nhttp: {addr: %s}\n", filepath.Join(dir, "data"), addr)
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("docker-registry", "serve", cfg)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("docker-registry (Debian package docker-registry): %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 100; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("docker-registry did not start")
+	return ""
+}
+
+var insecure = &types.SystemContext{DockerInsecureSkipTLSVerify: types.OptionalBoolTrue}
+
+// TestResolveFromRegistry pushes the payload fixture to a real registry on loopback and resolves
+// it from there, as build-layer --ocp does with a real release.
+func TestResolveFromRegistry(t *testing.T) {
+	addr := registry(t)
+	dir := t.TempDir()
+	releasetest.WritePayload(t, dir, "4.19.0", releasetest.ImageReferences(map[string]string{"rhel-coreos": rhcosRef, "rhel-coreos-extensions": extRef}))
+	src, err := parseReference("oci:" + dir + ":4.19.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest, err := parseReference("docker://" + addr + "/openshift-release-dev/ocp-release:4.19.0-x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := signature.NewPolicyContext(&signature.Policy{Default: signature.PolicyRequirements{signature.NewPRInsecureAcceptAnything()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer policy.Destroy()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := copy.Image(ctx, policy, dest, src, &copy.Options{DestinationCtx: insecure}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Resolve(ctx, addr+"/openshift-release-dev/ocp-release:4.19.0-x86_64", insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RHCOS != rhcosRef || got.Extensions != extRef {
+		t.Fatalf("%+v", got)
+	}
+	if _, err := Resolve(ctx, addr+"/openshift-release-dev/ocp-release:4.99.0", insecure); err == nil || !strings.Contains(err.Error(), "4.99.0") {
+		t.Fatalf("missing tag: %v", err)
+	}
+	// Nothing listens here: refused at once, named in the error.
+	if _, err := Resolve(ctx, "127.0.0.1:1/ocp-release:4.19.0", insecure); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("unreachable registry: %v", err)
+	}
+}

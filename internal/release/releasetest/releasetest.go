@@ -1,0 +1,87 @@
+// Package releasetest writes release payload fixtures for tests: an OCI layout with one layer
+// holding release-manifests/image-references, the only part of a payload build-layer reads.
+package releasetest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// ImageReferences is a release-manifests/image-references ImageStream with the given tags.
+func ImageReferences(tags map[string]string) []byte {
+	type tag struct {
+		Name string            `json:"name"`
+		From map[string]string `json:"from"`
+	}
+	var ts []tag
+	for name, from := range tags {
+		ts = append(ts, tag{Name: name, From: map[string]string{"kind": "DockerImage", "name": from}})
+	}
+	data, _ := json.Marshal(map[string]any{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1",
+		"metadata": map[string]string{"name": "4.19.0"}, "spec": map[string]any{"tags": ts}})
+	return data
+}
+
+// writeBlob stores data in an OCI layout's blobs and returns its descriptor.
+func writeBlob(t testing.TB, dir, mediaType string, data []byte) map[string]any {
+	sum := fmt.Sprintf("%x", sha256.Sum256(data))
+	p := filepath.Join(dir, "blobs", "sha256", sum)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"mediaType": mediaType, "digest": "sha256:" + sum, "size": len(data)}
+}
+
+// WritePayload writes a release payload image as an OCI layout: one gzip layer with
+// release-manifests/image-references (and a decoy file), tagged tag. It is a fixture of the
+// payload's format only, not of its other content.
+func WritePayload(t testing.TB, dir, tag string, refs []byte) {
+	var layer bytes.Buffer
+	zw := gzip.NewWriter(&layer)
+	tw := tar.NewWriter(zw)
+	for name, body := range map[string][]byte{"release-manifests/0000_00_decoy.yaml": []byte("kind: Decoy\n"), "release-manifests/image-references": refs} {
+		if refs == nil && name == "release-manifests/image-references" {
+			continue
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(body)
+	}
+	tw.Close()
+	zw.Close()
+	layerDesc := writeBlob(t, dir, "application/vnd.oci.image.layer.v1.tar+gzip", layer.Bytes())
+	config, _ := json.Marshal(map[string]any{"architecture": "amd64", "os": "linux",
+		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + fmt.Sprintf("%x", sha256.Sum256(ungzip(t, layer.Bytes())))}}})
+	configDesc := writeBlob(t, dir, "application/vnd.oci.image.config.v1+json", config)
+	man, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+		"config": configDesc, "layers": []any{layerDesc}})
+	manDesc := writeBlob(t, dir, "application/vnd.oci.image.manifest.v1+json", man)
+	manDesc["annotations"] = map[string]string{"org.opencontainers.image.ref.name": tag}
+	index, _ := json.Marshal(map[string]any{"schemaVersion": 2, "manifests": []any{manDesc}})
+	for name, data := range map[string][]byte{"index.json": index, "oci-layout": []byte(`{"imageLayoutVersion":"1.0.0"}`)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func ungzip(t testing.TB, b []byte) []byte {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	out.ReadFrom(zr)
+	return out.Bytes()
+}
