@@ -146,13 +146,13 @@ func TestDryRunBadInput(t *testing.T) {
 			o.Base = ""
 			o.ReleaseImage = "oci:" + filepath.Join(dir, "no-such-layout") + ":4.19.0"
 		}, "no-such-layout"},
-		{"lab without base", func(o *Options) { o.OCP = ""; o.Layer = "lab"; o.LayersDir = labWithoutBase(t) }, "base"},
+		{"lab without base", func(o *Options) { o.OCP = ""; o.Layer = "lab"; o.LayersDir = editedLayer(t, "lab", "base: localhost/tnf-lab-base:latest\n", "") }, "base"},
 		{"base by tag", func(o *Options) { o.Base = "quay.io/x/rhcos:4.19" }, "digest"},
 		{"extensions by tag", func(o *Options) { o.Extensions = "quay.io/openshift-release-dev/ocp-v4.0-art-dev:4.19" }, "extensions image"},
 		{"install-config without fencing", func(o *Options) { o.InstallCfg = ic }, "controlPlane.fencing.credentials"},
 		{"bad push spec", func(o *Options) { o.LayerImage = layerImage; o.PushSpec = "nodot/x:y"; o.PushSecret = "s" }, "--push-spec"},
 		{"layer image by tag", func(o *Options) { o.LayerImage = "registry.example.com/tnf/layer:latest" }, "digest"},
-		{"bad layer definition", func(o *Options) { o.LayersDir = badLayers(t) }, "finalize"},
+		{"bad layer definition", func(o *Options) { o.LayersDir = editedLayer(t, "ocp-4.19", "finalize: bootc-lint", "finalize: sometimes") }, "finalize"},
 	}
 	for _, r := range rows {
 		o := good
@@ -176,14 +176,19 @@ func TestDryRunBadInput(t *testing.T) {
 	}
 }
 
-func labWithoutBase(t *testing.T) string {
+// editedLayer writes a copy of a shipped layer definition with one edit into a folder of its own
+// and returns the folder (for --layers-dir).
+func editedLayer(t *testing.T, name, old, new string) string {
 	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "layers", "lab.yaml"))
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "layers", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := strings.Replace(string(data), "base: localhost/tnf-lab-base:latest\n", "", 1)
-	if err := os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(bad), 0o644); err != nil {
+	edited := strings.Replace(string(data), old, new, 1)
+	if edited == string(data) {
+		t.Fatalf("%s.yaml has no %q", name, old)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -210,17 +215,4 @@ func TestDryRunResolvesTheRelease(t *testing.T) {
 	if cached, _ := filepath.Glob(filepath.Join(dir, "cache", "releases", "*.json")); len(cached) != 1 {
 		t.Fatalf("cache: %v", cached)
 	}
-}
-
-func badLayers(t *testing.T) string {
-	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "layers", "ocp-4.19.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := strings.Replace(string(data), "finalize: bootc-lint", "finalize: sometimes", 1)
-	if err := os.WriteFile(filepath.Join(dir, "ocp-4.19.yaml"), []byte(bad), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
