@@ -146,13 +146,19 @@ func TestDryRunBadInput(t *testing.T) {
 			o.Base = ""
 			o.ReleaseImage = "oci:" + filepath.Join(dir, "no-such-layout") + ":4.19.0"
 		}, "no-such-layout"},
-		{"lab without base", func(o *Options) { o.OCP = ""; o.Layer = "lab"; o.LayersDir = editedLayer(t, "lab", "base: localhost/tnf-lab-base:latest\n", "") }, "base"},
+		{"lab without base", func(o *Options) {
+			o.OCP = ""
+			o.Layer = "lab"
+			o.LayersDir = editedLayer(t, "lab", "base: localhost/tnf-lab-base:latest\n", "")
+		}, "base"},
 		{"base by tag", func(o *Options) { o.Base = "quay.io/x/rhcos:4.19" }, "digest"},
 		{"extensions by tag", func(o *Options) { o.Extensions = "quay.io/openshift-release-dev/ocp-v4.0-art-dev:4.19" }, "extensions image"},
 		{"install-config without fencing", func(o *Options) { o.InstallCfg = ic }, "controlPlane.fencing.credentials"},
 		{"bad push spec", func(o *Options) { o.LayerImage = layerImage; o.PushSpec = "nodot/x:y"; o.PushSecret = "s" }, "--push-spec"},
 		{"layer image by tag", func(o *Options) { o.LayerImage = "registry.example.com/tnf/layer:latest" }, "digest"},
-		{"bad layer definition", func(o *Options) { o.LayersDir = editedLayer(t, "ocp-4.19", "finalize: bootc-lint", "finalize: sometimes") }, "finalize"},
+		{"bad layer definition", func(o *Options) {
+			o.LayersDir = editedLayer(t, "ocp-4.19", "finalize: bootc-lint", "finalize: sometimes")
+		}, "finalize"},
 	}
 	for _, r := range rows {
 		o := good
