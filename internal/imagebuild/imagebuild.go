@@ -1,0 +1,187 @@
+// Package imagebuild builds and pushes images in-process: buildah's library for the build (vfs
+// storage, chroot isolation: it works as root on a plain machine), containers/image for the push.
+// A program using it must call buildah.InitReexec first thing in main (and tests in TestMain).
+package imagebuild
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/containers/buildah"
+	"github.com/containers/buildah/define"
+	"github.com/containers/buildah/imagebuildah"
+	"github.com/containers/image/v5/copy"
+	"github.com/containers/image/v5/manifest"
+	"github.com/containers/image/v5/signature"
+	is "github.com/containers/image/v5/storage"
+	"github.com/containers/image/v5/transports/alltransports"
+	"github.com/containers/image/v5/types"
+	"github.com/containers/storage"
+	"golang.org/x/sys/unix"
+)
+
+// OpenStore opens (creating) an image store under root with the vfs driver.
+func OpenStore(root string) (storage.Store, error) {
+	return storage.GetStore(storage.StoreOptions{
+		GraphRoot: filepath.Join(root, "graph"), RunRoot: filepath.Join(root, "run"), GraphDriverName: "vfs",
+	})
+}
+
+// ImportRootfs commits a root filesystem directory as image name, with every timestamp set to
+// created so the same tree gives the same image.
+func ImportRootfs(ctx context.Context, store storage.Store, rootfs, name string, created time.Time) (string, error) {
+	tarball, err := os.CreateTemp("", "rootfs-*.tar")
+	if err != nil {
+		return "", err
+	}
+	tarball.Close()
+	defer os.Remove(tarball.Name())
+	// tar keeps device nodes, owners and hard links exactly; the build context is not a tree
+	// buildah's Add would copy faithfully.
+	if out, err := exec.CommandContext(ctx, "tar", "-C", rootfs, "--numeric-owner", "--sort=name",
+		"--mtime=@"+fmt.Sprint(created.Unix()), "-cf", tarball.Name(), ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("tar %s: %v: %s", rootfs, err, out)
+	}
+	b, err := buildah.NewBuilder(ctx, store, buildah.BuilderOptions{FromImage: "scratch", Isolation: define.IsolationChroot, NetworkInterface: hostNetwork{}})
+	if err != nil {
+		return "", err
+	}
+	defer b.Delete()
+	if err := b.Add("/", true, buildah.AddAndCopyOptions{}, tarball.Name()); err != nil {
+		return "", fmt.Errorf("adding %s: %w", rootfs, err)
+	}
+	b.SetOS("linux")
+	b.SetArchitecture(runtime.GOARCH)
+	ref, err := is.Transport.ParseStoreReference(store, name)
+	if err != nil {
+		return "", err
+	}
+	policy, err := policyFile()
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(policy)
+	id, _, _, err := b.Commit(ctx, ref, buildah.CommitOptions{HistoryTimestamp: &created, SourceDateEpoch: &created,
+		RewriteTimestamp: true, SignaturePolicyPath: policy})
+	return id, err
+}
+
+// BuildOptions tune a build.
+type BuildOptions struct {
+	Output  string    // image name in the store
+	Created time.Time // image and history timestamps, and the clamp for file times
+	Sys     *types.SystemContext
+	Log     io.Writer
+}
+
+// acceptDigests is the signature policy of the build: bases are pinned by digest, which already
+// fixes their content, and build machines often have no /etc/containers/policy.json.
+const acceptDigests = `{"default":[{"type":"insecureAcceptAnything"}]}`
+
+// policyFile writes acceptDigests to a temporary file; the caller removes it.
+func policyFile() (string, error) {
+	f, err := os.CreateTemp("", "policy-*.json")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(acceptDigests)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// Build builds the Containerfile in contextDir.
+func Build(ctx context.Context, store storage.Store, contextDir string, o BuildOptions) (string, error) {
+	log := o.Log
+	if log == nil {
+		log = io.Discard
+	}
+	policy, err := policyFile()
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(policy)
+	id, _, err := imagebuildah.BuildDockerfiles(ctx, store, define.BuildOptions{
+		ContextDirectory:    contextDir,
+		PullPolicy:          define.PullIfMissing,
+		Isolation:           define.IsolationChroot,
+		Output:              o.Output,
+		OutputFormat:        define.OCIv1ImageManifest,
+		Layers:              true,
+		SourceDateEpoch:     &o.Created,
+		RewriteTimestamp:    true,
+		SystemContext:       o.Sys,
+		SignaturePolicyPath: policy,
+		CommonBuildOpts:     &define.CommonBuildOptions{Ulimit: currentLimits()},
+		// RUN steps share the host's network: no CNI/netavark needed, and apt reaches its mirror.
+		NamespaceOptions: define.NamespaceOptions{{Name: "network", Host: true}},
+		NetworkInterface: hostNetwork{},
+		Out:              log, Err: log, ReportWriter: log,
+	}, filepath.Join(contextDir, "Containerfile"))
+	return id, err
+}
+
+// Push copies image name from the store to dest (docker://, oci:, oci-archive:, dir:) and
+// returns the pushed manifest's digest.
+func Push(ctx context.Context, store storage.Store, name, dest string, sys *types.SystemContext, log io.Writer) (string, error) {
+	src, err := is.Transport.ParseStoreReference(store, name)
+	if err != nil {
+		return "", err
+	}
+	dst, err := alltransports.ParseImageName(dest)
+	if err != nil {
+		return "", fmt.Errorf("--push %q: %w", dest, err)
+	}
+	// Our own image, read from our own store: no signature to check.
+	policy, err := signature.NewPolicyContext(&signature.Policy{Default: signature.PolicyRequirements{signature.NewPRInsecureAcceptAnything()}})
+	if err != nil {
+		return "", err
+	}
+	defer policy.Destroy()
+	raw, err := copy.Image(ctx, policy, dst, src, &copy.Options{DestinationCtx: sys, ReportWriter: log})
+	if err != nil {
+		return "", fmt.Errorf("pushing to %s: %w", dest, err)
+	}
+	d, err := manifest.Digest(raw)
+	return d.String(), err
+}
+
+// currentLimits are this process's own limits for RUN steps: buildah would otherwise raise the
+// open-files and process limits to 1048576, which a machine that is itself a container refuses.
+func currentLimits() []string {
+	var out []string
+	for name, res := range map[string]int{"nofile": unix.RLIMIT_NOFILE, "nproc": unix.RLIMIT_NPROC} {
+		var l unix.Rlimit
+		if err := unix.Getrlimit(res, &l); err == nil {
+			out = append(out, fmt.Sprintf("%s=%d:%d", name, l.Cur, l.Max))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LocalDigest is the digest by which the store knows image name: what a Containerfile in the
+// same store pins it by (a pushed copy has its own digest, of its compressed layers).
+func LocalDigest(store storage.Store, name string) (string, error) {
+	ref, err := is.Transport.ParseStoreReference(store, name)
+	if err != nil {
+		return "", err
+	}
+	img, err := is.Transport.GetStoreImage(store, ref)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return img.Digest.String(), nil
+}
