@@ -7,7 +7,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make git ca-certificates \
 	resource-agents libxml2-utils pacemaker-cli-utils \
-	fence-agents qemu-system-x86 docker-registry >/dev/null
+	fence-agents qemu-system-x86 docker-registry debootstrap >/dev/null
 # The docker-registry package starts a registry on every interface; the tests run their own on
 # loopback, so the packaged service is turned off.
 if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then

@@ -87,13 +87,16 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("%s differs between two runs", f)
 		}
 	}
-	for _, want := range []string{"Containerfile", "bin/ocf-etcd", "bin/tnf-etcd-agent", "bin/tnfctl"} {
+	for _, want := range []string{"Containerfile", "tree/usr/lib/ocf/resource.d/tnf/etcd", "tree/usr/libexec/tnf/tnf-etcd-agent", "tree/usr/bin/tnfctl"} {
 		if _, ok := first[want]; !ok {
 			t.Errorf("context lacks %s: %v", want, first)
 		}
 	}
+	if st, err := os.Stat(filepath.Join(dir, "out", "context", "tree", "usr", "bin", "tnfctl")); err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("tnfctl in the tree: %v %v", st, err)
+	}
 	cf, _ := os.ReadFile(s.Containerfile)
-	for _, want := range []string{"FROM " + base, "from=" + extensions, "RUN bootc container lint", `LABEL io.tnf-layer.release="4.19"`} {
+	for _, want := range []string{"FROM " + base, "from=" + extensions, "RUN bootc container lint", `io.tnf-layer.release="4.19"`, "COPY tree/ /"} {
 		if !strings.Contains(string(cf), want) {
 			t.Errorf("Containerfile lacks %q:\n%s", want, cf)
 		}

@@ -30,7 +30,10 @@ type Options struct {
 	Arch          string // target architecture (GOARCH)
 	Commit        string // source commit label
 
-	DryRun string // render into this folder
+	DryRun        string // render into this folder
+	Push          string // build and push to this destination
+	Store         string // the build's image store
+	EmitManifests string // write the manifests here
 
 	// Manifests.
 	Pool       string
@@ -52,6 +55,9 @@ func (o *Options) Defaults() {
 	}
 	if o.Pool == "" {
 		o.Pool = "master"
+	}
+	if o.Store == "" {
+		o.Store = "/var/lib/tnf-layer/storage"
 	}
 	if o.CacheDir == "" {
 		if d, err := os.UserCacheDir(); err == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/containerfile"
+	"github.com/tnf-layer/tnf-layer/internal/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 	"github.com/tnf-layer/tnf-layer/internal/manifests"
 	"github.com/tnf-layer/tnf-layer/internal/release"
@@ -92,7 +93,8 @@ func DryRun(o Options) (Summary, error) {
 }
 
 // renderContext renders the Containerfile, compiles the layer's binaries for the target
-// (static, -trimpath, stripped) and copies the other files of the layer into the context.
+// (static, -trimpath, stripped) and stages every file of the layer in the context's tree at its
+// destination path with its mode.
 func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 	in := containerfile.Inputs{Base: base, Extensions: o.Extensions, PackageSource: l.Packages.Source,
 		Packages: l.Packages.Names, Finalize: l.Finalize,
@@ -100,19 +102,21 @@ func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 	if l.Release != nil {
 		in.Labels["io.tnf-layer.release"] = l.Release.Version
 	}
-	for _, f := range l.Files {
-		in.Files = append(in.Files, containerfile.File{Src: f.From, Dest: f.To, Mode: f.Mode})
-	}
 	cf, err := containerfile.Render(in)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "Containerfile"), []byte(cf), 0o644); err != nil {
 		return err
 	}
+	bin, err := os.MkdirTemp("", "tnf-layer-bin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(bin)
 	var pkgs []string
 	for _, b := range l.Binaries() {
 		pkg, ok := binaryPackages[b]
@@ -121,7 +125,7 @@ func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 		}
 		pkgs = append(pkgs, pkg)
 	}
-	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", filepath.Join(dir, "bin") + "/"}, pkgs...)
+	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin + "/"}, pkgs...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = o.Source
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+o.Arch)
@@ -129,18 +133,23 @@ func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 		return fmt.Errorf("compiling %s for linux/%s: %v\n%s", strings.Join(pkgs, " "), o.Arch, err, out)
 	}
 	for _, f := range l.Files {
-		if strings.HasPrefix(f.From, "bin/") {
-			continue
+		src := filepath.Join(o.Source, f.From)
+		if name, ok := strings.CutPrefix(f.From, "bin/"); ok {
+			src = filepath.Join(bin, name)
 		}
-		data, err := os.ReadFile(filepath.Join(o.Source, f.From))
+		data, err := os.ReadFile(src)
 		if err != nil {
 			return fmt.Errorf("layer %s: files: %w", l.Name, err)
 		}
-		dst := filepath.Join(dir, f.From)
+		dst := filepath.Join(dir, containerfile.Tree, filepath.FromSlash(f.To))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
+		if err := os.WriteFile(dst, data, 0o600); err != nil {
+			return err
+		}
+		// Chmod after writing: the mode must not depend on the umask.
+		if err := os.Chmod(dst, os.FileMode(f.ModeBits())); err != nil {
 			return err
 		}
 	}
@@ -174,17 +183,18 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 		objs["99-"+o.Pool+"-tnf-node-config.yaml"] = mc
 	}
 	if o.LayerImage != "" {
-		var paths []string
-		for _, f := range l.Files {
-			paths = append(paths, f.To)
-		}
-		finalize := map[string]string{"bootc-lint": "bootc container lint", "ostree-commit": "ostree container commit"}[l.Finalize]
-		content, err := manifests.Containerfile(manifests.Layer{Image: o.LayerImage, Paths: paths, Packages: l.Packages.Names,
-			Extensions: o.Extensions, Finalize: finalize})
-		if err != nil {
-			return nil, err
-		}
+		// On-cluster layering applies to RHCOS only; the lab layer gets the osImageURL form.
 		if l.Packages.Source == "rhcos-extensions" {
+			var paths []string
+			for _, f := range l.Files {
+				paths = append(paths, f.To)
+			}
+			finalize := map[string]string{"bootc-lint": "bootc container lint", "ostree-commit": "ostree container commit"}[l.Finalize]
+			content, err := manifests.Containerfile(manifests.Layer{Image: o.LayerImage, Paths: paths, Packages: l.Packages.Names,
+				Extensions: o.Extensions, Finalize: finalize})
+			if err != nil {
+				return nil, err
+			}
 			mosc, err := manifests.MachineOSConfig(manifests.MachineOSConfigInput{Pool: o.Pool, PushSpec: o.PushSpec, PushSecret: o.PushSecret}, content)
 			if err != nil {
 				return nil, err
@@ -210,7 +220,7 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 			return nil, err
 		}
 		// 0600: the node configuration carries the BMC passwords.
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+		if err := fsutil.WriteFileAtomic(filepath.Join(dir, name), data, 0o600); err != nil {
 			return nil, err
 		}
 		names = append(names, name)

@@ -12,10 +12,8 @@ import (
 	tnflayer "github.com/tnf-layer/tnf-layer"
 )
 
-// File is one COPY: Src in the build context, Dest in the image.
-type File struct {
-	Src, Dest, Mode string
-}
+// Tree is the folder of the build context that holds our files at their destination paths.
+const Tree = "tree"
 
 // Inputs are everything the Containerfile depends on.
 type Inputs struct {
@@ -23,7 +21,6 @@ type Inputs struct {
 	Extensions    string // digest-pinned rhel-coreos-extensions image (rhcos-extensions only)
 	PackageSource string // rhcos-extensions or apt
 	Packages      []string
-	Files         []File
 	Labels        map[string]string
 	Finalize      string // bootc-lint, ostree-commit or none
 }
@@ -64,7 +61,8 @@ func Render(in Inputs) (string, error) {
 	err = tmpl.Execute(&b, struct {
 		Inputs
 		Labels []label
-	}{in, labels})
+		Tree   string
+	}{in, labels, Tree})
 	if err != nil {
 		return "", err
 	}

@@ -30,9 +30,6 @@ func TestGolden(t *testing.T) {
 		}
 		in := Inputs{Base: baseDigest, Extensions: extDigest, PackageSource: l.Packages.Source, Packages: l.Packages.Names,
 			Finalize: l.Finalize, Labels: map[string]string{"io.tnf-layer.layer": l.Name, "io.tnf-layer.source-commit": "0123abc"}}
-		for _, f := range l.Files {
-			in.Files = append(in.Files, File{Src: f.From, Dest: f.To, Mode: f.Mode})
-		}
 		got, err := Render(in)
 		if err != nil {
 			t.Fatal(err)

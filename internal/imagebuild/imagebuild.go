@@ -113,6 +113,12 @@ func Build(ctx context.Context, store storage.Store, contextDir string, o BuildO
 		return "", err
 	}
 	defer os.Remove(policy)
+	sys := types.SystemContext{}
+	if o.Sys != nil {
+		sys = *o.Sys
+	}
+	// Some of buildah's paths (tagging a fully cached build) read the policy from here.
+	sys.SignaturePolicyPath = policy
 	id, _, err := imagebuildah.BuildDockerfiles(ctx, store, define.BuildOptions{
 		ContextDirectory:    contextDir,
 		PullPolicy:          define.PullIfMissing,
@@ -122,7 +128,7 @@ func Build(ctx context.Context, store storage.Store, contextDir string, o BuildO
 		Layers:              true,
 		SourceDateEpoch:     &o.Created,
 		RewriteTimestamp:    true,
-		SystemContext:       o.Sys,
+		SystemContext:       &sys,
 		SignaturePolicyPath: policy,
 		CommonBuildOpts:     &define.CommonBuildOptions{Ulimit: currentLimits()},
 		// RUN steps share the host's network: no CNI/netavark needed, and apt reaches its mirror.

@@ -4,11 +4,6 @@ package release
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,43 +15,12 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/release/releasetest"
 )
 
-// registry runs Debian's docker-registry on a free loopback port until the test ends and
-// returns its host:port.
-func registry(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.yml")
-	body := fmt.Sprintf("version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: %s}}\nhttp: {addr: %s}\n", filepath.Join(dir, "data"), addr)
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("docker-registry", "serve", cfg)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("docker-registry (Debian package docker-registry): %v", err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 100; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("docker-registry did not start")
-	return ""
-}
-
 var insecure = &types.SystemContext{DockerInsecureSkipTLSVerify: types.OptionalBoolTrue}
 
 // TestResolveFromRegistry pushes the payload fixture to a real registry on loopback and resolves
 // it from there, as build-layer --ocp does with a real release.
 func TestResolveFromRegistry(t *testing.T) {
-	addr := registry(t)
+	addr := releasetest.Registry(t)
 	dir := t.TempDir()
 	releasetest.WritePayload(t, dir, "4.19.0", releasetest.ImageReferences(map[string]string{"rhel-coreos": rhcosRef, "rhel-coreos-extensions": extRef}))
 	src, err := parseReference("oci:" + dir + ":4.19.0")

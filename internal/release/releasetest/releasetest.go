@@ -9,9 +9,12 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // ImageReferences is a release-manifests/image-references ImageStream with the given tags.
@@ -84,4 +87,35 @@ func ungzip(t testing.TB, b []byte) []byte {
 	var out bytes.Buffer
 	out.ReadFrom(zr)
 	return out.Bytes()
+}
+
+// Registry runs Debian's docker-registry on a free loopback port until the test ends and
+// returns its host:port.
+func Registry(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yml")
+	body := fmt.Sprintf("version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: %s}}\nhttp: {addr: %s}\n", filepath.Join(dir, "data"), addr)
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("docker-registry", "serve", cfg)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("docker-registry (Debian package docker-registry): %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 100; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("docker-registry did not start")
+	return ""
 }
