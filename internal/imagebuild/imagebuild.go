@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/containers/buildah"
@@ -145,6 +146,17 @@ func Push(ctx context.Context, store storage.Store, name, dest string, sys *type
 	src, err := is.Transport.ParseStoreReference(store, name)
 	if err != nil {
 		return "", err
+	}
+	for _, t := range []string{"oci:", "oci-archive:", "dir:"} {
+		if p, ok := strings.CutPrefix(dest, t); ok {
+			if i := strings.LastIndex(p, ":"); i > 0 && t != "dir:" {
+				p = p[:i]
+			}
+			// A local destination's folder is created, like a registry's repository would be.
+			if err := os.MkdirAll(filepath.Dir(filepath.Clean(p)), 0o755); err != nil {
+				return "", err
+			}
+		}
 	}
 	dst, err := alltransports.ParseImageName(dest)
 	if err != nil {
