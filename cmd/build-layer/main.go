@@ -107,7 +107,7 @@ func main() {
 	f.StringVar(&o.Commit, "commit", "", "source commit for the image label")
 	f.StringVar(&o.DryRun, "dry-run", "", "render the build context and the manifests into this folder; no build, no push")
 	f.StringVar(&o.Push, "push", "", "build and push to docker://…, oci:…, oci-archive:… or dir:…")
-	f.StringVar(&o.Store, "store", "/var/lib/tnf-layer/storage", "the build's image store (vfs)")
+	f.StringVar(&o.Store, "store", buildlayer.DefaultStore, "the build's image store (vfs)")
 	f.StringVar(&o.EmitManifests, "emit-manifests", "", "with --push: write the manifests to this folder")
 	f.StringVar(&o.Pool, "pool", "master", "machine config pool")
 	f.StringVar(&o.PushSpec, "push-spec", "", "MachineOSConfig renderedImagePushSpec")
@@ -149,7 +149,7 @@ func labBaseCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&store, "store", "/var/lib/tnf-layer/storage", "the build's image store (vfs)")
+	cmd.Flags().StringVar(&store, "store", buildlayer.DefaultStore, "the build's image store (vfs)")
 	cmd.Flags().StringVar(&mirror, "mirror", "http://deb.debian.org/debian", "Debian mirror")
 	return cmd
 }

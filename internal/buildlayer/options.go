@@ -15,6 +15,9 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 )
 
+// DefaultStore is the build's image store.
+const DefaultStore = "/var/lib/tnf-layer/storage"
+
 // Options are build-layer's flags.
 type Options struct {
 	OCP           string // release version: layers/ocp-<OCP>.yaml
@@ -57,7 +60,7 @@ func (o *Options) Defaults() {
 		o.Pool = "master"
 	}
 	if o.Store == "" {
-		o.Store = "/var/lib/tnf-layer/storage"
+		o.Store = DefaultStore
 	}
 	if o.CacheDir == "" {
 		if d, err := os.UserCacheDir(); err == nil {
