@@ -31,8 +31,8 @@ type Summary struct {
 	Layer         string          `json:"layer"`
 	Release       *release.Images `json:"release,omitempty"`
 	Base          string          `json:"base"`
-	Containerfile string          `json:"containerfile"`
-	Context       string          `json:"context"`
+	Containerfile string          `json:"containerfile,omitempty"`
+	Context       string          `json:"context,omitempty"`
 	Manifests     []string        `json:"manifests,omitempty"`
 }
 
