@@ -3,15 +3,15 @@ package bmc
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/redfish"
+
+	"github.com/tnf-layer/tnf-layer/internal/certpool"
 )
 
 // Credential is one node's BMC access, as the installer collects it.
@@ -43,13 +43,9 @@ type Client struct {
 func httpClient(c Credential, timeout time.Duration) (*http.Client, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: !c.VerifyCertificate} //nolint:gosec // the installer's certificateVerification: Disabled
 	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
+		pool, err := certpool.Load(c.CAFile)
 		if err != nil {
 			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s: no certificates", c.CAFile)
 		}
 		tlsConf.RootCAs = pool
 	}

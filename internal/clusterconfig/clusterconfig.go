@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/duration"
 )
 
 // Paths on the nodes.
@@ -51,29 +52,15 @@ type BMC struct {
 // FenceDelay is pcmk_delay_base on the device that fences the race winner (Winner) and on the
 // other one (Other).
 type FenceDelay struct {
-	Winner Duration `json:"winner,omitempty"`
-	Other  Duration `json:"other,omitempty"`
+	Winner duration.Duration `json:"winner,omitempty"`
+	Other  duration.Duration `json:"other,omitempty"`
 }
 
 // AutoUnblock is the seed's "Phase 2", off unless enabled.
 type AutoUnblock struct {
-	Enabled bool     `json:"enabled,omitempty"`
-	After   Duration `json:"after,omitempty"`
+	Enabled bool              `json:"enabled,omitempty"`
+	After   duration.Duration `json:"after,omitempty"`
 }
-
-// Duration is a time.Duration written as "10s".
-type Duration struct{ time.Duration }
-
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	v, err := time.ParseDuration(strings.Trim(string(b), `"`))
-	if err != nil {
-		return fmt.Errorf("duration %s: %w", b, err)
-	}
-	d.Duration = v
-	return nil
-}
-
-func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
 
 // Defaults fills what was left out. The node order is kept, so errors name fields as written.
 func (c *Config) Defaults() {

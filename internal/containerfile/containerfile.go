@@ -29,6 +29,9 @@ type label struct{ Key, Value string }
 
 var digestRef = regexp.MustCompile(`^[a-z0-9][a-z0-9.:/_-]*@sha256:[0-9a-f]{64}$`)
 
+// Pinned reports whether an image reference is pinned by digest.
+func Pinned(ref string) bool { return digestRef.MatchString(ref) }
+
 // DNFFromExtensions is the RUN step that installs packages from the RPM repository inside an
 // rhel-coreos-extensions image (bind-mounted from mountFrom: an image or a stage), with no
 // entitlement. The layer and the on-cluster build both use it.
@@ -42,10 +45,10 @@ var funcs = template.FuncMap{"join": strings.Join, "dnfFromExtensions": DNFFromE
 
 // Render renders the Containerfile.
 func Render(in Inputs) (string, error) {
-	if !digestRef.MatchString(in.Base) {
+	if !Pinned(in.Base) {
 		return "", fmt.Errorf("base %q is not pinned by digest", in.Base)
 	}
-	if in.PackageSource == "rhcos-extensions" && !digestRef.MatchString(in.Extensions) {
+	if in.PackageSource == "rhcos-extensions" && !Pinned(in.Extensions) {
 		return "", fmt.Errorf("extensions image %q is not pinned by digest", in.Extensions)
 	}
 	tmpl, err := template.New("Containerfile").Funcs(funcs).Parse(tnflayer.ContainerfileTemplate)

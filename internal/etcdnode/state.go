@@ -3,7 +3,6 @@ package etcdnode
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/certpool"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 )
 
@@ -115,13 +115,9 @@ func (c Config) TLSClientConfig() (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	pem, err := os.ReadFile(c.TLS.TrustedCAFile)
+	pool, err := certpool.Load(c.TLS.TrustedCAFile)
 	if err != nil {
 		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s: no certificates", c.TLS.TrustedCAFile)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }

@@ -27,9 +27,6 @@ var mcfgTypeMeta = func(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: mcfgv1.GroupVersion.String(), Kind: kind}
 }
 
-// digestRef is an image pinned by digest.
-var digestRef = regexp.MustCompile(`^[a-z0-9][a-z0-9.:/_-]*@sha256:[0-9a-f]{64}$`)
-
 // pushSpec is a pull spec with a registry host that has a dot (or a port) and a tag, as the API
 // requires.
 var pushSpec = regexp.MustCompile(`^[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)+(:[0-9]+)?/[a-z0-9._/-]+:[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
@@ -68,10 +65,10 @@ RUN {{.Finalize}}
 // by digest, our packages installed from the release's extensions. The MCO builds it after its
 // own "configs" stage; the last FROM must be "FROM configs AS final".
 func Containerfile(l Layer) (string, error) {
-	if !digestRef.MatchString(l.Image) {
+	if !containerfile.Pinned(l.Image) {
 		return "", fmt.Errorf("layer image %q is not pinned by digest", l.Image)
 	}
-	if len(l.Packages) > 0 && !digestRef.MatchString(l.Extensions) {
+	if len(l.Packages) > 0 && !containerfile.Pinned(l.Extensions) {
 		return "", fmt.Errorf("extensions image %q is not pinned by digest", l.Extensions)
 	}
 	var b bytes.Buffer
@@ -126,7 +123,7 @@ func roleLabels(pool string) map[string]string {
 
 // OSImageURL is the out-of-cluster alternative: the pool boots the pushed layer as it is.
 func OSImageURL(pool, image string) (*mcfgv1.MachineConfig, error) {
-	if !digestRef.MatchString(image) {
+	if !containerfile.Pinned(image) {
 		return nil, fmt.Errorf("osImageURL %q is not pinned by digest", image)
 	}
 	return &mcfgv1.MachineConfig{

@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tnf-layer/tnf-layer/internal/duration"
 )
 
 // Config is the emulator's YAML configuration.
@@ -58,8 +59,8 @@ type Power struct {
 
 // FakePower keeps the state in memory; a change lands after Delay.
 type FakePower struct {
-	Initial string   `json:"initial,omitempty"` // On (default) or Off
-	Delay   Duration `json:"delay,omitempty"`
+	Initial string            `json:"initial,omitempty"` // On (default) or Off
+	Delay   duration.Duration `json:"delay,omitempty"`
 }
 
 // ExecPower runs commands: Status prints On or Off; PowerOn and PowerOff change the power; Nmi
@@ -74,35 +75,20 @@ type ExecPower struct {
 // QEMUPower owns a QEMU process: Command is its command line without -qmp, which the emulator
 // adds. Power On starts it; GracefulShutdown escalates to a power cut after GracefulTimeout.
 type QEMUPower struct {
-	Command         []string `json:"command"`
-	Initial         string   `json:"initial,omitempty"` // Off (default) or On
-	GracefulTimeout Duration `json:"gracefulTimeout,omitempty"`
-	Console         string   `json:"console,omitempty"` // file for QEMU's stdout/stderr
+	Command         []string          `json:"command"`
+	Initial         string            `json:"initial,omitempty"` // Off (default) or On
+	GracefulTimeout duration.Duration `json:"gracefulTimeout,omitempty"`
+	Console         string            `json:"console,omitempty"` // file for QEMU's stdout/stderr
 }
 
 // Faults are injected into requests and power changes.
 type Faults struct {
-	Latency  Duration          `json:"latency,omitempty"`  // added to every request
+	Latency  duration.Duration `json:"latency,omitempty"`  // added to every request
 	FailNext int               `json:"failNext,omitempty"` // the next N requests get FailCode
 	FailCode int               `json:"failCode,omitempty"` // default 503
 	HangNext int               `json:"hangNext,omitempty"` // the next N requests hang until the client gives up
 	Stuck    map[string]string `json:"stuck,omitempty"`    // system ID → power state it is stuck in
 }
-
-// Duration is a time.Duration written as "5s" in YAML.
-type Duration struct{ time.Duration }
-
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("duration %s: %w", b, err)
-	}
-	d.Duration = v
-	return nil
-}
-
-func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
 
 // LoadConfig reads and validates a YAML config; unknown fields are errors.
 func LoadConfig(path string) (Config, error) {

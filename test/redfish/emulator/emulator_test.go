@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/tnf-layer/tnf-layer/internal/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/duration"
 )
 
 func fakeSystem(id, user, pw string) System {
@@ -178,7 +179,7 @@ func TestGofish(t *testing.T) {
 func TestFaults(t *testing.T) {
 	e := start(t, Config{AdminListen: "127.0.0.1:0", Systems: []System{
 		fakeSystem("1", "admin", "pw"),
-		{ID: "slow", Username: "admin", Password: "pw", Power: Power{Backend: "fake", Fake: FakePower{Delay: Duration{300 * time.Millisecond}}}},
+		{ID: "slow", Username: "admin", Password: "pw", Power: Power{Backend: "fake", Fake: FakePower{Delay: duration.Duration{Duration: 300 * time.Millisecond}}}},
 	}})
 	setFaults := func(f string) {
 		req, _ := http.NewRequest("PUT", e.AdminURL()+"/faults", strings.NewReader(f))

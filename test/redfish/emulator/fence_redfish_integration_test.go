@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/duration"
 	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
 )
 
@@ -46,7 +47,7 @@ func TestFenceRedfish(t *testing.T) {
 	}
 	e := start(t, Config{Systems: []System{
 		fakeSystem("1", "admin", "pw"),
-		{ID: "2", Username: "admin", Password: "pw", Power: Power{Backend: "fake", Fake: FakePower{Delay: Duration{time.Second}}}},
+		{ID: "2", Username: "admin", Password: "pw", Power: Power{Backend: "fake", Fake: FakePower{Delay: duration.Duration{Duration: time.Second}}}},
 	}})
 	for _, verify := range []bool{true, false} {
 		for _, discover := range []bool{false, true} {

@@ -13,6 +13,7 @@ import (
 	"github.com/stmcginnis/gofish/redfish"
 
 	"github.com/tnf-layer/tnf-layer/internal/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/duration"
 )
 
 // waitPower polls the system's PowerState through the Redfish API, a bounded number of times.
@@ -44,7 +45,7 @@ func TestQEMUBackend(t *testing.T) {
 	e := start(t, Config{Systems: []System{{ID: "vm", Username: "admin", Password: "pw", Power: Power{Backend: "qemu", QEMU: QEMUPower{
 		Command: []string{qemu, "-accel", "tcg", "-machine", "pc", "-m", "32", "-nodefaults", "-no-user-config",
 			"-display", "none", "-serial", "null"},
-		Initial: "On", GracefulTimeout: Duration{time.Second}, Console: console,
+		Initial: "On", GracefulTimeout: duration.Duration{Duration: time.Second}, Console: console,
 	}}}}})
 	cl, err := bmc.Connect(t.Context(), credential(t, e, "vm", "admin", "pw"), bmc.Options{})
 	if err != nil {
