@@ -6,7 +6,7 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build test bench demo lab lint clean
+.PHONY: all build test bench demo lab lab-base lint clean
 
 all: build
 
@@ -27,12 +27,16 @@ demo: build
 	TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -run '^TestFailoverAndRejoin$$' -v ./test/etcdagent/ \
 		| grep -E 'exit [0-9]+ in|msg=(decision|"launching|"forcing|"moved|"learner)|^(--- |ok|PASS|FAIL)' | sed -e 's/^ *//'
 
-# The main job on the lab default: the Debian 12 lab base (debootstrap), then the lab layer built
-# with buildah and pushed to an OCI layout in out/lab.
+# The main job on the lab default (ci/lab.sh): a registry on loopback, the Debian 12 lab base,
+# the lab layer built with buildah, pushed, verified, and its manifests, in out/.
 STORE ?= /var/lib/tnf-layer/storage
+export STORE
 lab: build
+	BUILD_LAYER=$(BIN)/build-layer ci/lab.sh
+
+# The Debian 12 lab base (debootstrap, systemd, a kernel) in the build store; kept once built.
+lab-base: build
 	$(BIN)/build-layer lab-base --store $(STORE)
-	$(BIN)/build-layer --layer lab --store $(STORE) --push oci:$(CURDIR)/out/lab:latest
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tnf-layer/tnf-layer/internal/version"
 )
 
 func main() {
@@ -14,6 +16,7 @@ func main() {
 		Short:         "Two-node OpenShift with fencing: node-side tool",
 		SilenceUsage:  true,
 		SilenceErrors: false,
+		Version:       version.Version,
 	}
 	root.AddCommand(fenceCheckCommand())
 	if err := root.Execute(); err != nil {

@@ -12,11 +12,14 @@ import (
 	"time"
 
 	"github.com/containers/buildah"
+	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/tnf-layer/tnf-layer/internal/buildlayer"
 	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
 	"github.com/tnf-layer/tnf-layer/internal/labbase"
+	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 )
 
 func main() {
@@ -24,11 +27,14 @@ func main() {
 	if buildah.InitReexec() {
 		return
 	}
+	// buildah logs through logrus at info level ("forcing host network"): only warnings here.
+	logrus.SetLevel(logrus.WarnLevel)
 	var (
 		o         buildlayer.Options
 		nodeIPs   []string
 		asJSON    bool
 		tlsVerify bool
+		verbose   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "build-layer (--ocp VERSION | --layer NAME) (--push DEST | --dry-run DIR) [flags]",
@@ -55,18 +61,21 @@ func main() {
 				o.NodeIPs[name] = ip
 			}
 			if o.Push != "" {
-				log := cmd.ErrOrStderr()
-				if asJSON {
-					log = io.Discard
+				// Progress lines always; buildah's and the push's own output on a terminal only
+				// (or asked for), so CI logs stay readable.
+				out := buildlayer.Output{Progress: cmd.ErrOrStderr(), Log: io.Discard}
+				if verbose || term.IsTerminal(int(os.Stderr.Fd())) {
+					out.Log = cmd.ErrOrStderr()
 				}
-				b, err := buildlayer.Build(cmd.Context(), o, log)
+				b, err := buildlayer.Build(cmd.Context(), o, out)
 				if err != nil {
 					return err
 				}
 				if asJSON {
 					return printJSON(cmd.OutOrStdout(), b)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "pushed %s\n", b.Pushed)
+				fmt.Fprintf(cmd.OutOrStdout(), "pushed %s\nversion %s, commit %s; adds %s over the base in %d layer(s)\n",
+					b.Pushed, b.Version, b.Commit, humanBytes(b.AddedBytes), len(b.AddedLayers))
 				for _, st := range b.Steps {
 					fmt.Fprintf(cmd.OutOrStdout(), "  %-15s %6.1f s\n", st.Name, st.Seconds)
 				}
@@ -104,7 +113,9 @@ func main() {
 	f.BoolVar(&tlsVerify, "tls-verify", true, "verify registries' TLS certificates")
 	f.StringVar(&o.Source, "source", ".", "repository to compile the agents from")
 	f.StringVar(&o.Arch, "arch", "", "target architecture (GOARCH; default: this machine's)")
-	f.StringVar(&o.Commit, "commit", "", "source commit for the image label")
+	f.StringVar(&o.Commit, "commit", "", "source commit for the image label (default: git HEAD of --source)")
+	f.StringVar(&o.Version, "version", "", "layer version for the labels and the agents (default: git describe of --source)")
+	f.BoolVar(&verbose, "verbose", false, "show buildah's and the push's output even when stderr is not a terminal")
 	f.StringVar(&o.DryRun, "dry-run", "", "render the build context and the manifests into this folder; no build, no push")
 	f.StringVar(&o.Push, "push", "", "build and push to docker://…, oci:…, oci-archive:… or dir:…")
 	f.StringVar(&o.Store, "store", buildlayer.DefaultStore, "the build's image store (vfs)")
@@ -117,7 +128,7 @@ func main() {
 	f.StringVar(&o.InstallCfg, "install-config", "", "install-config.yaml with controlPlane.fencing.credentials")
 	f.StringArrayVar(&nodeIPs, "node-ip", nil, "NAME=IP of a node named in --install-config (repeat)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON summary")
-	cmd.AddCommand(labBaseCommand())
+	cmd.AddCommand(labBaseCommand(), verifyCommand())
 	if err := cmd.Execute(); err != nil {
 		os.Exit(1)
 	}
@@ -129,11 +140,77 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// humanBytes is a size in the largest binary unit under 1024 of it.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func verifyCommand() *cobra.Command {
+	var (
+		o         buildlayer.Options
+		version   string
+		asJSON    bool
+		tlsVerify bool
+	)
+	cmd := &cobra.Command{
+		Use:   "verify IMAGE",
+		Short: "Check a pushed layer: its files and modes, no secret material in any layer, its labels",
+		Long: "verify reads IMAGE (docker://…, oci:…, oci-archive:…, dir:…; a bare name is a registry image) with every " +
+			"layer checked against its digest, and checks it against its layer definition (--ocp/--layer, default: the one " +
+			"its io.tnf-layer.layer label names): every file the layer ships is there, a regular file owned by root with its " +
+			"mode; the HA stack's commands are installed; no layer holds node secrets, cluster keys, SSH host keys, registry " +
+			"credentials or PEM private keys, and no environment variable or build step carries a secret; the labels name " +
+			"the layer, version, source commit and release. Exits non-zero with every finding listed.",
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.SkipTLSVerify = !tlsVerify
+			s, err := buildlayer.Verify(cmd.Context(), o, args[0], version)
+			if asJSON {
+				if jerr := printJSON(cmd.OutOrStdout(), s); jerr != nil {
+					return jerr
+				}
+			} else if s.Digest != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\ndigest %s, layer %s, version %s, commit %s, %d layers\n", s.Image, s.Digest,
+					s.Layer, s.Labels[layerdef.LabelVersion], s.Labels[layerdef.LabelCommit], s.Layers)
+				for _, f := range s.Findings {
+					fmt.Fprintf(cmd.OutOrStdout(), "  FAIL %s\n", f)
+				}
+				if err == nil {
+					fmt.Fprintln(cmd.OutOrStdout(), "ok: files, modes, HA commands, no secret material, labels")
+				}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.OCP, "ocp", "", "check against layers/ocp-VERSION.yaml")
+	f.StringVar(&o.Layer, "layer", "", "check against this layer definition")
+	f.StringVar(&o.LayersDir, "layers-dir", "", "read layer definitions from this folder instead of the built-in ones")
+	f.StringVar(&version, "version", "", "the layer version the image must carry")
+	f.StringVar(&o.AuthFile, "authfile", "", "registry credentials (default: the usual auth file locations)")
+	f.BoolVar(&tlsVerify, "tls-verify", true, "verify registries' TLS certificates")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
 func labBaseCommand() *cobra.Command {
-	var store, mirror string
+	var (
+		store, mirror string
+		rebuild       bool
+	)
 	cmd := &cobra.Command{
 		Use:   "lab-base",
-		Short: "Debootstrap Debian 12 (systemd, a kernel) into the build store as " + labbase.Name,
+		Short: "Debootstrap Debian 12 (systemd, a kernel) into the build store as " + labbase.Name + " (kept once built)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := imagebuild.OpenStore(store)
@@ -141,7 +218,7 @@ func labBaseCommand() *cobra.Command {
 				return fmt.Errorf("--store %s: %w", store, err)
 			}
 			defer st.Shutdown(false)
-			d, err := labbase.Build(cmd.Context(), st, labbase.Options{Mirror: mirror, Created: time.Unix(0, 0).UTC()})
+			d, err := labbase.Build(cmd.Context(), st, labbase.Options{Mirror: mirror, Created: time.Unix(0, 0).UTC(), Rebuild: rebuild})
 			if err != nil {
 				return err
 			}
@@ -151,5 +228,6 @@ func labBaseCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&store, "store", buildlayer.DefaultStore, "the build's image store (vfs)")
 	cmd.Flags().StringVar(&mirror, "mirror", "http://deb.debian.org/debian", "Debian mirror")
+	cmd.Flags().BoolVar(&rebuild, "rebuild", false, "debootstrap again even when the store has the base")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
 	"github.com/tnf-layer/tnf-layer/internal/labbase"
+	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 )
 
 // Step is one timed step of a build.
@@ -22,34 +23,65 @@ type Step struct {
 // BuildSummary is what a build and push produced.
 type BuildSummary struct {
 	Summary
-	Pushed string `json:"pushed"` // the destination, pinned by the pushed manifest's digest
-	Digest string `json:"digest"`
-	Steps  []Step `json:"steps"`
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	Pushed  string `json:"pushed"` // the destination, pinned by the pushed manifest's digest
+	Digest  string `json:"digest"`
+	// AddedBytes is the size the layer adds over its base, as pushed (compressed); AddedLayers
+	// are those layers with the build step that made each.
+	AddedBytes  int64              `json:"addedBytes"`
+	AddedLayers []imagebuild.Layer `json:"addedLayers"`
+	Steps       []Step             `json:"steps"`
+}
+
+// Output is where a build reports: Progress gets one line as each step starts and ends, Log
+// gets buildah's and the push's own output (a terminal's worth of detail).
+type Output struct {
+	Progress io.Writer
+	Log      io.Writer
 }
 
 // created is every timestamp in the image: the same inputs give the same digest.
 var created = time.Unix(0, 0).UTC()
 
-func timed(steps *[]Step, name string, f func() error) error {
+// timed runs step name, reports it to progress and records its time.
+func timed(progress io.Writer, steps *[]Step, name string, f func() error) error {
+	fmt.Fprintf(progress, "==> %s\n", name)
 	began := time.Now()
 	err := f()
-	*steps = append(*steps, Step{Name: name, Seconds: time.Since(began).Seconds()})
+	st := Step{Name: name, Seconds: time.Since(began).Seconds()}
+	*steps = append(*steps, st)
 	if err != nil {
+		fmt.Fprintf(progress, "    %s failed after %.1f s\n", name, st.Seconds)
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	fmt.Fprintf(progress, "    %s: %.1f s\n", name, st.Seconds)
 	return nil
 }
 
 // Build renders the context, builds it with buildah into the store under o.Store and pushes
-// the result to o.Push; manifests go to o.EmitManifests when set. log receives buildah's output.
-func Build(ctx context.Context, o Options, log io.Writer) (BuildSummary, error) {
+// the result to o.Push; manifests go to o.EmitManifests when set.
+func Build(ctx context.Context, o Options, out Output) (BuildSummary, error) {
 	o.Defaults()
-	var s BuildSummary
+	if out.Progress == nil {
+		out.Progress = io.Discard
+	}
+	s := BuildSummary{Version: o.Version, Commit: o.Commit}
 	if o.Push == "" {
 		return s, fmt.Errorf("--push: needed (docker://…, oci:…, oci-archive:… or dir:…)")
 	}
+	if o.Commit == "" {
+		return s, fmt.Errorf("--commit: needed (--source %s is not a git repository)", o.Source)
+	}
 	l, err := o.LoadLayer()
 	if err != nil {
+		return s, err
+	}
+	dest, err := imagebuild.ParseReference(o.Push)
+	if err != nil {
+		return s, fmt.Errorf("--push %q: %w", o.Push, err)
+	}
+	if err := checkManifestInputs(o, l); err != nil {
 		return s, err
 	}
 	store, err := imagebuild.OpenStore(o.Store)
@@ -57,7 +89,7 @@ func Build(ctx context.Context, o Options, log io.Writer) (BuildSummary, error) 
 		return s, fmt.Errorf("--store %s: %w", o.Store, err)
 	}
 	defer store.Shutdown(false)
-	if err := timed(&s.Steps, "resolve base", func() error {
+	if err := timed(out.Progress, &s.Steps, "resolve base", func() error {
 		rel, err := resolveBase(ctx, &o, l)
 		s.Release = rel
 		if err != nil {
@@ -86,20 +118,39 @@ func Build(ctx context.Context, o Options, log io.Writer) (BuildSummary, error) 
 		return s, err
 	}
 	defer os.RemoveAll(dir)
-	if err := timed(&s.Steps, "render context", func() error { return renderContext(o, l, o.Base, dir) }); err != nil {
+	if err := timed(out.Progress, &s.Steps, "render context", func() error { return renderContext(o, l, o.Base, dir) }); err != nil {
 		return s, err
 	}
 	output := "localhost/tnf-layer/" + l.Name + ":build"
-	if err := timed(&s.Steps, "build", func() error {
-		_, err := imagebuild.Build(ctx, store, dir, imagebuild.BuildOptions{Output: output, Created: created, Sys: o.systemContext(), Log: log})
+	if err := timed(out.Progress, &s.Steps, "build", func() error {
+		_, err := imagebuild.Build(ctx, store, dir, imagebuild.BuildOptions{Output: output, Created: created, Sys: o.systemContext(), Log: out.Log})
 		return err
 	}); err != nil {
 		return s, err
 	}
-	if err := timed(&s.Steps, "push", func() error {
-		d, err := imagebuild.Push(ctx, store, output, o.Push, o.systemContext(), log)
+	if err := timed(out.Progress, &s.Steps, "push", func() error {
+		d, err := imagebuild.Push(ctx, store, output, o.Push, o.systemContext(), out.Log)
 		s.Digest = d
-		return err
+		if err != nil {
+			return err
+		}
+		// What the layer adds: the pushed image's layers above the base's.
+		baseLayers, err := imagebuild.LayerCount(ctx, store, o.Base)
+		if err != nil {
+			return err
+		}
+		img, err := imagebuild.Inspect(ctx, dest, o.systemContext())
+		if err != nil {
+			return fmt.Errorf("reading back %s: %w", o.Push, err)
+		}
+		if baseLayers > len(img.Layers) {
+			return fmt.Errorf("%s has fewer layers than its base", o.Push)
+		}
+		s.AddedLayers = img.Layers[baseLayers:]
+		for _, l := range s.AddedLayers {
+			s.AddedBytes += l.Size
+		}
+		return nil
 	}); err != nil {
 		return s, err
 	}
@@ -109,7 +160,7 @@ func Build(ctx context.Context, o Options, log io.Writer) (BuildSummary, error) 
 		if strings.HasPrefix(o.Push, "docker://") {
 			o.LayerImage = strings.TrimPrefix(s.Pushed, "docker://")
 		}
-		err := timed(&s.Steps, "manifests", func() error {
+		err := timed(out.Progress, &s.Steps, "manifests", func() error {
 			names, err := renderManifests(o, l, o.EmitManifests)
 			for _, n := range names {
 				s.Manifests = append(s.Manifests, filepath.Join(o.EmitManifests, n))
@@ -121,6 +172,24 @@ func Build(ctx context.Context, o Options, log io.Writer) (BuildSummary, error) 
 		}
 	}
 	return s, nil
+}
+
+// checkManifestInputs renders the manifests the build will write into a scratch folder, with a
+// stand-in digest, so that a bad --cluster or a missing --push-spec fails before the build.
+func checkManifestInputs(o Options, l layerdef.Layer) error {
+	if o.EmitManifests == "" {
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "tnf-layer-manifests-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if ref, ok := strings.CutPrefix(o.Push, "docker://"); ok {
+		o.LayerImage = withDigest(ref, "sha256:"+strings.Repeat("0", 64))
+	}
+	_, err = renderManifests(o, l, dir)
+	return err
 }
 
 // withDigest replaces an image name's tag (or digest) by digest.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -31,7 +32,8 @@ type Options struct {
 	CacheDir      string // where resolved releases are kept
 	Source        string // repository to compile the agents from
 	Arch          string // target architecture (GOARCH)
-	Commit        string // source commit label
+	Commit        string // source commit label (default: the source's git HEAD)
+	Version       string // layer version, in the labels and the agents (default: git describe)
 
 	DryRun        string // render into this folder
 	Push          string // build and push to this destination
@@ -53,6 +55,15 @@ func (o *Options) Defaults() {
 	if o.Source == "" {
 		o.Source = "."
 	}
+	if o.Commit == "" {
+		o.Commit = git(o.Source, "rev-parse", "HEAD")
+	}
+	if o.Version == "" {
+		o.Version = git(o.Source, "describe", "--tags", "--always", "--dirty")
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
 	if o.Arch == "" {
 		o.Arch = runtime.GOARCH
 	}
@@ -67,6 +78,15 @@ func (o *Options) Defaults() {
 			o.CacheDir = filepath.Join(d, "tnf-layer")
 		}
 	}
+}
+
+// git is a git command's output in dir, or "" when dir is not a repository.
+func git(dir string, args ...string) string {
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // LoadLayer finds the layer definition the options name.

@@ -15,6 +15,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 	"github.com/tnf-layer/tnf-layer/internal/manifests"
 	"github.com/tnf-layer/tnf-layer/internal/release"
+	"github.com/tnf-layer/tnf-layer/internal/version"
 )
 
 // binaryPackages maps a bin/NAME of a layer definition to the Go package that builds it.
@@ -97,11 +98,7 @@ func DryRun(o Options) (Summary, error) {
 // destination path with its mode.
 func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 	in := containerfile.Inputs{Base: base, Extensions: o.Extensions, PackageSource: l.Packages.Source,
-		Packages: l.Packages.Names, Finalize: l.Finalize,
-		Labels: map[string]string{"io.tnf-layer.layer": l.Name, "io.tnf-layer.source-commit": o.Commit}}
-	if l.Release != nil {
-		in.Labels["io.tnf-layer.release"] = l.Release.Version
-	}
+		Packages: l.Packages.Names, Finalize: l.Finalize, Labels: l.Labels(o.Version, o.Commit)}
 	cf, err := containerfile.Render(in)
 	if err != nil {
 		return err
@@ -125,7 +122,7 @@ func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 		}
 		pkgs = append(pkgs, pkg)
 	}
-	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", bin + "/"}, pkgs...)
+	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid= " + version.LinkFlag(o.Version), "-o", bin + "/"}, pkgs...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = o.Source
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+o.Arch)

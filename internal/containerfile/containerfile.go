@@ -38,10 +38,17 @@ func Pinned(ref string) bool { return digestRef.MatchString(ref) }
 func DNFFromExtensions(mountFrom string, packages []string) string {
 	return "RUN --mount=type=bind,from=" + mountFrom + ",source=/usr/share/rpm-ostree/extensions,target=/run/tnf-extensions \\\n" +
 		`    printf '[tnf-extensions]\nbaseurl=file:///run/tnf-extensions\nenabled=1\ngpgcheck=0\n' > /etc/yum.repos.d/tnf-extensions.repo && \` + "\n" +
-		"    dnf install -y " + strings.Join(packages, " ") + " && dnf clean all && rm /etc/yum.repos.d/tnf-extensions.repo"
+		"    dnf install -y --setopt=tsflags=nodocs " + strings.Join(packages, " ") + " && dnf clean all && rm /etc/yum.repos.d/tnf-extensions.repo && \\\n" +
+		"    " + RemoveClusterKeys
 }
 
-var funcs = template.FuncMap{"join": strings.Join, "dnfFromExtensions": DNFFromExtensions}
+// RemoveClusterKeys removes the keys a package may generate at install time (Debian's pacemaker
+// makes /etc/pacemaker/authkey): in an image, every node of every cluster would share them.
+// tnfctl setup installs the cluster's own.
+const RemoveClusterKeys = "rm -f /etc/pacemaker/authkey /etc/corosync/authkey"
+
+var funcs = template.FuncMap{"join": strings.Join, "dnfFromExtensions": DNFFromExtensions,
+	"removeClusterKeys": func() string { return RemoveClusterKeys }}
 
 // Render renders the Containerfile.
 func Render(in Inputs) (string, error) {

@@ -27,11 +27,17 @@ type Options struct {
 	Mirror   string   // Debian mirror (default http://deb.debian.org/debian)
 	Packages []string // extra packages (default DefaultPackages)
 	Created  time.Time
+	Rebuild  bool // debootstrap again even when the store has the base
 }
 
 // Build debootstraps Debian 12 and commits it to store as Name; it returns the image's digest in
-// the store.
+// the store. A base already in the store is kept unless o.Rebuild.
 func Build(ctx context.Context, store storage.Store, o Options) (string, error) {
+	if !o.Rebuild {
+		if d, err := imagebuild.LocalDigest(store, Name); err == nil {
+			return d, nil
+		}
+	}
 	if o.Mirror == "" {
 		o.Mirror = "http://deb.debian.org/debian"
 	}

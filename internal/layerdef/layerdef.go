@@ -157,3 +157,20 @@ func (l Layer) Binaries() []string {
 	sort.Strings(out)
 	return out
 }
+
+// The image labels every layer carries; build-layer verify checks them.
+const (
+	LabelLayer   = "io.tnf-layer.layer"         // the layer definition's name
+	LabelVersion = "io.tnf-layer.version"       // the layer version (also in the agents)
+	LabelCommit  = "io.tnf-layer.source-commit" // the source the agents were compiled from
+	LabelRelease = "io.tnf-layer.release"       // the OpenShift release (RHCOS layers)
+)
+
+// Labels are the layer's image labels for a build of version from commit.
+func (l Layer) Labels(version, commit string) map[string]string {
+	labels := map[string]string{LabelLayer: l.Name, LabelVersion: version, LabelCommit: commit}
+	if l.Release != nil {
+		labels[LabelRelease] = l.Release.Version
+	}
+	return labels
+}

@@ -91,7 +91,14 @@ func ungzip(t testing.TB, b []byte) []byte {
 
 // Registry runs Debian's docker-registry on a free loopback port until the test ends and
 // returns its host:port.
-func Registry(t testing.TB) string {
+func Registry(t testing.TB) string { return startRegistry(t, "") }
+
+// ReadOnlyRegistry is a Registry in maintenance mode: it serves pulls and denies every push.
+func ReadOnlyRegistry(t testing.TB) string {
+	return startRegistry(t, ", maintenance: {readonly: {enabled: true}}")
+}
+
+func startRegistry(t testing.TB, storage string) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +107,7 @@ func Registry(t testing.TB) string {
 	l.Close()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yml")
-	body := fmt.Sprintf("version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: %s}}\nhttp: {addr: %s}\n", filepath.Join(dir, "data"), addr)
+	body := fmt.Sprintf("version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: %s}%s}\nhttp: {addr: %s}\n", filepath.Join(dir, "data"), storage, addr)
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,58 @@
+package buildlayer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
+	"github.com/tnf-layer/tnf-layer/internal/layerdef"
+	"github.com/tnf-layer/tnf-layer/internal/verify"
+)
+
+// VerifySummary is what build-layer verify found.
+type VerifySummary struct {
+	Image    string            `json:"image"`
+	Digest   string            `json:"digest"`
+	Layer    string            `json:"layer"`
+	Labels   map[string]string `json:"labels"`
+	Layers   int               `json:"layers"`
+	Findings []string          `json:"findings"`
+}
+
+// Verify reads image (every layer, each checked against its digest) and checks it against its
+// layer definition: the one o names (--ocp/--layer), else the one its label names. version, when
+// set, is the layer version the image must carry. Findings make the error.
+func Verify(ctx context.Context, o Options, image, version string) (VerifySummary, error) {
+	o.Defaults()
+	s := VerifySummary{Image: image, Findings: []string{}}
+	ref, err := imagebuild.ParseReference(image)
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", image, err)
+	}
+	img, err := imagebuild.Inspect(ctx, ref, o.systemContext())
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", image, err)
+	}
+	s.Digest, s.Labels, s.Layers = img.Digest, img.Labels, len(img.Layers)
+	if o.OCP == "" && o.Layer == "" {
+		o.Layer = img.Labels[layerdef.LabelLayer]
+		if o.Layer == "" {
+			return s, fmt.Errorf("%s: no %s label: name the layer with --ocp or --layer", image, layerdef.LabelLayer)
+		}
+	}
+	l, err := o.LoadLayer()
+	if err != nil {
+		return s, err
+	}
+	s.Layer = l.Name
+	check := verify.New(l)
+	img, err = imagebuild.WalkLayers(ctx, ref, o.systemContext(), check.Entry)
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", image, err)
+	}
+	if f := check.Finish(img, version); len(f) > 0 {
+		s.Findings = f
+		return s, fmt.Errorf("%s: %d problem(s) with layer %s", image, len(f), l.Name)
+	}
+	return s, nil
+}

@@ -1,0 +1,135 @@
+package verify
+
+import (
+	"archive/tar"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
+	"github.com/tnf-layer/tnf-layer/internal/layerdef"
+)
+
+var layer = layerdef.Layer{
+	Name: "ocp-4.19", Release: &layerdef.Release{Version: "4.19"},
+	Packages: layerdef.Packages{Names: []string{"pacemaker"}},
+	Files:    []layerdef.File{{From: "bin/tnfctl", To: "/usr/bin/tnfctl", Mode: "0755"}},
+}
+
+type file struct {
+	layer   int
+	name    string
+	flag    byte
+	mode    int64
+	content string
+	link    string
+}
+
+// good is a layer that passes: merged /usr (sbin → usr/sbin), the HA commands, our file.
+func good() []file {
+	fs := []file{{0, "sbin", tar.TypeSymlink, 0o777, "", "usr/sbin"}, {0, "usr/sbin/", tar.TypeDir, 0o755, "", ""}}
+	for _, c := range haCommands {
+		fs = append(fs, file{1, "./" + c, tar.TypeReg, 0o755, "#!/bin/sh\n", ""})
+	}
+	return append(fs, file{2, "usr/bin/tnfctl", tar.TypeReg, 0o755, "\x7fELF", ""})
+}
+
+var labels = map[string]string{layerdef.LabelLayer: "ocp-4.19", layerdef.LabelVersion: "1.0", layerdef.LabelCommit: "abc", layerdef.LabelRelease: "4.19"}
+
+func check(t *testing.T, files []file, img imagebuild.Image, version string) []string {
+	t.Helper()
+	c := New(layer)
+	for _, f := range files {
+		hdr := &tar.Header{Name: f.name, Typeflag: f.flag, Mode: f.mode, Linkname: f.link, Size: int64(len(f.content))}
+		if err := c.Entry(f.layer, hdr, strings.NewReader(f.content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c.Finish(img, version)
+}
+
+func TestChecker(t *testing.T) {
+	withLabels := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range labels {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				delete(m, kv[i])
+			} else {
+				m[kv[i]] = kv[i+1]
+			}
+		}
+		return m
+	}
+	tests := []struct {
+		name    string
+		files   []file
+		img     imagebuild.Image
+		version string
+		want    []string
+	}{
+		{"good", good(), imagebuild.Image{Labels: labels}, "", nil},
+		{"expected version", good(), imagebuild.Image{Labels: labels}, "1.0", nil},
+		{"other version", good(), imagebuild.Image{Labels: labels}, "2.0", []string{`label io.tnf-layer.version: "1.0", want "2.0"`}},
+		{"no labels", good(), imagebuild.Image{}, "", []string{
+			"label io.tnf-layer.layer: missing", "label io.tnf-layer.release: missing",
+			"label io.tnf-layer.source-commit: missing", "label io.tnf-layer.version: missing"}},
+		{"other layer and release", good(), imagebuild.Image{Labels: withLabels(layerdef.LabelLayer, "lab", layerdef.LabelRelease, "4.18")}, "", []string{
+			`label io.tnf-layer.layer: "lab", want "ocp-4.19"`, `label io.tnf-layer.release: "4.18", want "4.19"`}},
+		{"empty commit", good(), imagebuild.Image{Labels: withLabels(layerdef.LabelCommit, "")}, "", []string{"label io.tnf-layer.source-commit: missing"}},
+		{"our file missing", good()[:len(good())-1], imagebuild.Image{Labels: labels}, "", []string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
+		{"our file whited out", append(good(), file{3, "usr/bin/.wh.tnfctl", tar.TypeReg, 0, "", ""}), imagebuild.Image{Labels: labels}, "",
+			[]string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
+		{"opaque dir hides lower layers", append(good(), file{3, "usr/bin/.wh..wh..opq", tar.TypeReg, 0, "", ""}), imagebuild.Image{Labels: labels}, "",
+			[]string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
+		{"wrong mode", append(good(), file{3, "usr/bin/tnfctl", tar.TypeReg, 0o644, "", ""}), imagebuild.Image{Labels: labels}, "",
+			[]string{"/usr/bin/tnfctl: mode 0644, want 0755"}},
+		{"not a file", append(good(), file{3, "usr/bin/tnfctl", tar.TypeSymlink, 0o777, "", "/bin/true"}), imagebuild.Image{Labels: labels}, "",
+			[]string{"/usr/bin/tnfctl: not a regular file"}},
+		{"HA command missing", append(good(), file{3, "usr/sbin/.wh.pcs", tar.TypeReg, 0, "", ""}), imagebuild.Image{Labels: labels}, "",
+			[]string{"/usr/sbin/pcs: missing (the two-node-ha packages: pacemaker)"}},
+		{"a node secret, even deleted later", append(good(), file{1, "etc/tnf/secrets/node1.password", tar.TypeReg, 0o600, "pw", ""},
+			file{2, "etc/tnf/secrets/.wh.node1.password", tar.TypeReg, 0, "", ""}), imagebuild.Image{Labels: labels}, "",
+			[]string{"layer 1: /etc/tnf/secrets/node1.password: node secrets belong in the node configuration MachineConfig"}},
+		{"corosync authkey", append(good(), file{1, "etc/corosync/authkey", tar.TypeReg, 0o400, "k", ""}), imagebuild.Image{Labels: labels}, "",
+			[]string{"layer 1: /etc/corosync/authkey: a cluster authentication key (each cluster makes its own)"}},
+		{"registry credentials", append(good(), file{2, "root/.docker/config.json", tar.TypeReg, 0o600, "{}", ""}), imagebuild.Image{Labels: labels}, "",
+			[]string{"layer 2: /root/.docker/config.json: registry credentials"}},
+		{"ssh host key", append(good(), file{1, "etc/ssh/ssh_host_ed25519_key", tar.TypeReg, 0o600, "x", ""}), imagebuild.Image{Labels: labels}, "",
+			[]string{"layer 1: /etc/ssh/ssh_host_ed25519_key: an SSH host key (every node would share it)"}},
+		{"a private key anywhere", append(good(), file{2, "usr/share/x/key.pem", tar.TypeReg, 0o644, "\n-----BEGIN EC PRIVATE KEY-----\nMHc…", ""}),
+			imagebuild.Image{Labels: labels}, "", []string{"layer 2: /usr/share/x/key.pem: a PEM private key"}},
+		{"a library naming the PEM marker is fine", append(good(), file{1, "usr/lib/libcrypto.so", tar.TypeReg, 0o644, "\x7fELF…-----BEGIN PRIVATE KEY-----", ""}),
+			imagebuild.Image{Labels: labels}, "", nil},
+		{"a Python package's test key is public", append(good(), file{1, "usr/lib/python3/dist-packages/tornado/test/test.key", tar.TypeReg, 0o644, "-----BEGIN PRIVATE KEY-----\n", ""}),
+			imagebuild.Image{Labels: labels}, "", nil},
+		{"a key beside Python code is not", append(good(), file{1, "usr/lib/python3/dist-packages/tnf/key.pem", tar.TypeReg, 0o644, "-----BEGIN PRIVATE KEY-----\n", ""}),
+			imagebuild.Image{Labels: labels}, "", []string{"layer 1: /usr/lib/python3/dist-packages/tnf/key.pem: a PEM private key"}},
+		{"a certificate is fine", append(good(), file{1, "etc/pki/ca.pem", tar.TypeReg, 0o644, "-----BEGIN CERTIFICATE-----\n", ""}),
+			imagebuild.Image{Labels: labels}, "", nil},
+		{"secret in the environment", good(), imagebuild.Image{Labels: labels, Env: []string{"PATH=/usr/bin", "BMC_PASSWORD=hunter2", "TOKEN="}}, "",
+			[]string{"config: environment variable BMC_PASSWORD has a value: secrets do not go into images"}},
+		{"secret in a build step", good(), imagebuild.Image{Labels: labels, History: []string{"RUN apt-get install -y pcs", "ARG PULL_SECRET=abc"}}, "",
+			[]string{"history 1: a build step names a secret (ARG PULL_SECRET=abc…)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := check(t, tt.files, tt.img, tt.version)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("findings:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFindingsHoldNoSecret: a finding names where a secret is, never what it is.
+func TestFindingsHoldNoSecret(t *testing.T) {
+	files := append(good(), file{1, "etc/tnf/secrets/n.password", tar.TypeReg, 0o600, "hunter2", ""},
+		file{1, "k.pem", tar.TypeReg, 0o600, "-----BEGIN PRIVATE KEY-----\nhunter2", ""})
+	got := check(t, files, imagebuild.Image{Labels: labels, Env: []string{"PASSWORD=hunter2"}}, "")
+	if len(got) != 3 || strings.Contains(strings.Join(got, "\n"), "hunter2") {
+		t.Fatalf("%q", got)
+	}
+}
