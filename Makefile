@@ -19,7 +19,7 @@ test: build lint
 	TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -p 1 -timeout 25m ./...
 
 bench: build
-	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -run '^$$' -bench . -benchtime 1x -timeout 20m ./test/etcdagent/ | $(GO) run ./test/benchtable
+	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 40m ./test/etcdagent/ ./internal/buildlayer/ | $(GO) run ./test/benchtable
 
 # The agent end to end: two etcd members formed through start/promote, the leader's node
 # fenced, the survivor serving alone on the notification, the fenced node rejoining.

@@ -1,5 +1,5 @@
-// Package tnflayer holds what the build tool embeds from the top of the repository: the
-// Containerfile template and the layer definitions.
+// Package tnflayer holds what the tools embed from the top of the repository: the Containerfile
+// template, the layer definitions and the Pacemaker/Corosync templates.
 package tnflayer
 
 import "embed"
@@ -14,3 +14,9 @@ var ContainerfileTemplate string
 //
 //go:embed layers/*.yaml
 var Layers embed.FS
+
+// PCSTemplates are pcs-templates/: corosync.conf and the cluster configuration as pcs commands,
+// rendered by internal/pcsconfig.
+//
+//go:embed pcs-templates/*.tmpl
+var PCSTemplates embed.FS

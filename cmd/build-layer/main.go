@@ -217,7 +217,7 @@ func labBaseCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--store %s: %w", store, err)
 			}
-			defer st.Shutdown(false)
+			defer imagebuild.CloseStore(st)
 			d, err := labbase.Build(cmd.Context(), st, labbase.Options{Mirror: mirror, Created: time.Unix(0, 0).UTC(), Rebuild: rebuild})
 			if err != nil {
 				return err

@@ -88,7 +88,7 @@ func Build(ctx context.Context, o Options, out Output) (BuildSummary, error) {
 	if err != nil {
 		return s, fmt.Errorf("--store %s: %w", o.Store, err)
 	}
-	defer store.Shutdown(false)
+	defer imagebuild.CloseStore(store)
 	if err := timed(out.Progress, &s.Steps, "resolve base", func() error {
 		rel, err := resolveBase(ctx, &o, l)
 		s.Release = rel

@@ -36,7 +36,7 @@ func labStore(t *testing.T, ctx context.Context) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Shutdown(false)
+	defer imagebuild.CloseStore(store)
 	if _, err := labbase.Build(ctx, store, labbase.Options{Packages: []string{}, Created: created}); err != nil {
 		t.Fatal(err)
 	}

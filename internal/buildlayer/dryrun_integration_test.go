@@ -22,7 +22,7 @@ var (
 	layerImage = "registry.example.com/tnf/layer" + digest('3')
 )
 
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

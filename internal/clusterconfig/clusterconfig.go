@@ -32,6 +32,23 @@ type Config struct {
 	FenceRaceWinner string      `json:"fenceRaceWinner,omitempty"`
 	FenceDelay      FenceDelay  `json:"fenceDelay,omitempty"`
 	AutoUnblock     AutoUnblock `json:"autoUnblock,omitempty"`
+	// Token is Corosync's token timeout (default 3 s, as pcs sets it).
+	Token     duration.Duration `json:"token,omitempty"`
+	Resources Resources         `json:"resources,omitempty"`
+}
+
+// Resources say how Pacemaker runs cri-o and kubelet (default: their systemd units; a test
+// cluster without systemd names stand-ins) and add parameters to the etcd agent.
+type Resources struct {
+	Crio    Agent             `json:"crio,omitempty"`
+	Kubelet Agent             `json:"kubelet,omitempty"`
+	Etcd    map[string]string `json:"etcd,omitempty"` // ocf:tnf:etcd parameters beyond node_ip_map
+}
+
+// Agent is a Pacemaker resource agent (class:provider:type or systemd:unit) and its parameters.
+type Agent struct {
+	Agent  string            `json:"agent,omitempty"`
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // Node is one of the two nodes.
@@ -76,6 +93,15 @@ func (c *Config) Defaults() {
 	}
 	if c.FenceDelay.Other.Duration == 0 {
 		c.FenceDelay.Other.Duration = time.Second
+	}
+	if c.Token.Duration == 0 {
+		c.Token.Duration = 3 * time.Second
+	}
+	if c.Resources.Crio.Agent == "" {
+		c.Resources.Crio.Agent = "systemd:crio"
+	}
+	if c.Resources.Kubelet.Agent == "" {
+		c.Resources.Kubelet.Agent = "systemd:kubelet"
 	}
 	if c.AutoUnblock.Enabled && c.AutoUnblock.After.Duration == 0 {
 		c.AutoUnblock.After.Duration = 10 * time.Minute

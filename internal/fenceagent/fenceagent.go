@@ -27,38 +27,54 @@ type Redfish struct {
 	PowerTimeout int  // seconds; 0 keeps the agent's default
 }
 
-// Stdin is what the agent reads: the same parameter names a Pacemaker stonith device uses.
-func (r Redfish) Stdin() (string, error) {
+// Option is one fence_redfish parameter.
+type Option struct{ Name, Value string }
+
+// Options are the agent's parameters, by the names a Pacemaker stonith device uses, in a fixed
+// order, without the action.
+func (r Redfish) Options() ([]Option, error) {
 	a := r.Credential.Address
 	if a.Scheme != "https" {
-		return "", fmt.Errorf("fence_redfish speaks HTTPS only, not %s", a.Scheme)
+		return nil, fmt.Errorf("fence_redfish speaks HTTPS only, not %s", a.Scheme)
 	}
 	ip := a.Host
 	if strings.Contains(ip, ":") {
 		ip = "[" + ip + "]" // fence_redfish builds https://<ip>:<port> itself
 	}
-	lines := []string{
-		"action=" + r.Action,
-		"ip=" + ip,
-		"ipport=" + strconv.Itoa(a.Port),
-		"username=" + r.Credential.Username,
-		"password=" + r.Credential.Password,
-	}
+	opts := []Option{{"ip", ip}, {"ipport", strconv.Itoa(a.Port)}, {"username", r.Credential.Username},
+		{"password", r.Credential.Password}}
 	if !r.Discover {
-		lines = append(lines, "systems_uri="+a.SystemPath)
+		opts = append(opts, Option{"systems_uri", a.SystemPath})
 	}
 	if !r.Credential.VerifyCertificate {
-		lines = append(lines, "ssl_insecure=1")
+		opts = append(opts, Option{"ssl_insecure", "1"})
 	}
 	if r.PowerTimeout > 0 {
-		lines = append(lines, "power_timeout="+strconv.Itoa(r.PowerTimeout))
+		opts = append(opts, Option{"power_timeout", strconv.Itoa(r.PowerTimeout)})
 	}
-	for _, l := range lines {
-		if strings.ContainsAny(l, "\n\r") {
-			return "", errors.New("fence_redfish options must not contain line breaks")
+	for _, o := range opts {
+		if strings.ContainsAny(o.Value, "\n\r") {
+			return nil, fmt.Errorf("fence_redfish option %s must not contain line breaks", o.Name)
 		}
 	}
-	return strings.Join(lines, "\n") + "\n", nil
+	return opts, nil
+}
+
+// Stdin is what the agent reads: the action, then Options.
+func (r Redfish) Stdin() (string, error) {
+	opts, err := r.Options()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if strings.ContainsAny(r.Action, "\n\r") {
+		return "", errors.New("fence_redfish options must not contain line breaks")
+	}
+	b.WriteString("action=" + r.Action + "\n")
+	for _, o := range opts {
+		b.WriteString(o.Name + "=" + o.Value + "\n")
+	}
+	return b.String(), nil
 }
 
 // Result is the agent's exit code and its output with the password redacted.

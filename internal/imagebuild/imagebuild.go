@@ -1,10 +1,11 @@
-// Package imagebuild builds and pushes images in-process: buildah's library for the build (vfs
-// storage, chroot isolation: it works as root on a plain machine), containers/image for the push.
+// Package imagebuild builds and pushes images in-process: buildah's library for the build (overlay
+// or vfs storage, chroot isolation: it works as root on a plain machine), containers/image for the push.
 // A program using it must call buildah.InitReexec first thing in main (and tests in TestMain).
 package imagebuild
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,11 +29,36 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OpenStore opens (creating) an image store under root with the vfs driver.
+// OpenStore opens (creating) an image store under root: overlay where the kernel and the file
+// system allow it (a layer is a mount, so an agent-only rebuild takes seconds), else vfs (every
+// layer a full copy). A store keeps the driver it was created with.
 func OpenStore(root string) (storage.Store, error) {
-	return storage.GetStore(storage.StoreOptions{
-		GraphRoot: filepath.Join(root, "graph"), RunRoot: filepath.Join(root, "run"), GraphDriverName: "vfs",
-	})
+	drivers := []string{"overlay", "vfs"}
+	if _, err := os.Stat(filepath.Join(root, "graph", "vfs-images")); err == nil {
+		drivers = []string{"vfs"}
+	}
+	var errs []error
+	for _, driver := range drivers {
+		s, err := storage.GetStore(storage.StoreOptions{
+			GraphRoot: filepath.Join(root, "graph"), RunRoot: filepath.Join(root, "run"), GraphDriverName: driver,
+		})
+		if err == nil {
+			return s, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", driver, err))
+	}
+	return nil, errors.Join(errs...)
+}
+
+// CloseStore releases a store opened by OpenStore: every layer unmounted, and the overlay
+// driver's own private mount of its folder, which a build leaves behind, undone, so the store's
+// folder can be removed.
+func CloseStore(s storage.Store) {
+	root := s.GraphRoot()
+	s.Shutdown(true)
+	if err := unix.Unmount(filepath.Join(root, "overlay"), unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		fmt.Fprintf(os.Stderr, "unmounting %s: %v\n", filepath.Join(root, "overlay"), err)
+	}
 }
 
 // ImportRootfs commits a root filesystem directory as image name, with every timestamp set to
@@ -203,3 +229,4 @@ func LocalDigest(store storage.Store, name string) (string, error) {
 	}
 	return img.Digest.String(), nil
 }
+

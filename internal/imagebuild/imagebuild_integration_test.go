@@ -72,7 +72,7 @@ func TestBuildIsReproducible(t *testing.T) {
 			t.Fatal(err)
 		}
 		digests = append(digests, d)
-		store.Shutdown(true)
+		CloseStore(store)
 	}
 	if digests[0] != digests[1] {
 		t.Fatalf("two builds of the same inputs: %s and %s", digests[0], digests[1])

@@ -1,0 +1,142 @@
+package pcsconfig
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func config() clusterconfig.Config {
+	c := clusterconfig.Config{ClusterName: "tnf",
+		Nodes: []clusterconfig.Node{
+			{Name: "master-1", IP: "192.0.2.11", BMC: clusterconfig.BMC{Address: "redfish+https://192.0.2.201/redfish/v1/Systems/1",
+				Username: "root", PasswordFile: "/etc/tnf/secrets/master-1.password", CertificateVerification: "Disabled"}},
+			{Name: "master-0", IP: "192.0.2.10", BMC: clusterconfig.BMC{Address: "redfish+https://[fd00::200]:8443/redfish/v1/Systems/System.Embedded.1",
+				Username: "admin", PasswordFile: "/etc/tnf/secrets/master-0.password"}},
+		}}
+	c.Defaults()
+	return c
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the rendering:\n%s", file, got)
+	}
+}
+
+// TestGolden: the default configuration and one with stand-ins, a longer token and etcd
+// parameters (what the namespace test cluster uses).
+func TestGolden(t *testing.T) {
+	lab := config()
+	lab.Token.Duration = 5000e6
+	lab.FenceRaceWinner = "master-1"
+	lab.Resources.Crio = clusterconfig.Agent{Agent: "ocf:heartbeat:anything", Params: map[string]string{"binfile": "/bin/sleep", "cmdline_options": "infinity"}}
+	lab.Resources.Kubelet = clusterconfig.Agent{Agent: "ocf:heartbeat:Dummy"}
+	lab.Resources.Etcd = map[string]string{"runtime": "exec", "data_dir": "/var/lib/etcd"}
+	for name, c := range map[string]clusterconfig.Config{"default": config(), "stand-ins": lab} {
+		conf, err := Corosync(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, name+".corosync.conf", conf)
+		cmds, err := Commands(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, c := range cmds {
+			lines = append(lines, "pcs -f cib.xml "+strings.Join(c, " "))
+		}
+		golden(t, name+".pcs", strings.Join(lines, "\n")+"\n")
+	}
+}
+
+// TestNoPasswordInTheCIB: the commands name only the secret reference.
+func TestNoPasswordInTheCIB(t *testing.T) {
+	cmds, err := Commands(config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range cmds {
+		for _, a := range c {
+			if strings.HasPrefix(a, "password=") {
+				n++
+				if a != "password="+SecretRef {
+					t.Errorf("%q", a)
+				}
+			}
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d password parameters, want 2", n)
+	}
+}
+
+func TestRaceWinnersDeviceWaitsLonger(t *testing.T) {
+	for _, winner := range []string{"master-0", "master-1"} {
+		c := config()
+		c.FenceRaceWinner = winner
+		cmds, err := Commands(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range cmds {
+			if len(cmd) > 2 && cmd[0] == "stonith" {
+				line := strings.Join(cmd, " ")
+				want := "pcmk_delay_base=1s"
+				if cmd[2] == FenceDevice(winner) {
+					want = "pcmk_delay_base=10s"
+				}
+				if !strings.Contains(line, want) {
+					t.Errorf("winner %s: %s lacks %s", winner, line, want)
+				}
+			}
+		}
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	got := Secrets(map[string]string{"master-0": "hunter2"})
+	if len(got) != 2 || got[0].Path != SecretsDir+"/fence-master-0/password" || string(got[0].Data) != "hunter2\n" ||
+		got[1].Path != SecretsDir+"/fence-master-0/password.sign" || string(got[1].Data) != "2ab96390c7dbe3439de74d0c9b0b1767\n" {
+		t.Fatalf("%+v", got)
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	rows := []struct {
+		edit func(*clusterconfig.Config)
+		want string
+	}{
+		{func(c *clusterconfig.Config) { c.Resources.Crio.Agent = "crio" }, "resources.crio.agent"},
+		{func(c *clusterconfig.Config) { c.Resources.Kubelet.Params = map[string]string{"x": "a b"} }, "resources.kubelet.params.x"},
+		{func(c *clusterconfig.Config) { c.Resources.Etcd = map[string]string{"node_ip_map": "x"} }, "resources.etcd.node_ip_map"},
+		{func(c *clusterconfig.Config) { c.Nodes[0].BMC.Username = "ad min" }, "nodes[master-1].bmc (username)"},
+		{func(c *clusterconfig.Config) { c.Nodes[0].BMC.Address = "redfish+http://192.0.2.1/redfish/v1/Systems/1" }, "nodes[master-1].bmc.address"},
+	}
+	for _, r := range rows {
+		c := config()
+		r.edit(&c)
+		if _, err := Commands(c); err == nil || !strings.Contains(err.Error(), r.want) {
+			t.Errorf("error %v, want one naming %s", err, r.want)
+		}
+	}
+}
