@@ -229,4 +229,3 @@ func LocalDigest(store storage.Store, name string) (string, error) {
 	}
 	return img.Digest.String(), nil
 }
-

@@ -130,7 +130,9 @@ func TestBadValues(t *testing.T) {
 		{func(c *clusterconfig.Config) { c.Resources.Kubelet.Params = map[string]string{"x": "a b"} }, "resources.kubelet.params.x"},
 		{func(c *clusterconfig.Config) { c.Resources.Etcd = map[string]string{"node_ip_map": "x"} }, "resources.etcd.node_ip_map"},
 		{func(c *clusterconfig.Config) { c.Nodes[0].BMC.Username = "ad min" }, "nodes[master-1].bmc (username)"},
-		{func(c *clusterconfig.Config) { c.Nodes[0].BMC.Address = "redfish+http://192.0.2.1/redfish/v1/Systems/1" }, "nodes[master-1].bmc.address"},
+		{func(c *clusterconfig.Config) {
+			c.Nodes[0].BMC.Address = "redfish+http://192.0.2.1/redfish/v1/Systems/1"
+		}, "nodes[master-1].bmc.address"},
 	}
 	for _, r := range rows {
 		c := config()
