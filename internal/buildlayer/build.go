@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
+	"github.com/tnf-layer/tnf-layer/internal/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/labbase"
 	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 )
@@ -29,9 +30,9 @@ type BuildSummary struct {
 	Digest  string `json:"digest"`
 	// AddedBytes is the size the layer adds over its base, as pushed (compressed); AddedLayers
 	// are those layers with the build step that made each.
-	AddedBytes  int64              `json:"addedBytes"`
-	AddedLayers []imagebuild.Layer `json:"addedLayers"`
-	Steps       []Step             `json:"steps"`
+	AddedBytes  int64             `json:"addedBytes"`
+	AddedLayers []imageread.Layer `json:"addedLayers"`
+	Steps       []Step            `json:"steps"`
 }
 
 // Output is where a build reports: Progress gets one line as each step starts and ends, Log
@@ -77,7 +78,7 @@ func Build(ctx context.Context, o Options, out Output) (BuildSummary, error) {
 	if err != nil {
 		return s, err
 	}
-	dest, err := imagebuild.ParseReference(o.Push)
+	dest, err := imageread.ParseReference(o.Push)
 	if err != nil {
 		return s, fmt.Errorf("--push %q: %w", o.Push, err)
 	}
@@ -139,7 +140,7 @@ func Build(ctx context.Context, o Options, out Output) (BuildSummary, error) {
 		if err != nil {
 			return err
 		}
-		img, err := imagebuild.Inspect(ctx, dest, o.systemContext())
+		img, err := imageread.Inspect(ctx, dest, o.systemContext())
 		if err != nil {
 			return fmt.Errorf("reading back %s: %w", o.Push, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/containers/buildah"
 
 	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
+	"github.com/tnf-layer/tnf-layer/internal/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/labbase"
 	"github.com/tnf-layer/tnf-layer/internal/release/releasetest"
 )
@@ -94,11 +95,16 @@ func TestLab(t *testing.T) {
 	})
 
 	t.Run("no BMC password in any layer", func(t *testing.T) {
-		ref, err := imagebuild.ParseReference(first.Pushed)
+		ref, err := imageread.ParseReference(first.Pushed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = imagebuild.WalkLayers(ctx, ref, o.systemContext(), func(layer int, hdr *tar.Header, r io.Reader) error {
+		img, err := imageread.Open(ctx, ref, o.systemContext())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer img.Close()
+		err = img.Walk(ctx, func(layer int, hdr *tar.Header, r io.Reader) error {
 			data, err := io.ReadAll(r)
 			if bytes.Contains(data, []byte("secret-pw")) {
 				t.Errorf("layer %d: %s holds a BMC password", layer, hdr.Name)

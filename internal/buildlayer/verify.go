@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
+	"github.com/tnf-layer/tnf-layer/internal/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 	"github.com/tnf-layer/tnf-layer/internal/verify"
 )
@@ -23,16 +23,17 @@ type VerifySummary struct {
 // layer definition: the one o names (--ocp/--layer), else the one its label names. version, when
 // set, is the layer version the image must carry. Findings make the error.
 func Verify(ctx context.Context, o Options, image, version string) (VerifySummary, error) {
-	o.Defaults()
 	s := VerifySummary{Image: image, Findings: []string{}}
-	ref, err := imagebuild.ParseReference(image)
+	ref, err := imageread.ParseReference(image)
 	if err != nil {
 		return s, fmt.Errorf("%s: %w", image, err)
 	}
-	img, err := imagebuild.Inspect(ctx, ref, o.systemContext())
+	// One read of the manifest and configuration serves the label and the walk.
+	img, err := imageread.Open(ctx, ref, o.systemContext())
 	if err != nil {
 		return s, fmt.Errorf("%s: %w", image, err)
 	}
+	defer img.Close()
 	s.Digest, s.Labels, s.Layers = img.Digest, img.Labels, len(img.Layers)
 	if o.OCP == "" && o.Layer == "" {
 		o.Layer = img.Labels[layerdef.LabelLayer]
@@ -46,11 +47,10 @@ func Verify(ctx context.Context, o Options, image, version string) (VerifySummar
 	}
 	s.Layer = l.Name
 	check := verify.New(l)
-	img, err = imagebuild.WalkLayers(ctx, ref, o.systemContext(), check.Entry)
-	if err != nil {
+	if err := img.Walk(ctx, check.Entry); err != nil {
 		return s, fmt.Errorf("%s: %w", image, err)
 	}
-	if f := check.Finish(img, version); len(f) > 0 {
+	if f := check.Finish(img.Image, version); len(f) > 0 {
 		s.Findings = f
 		return s, fmt.Errorf("%s: %d problem(s) with layer %s", image, len(f), l.Name)
 	}

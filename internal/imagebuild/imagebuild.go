@@ -23,10 +23,11 @@ import (
 	"github.com/containers/image/v5/manifest"
 	"github.com/containers/image/v5/signature"
 	is "github.com/containers/image/v5/storage"
-	"github.com/containers/image/v5/transports/alltransports"
 	"github.com/containers/image/v5/types"
 	"github.com/containers/storage"
 	"golang.org/x/sys/unix"
+
+	"github.com/tnf-layer/tnf-layer/internal/imageread"
 )
 
 // OpenStore opens (creating) an image store under root: overlay where the kernel and the file
@@ -184,7 +185,7 @@ func Push(ctx context.Context, store storage.Store, name, dest string, sys *type
 			}
 		}
 	}
-	dst, err := alltransports.ParseImageName(dest)
+	dst, err := imageread.ParseReference(dest)
 	if err != nil {
 		return "", fmt.Errorf("--push %q: %w", dest, err)
 	}
@@ -228,4 +229,17 @@ func LocalDigest(store storage.Store, name string) (string, error) {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	return img.Digest.String(), nil
+}
+
+// LayerCount is the number of layers of image name in the store.
+func LayerCount(ctx context.Context, store storage.Store, name string) (int, error) {
+	ref, err := is.Transport.ParseStoreReference(store, name)
+	if err != nil {
+		return 0, err
+	}
+	img, err := imageread.Inspect(ctx, ref, nil)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return len(img.Layers), nil
 }

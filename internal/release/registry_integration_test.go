@@ -12,6 +12,7 @@ import (
 	"github.com/containers/image/v5/signature"
 	"github.com/containers/image/v5/types"
 
+	"github.com/tnf-layer/tnf-layer/internal/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/release/releasetest"
 )
 
@@ -23,11 +24,11 @@ func TestResolveFromRegistry(t *testing.T) {
 	addr := releasetest.Registry(t)
 	dir := t.TempDir()
 	releasetest.WritePayload(t, dir, "4.19.0", releasetest.ImageReferences(map[string]string{"rhel-coreos": rhcosRef, "rhel-coreos-extensions": extRef}))
-	src, err := parseReference("oci:" + dir + ":4.19.0")
+	src, err := imageread.ParseReference("oci:" + dir + ":4.19.0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dest, err := parseReference("docker://" + addr + "/openshift-release-dev/ocp-release:4.19.0-x86_64")
+	dest, err := imageread.ParseReference("docker://" + addr + "/openshift-release-dev/ocp-release:4.19.0-x86_64")
 	if err != nil {
 		t.Fatal(err)
 	}

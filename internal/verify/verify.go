@@ -2,7 +2,7 @@
 // promises is there with its mode, the HA stack's commands are installed, no layer carries
 // secret material, and the labels say which layer, version, source and release it is.
 //
-// A Checker sees the image's tar entries one by one (what imagebuild.WalkLayers yields) and its
+// A Checker sees the image's tar entries one by one (what imageread.Reader.Walk yields) and its
 // metadata; it does no I/O of its own, so its rules are tested on hand-made layers.
 package verify
 
@@ -16,7 +16,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
+	"github.com/tnf-layer/tnf-layer/internal/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 )
 
@@ -50,7 +50,7 @@ func clean(name string) string {
 	return strings.TrimPrefix(path.Clean("/"+name), "/")
 }
 
-// Entry takes one tar entry of layer number layer (an imagebuild.EntryFunc).
+// Entry takes one tar entry of layer number layer (an imageread.EntryFunc).
 func (c *Checker) Entry(layer int, hdr *tar.Header, r io.Reader) error {
 	name := clean(hdr.Name)
 	dir, base := path.Split(name)
@@ -119,7 +119,7 @@ var secretName = regexp.MustCompile(`(?i)(passw|secret|token|private_?key|creden
 
 // Finish checks the image's metadata and the merged filesystem and returns every finding,
 // sorted; none means the image is the layer it claims to be.
-func (c *Checker) Finish(img imagebuild.Image, version string) []string {
+func (c *Checker) Finish(img imageread.Image, version string) []string {
 	l := c.layer
 	want := l.Labels(version, "")
 	for _, k := range []string{layerdef.LabelLayer, layerdef.LabelVersion, layerdef.LabelCommit, layerdef.LabelRelease} {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
+	"github.com/tnf-layer/tnf-layer/internal/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 )
 
@@ -36,7 +36,7 @@ func good() []file {
 
 var labels = map[string]string{layerdef.LabelLayer: "ocp-4.19", layerdef.LabelVersion: "1.0", layerdef.LabelCommit: "abc", layerdef.LabelRelease: "4.19"}
 
-func check(t *testing.T, files []file, img imagebuild.Image, version string) []string {
+func check(t *testing.T, files []file, img imageread.Image, version string) []string {
 	t.Helper()
 	c := New(layer)
 	for _, f := range files {
@@ -66,52 +66,52 @@ func TestChecker(t *testing.T) {
 	tests := []struct {
 		name    string
 		files   []file
-		img     imagebuild.Image
+		img     imageread.Image
 		version string
 		want    []string
 	}{
-		{"good", good(), imagebuild.Image{Labels: labels}, "", nil},
-		{"expected version", good(), imagebuild.Image{Labels: labels}, "1.0", nil},
-		{"other version", good(), imagebuild.Image{Labels: labels}, "2.0", []string{`label io.tnf-layer.version: "1.0", want "2.0"`}},
-		{"no labels", good(), imagebuild.Image{}, "", []string{
+		{"good", good(), imageread.Image{Labels: labels}, "", nil},
+		{"expected version", good(), imageread.Image{Labels: labels}, "1.0", nil},
+		{"other version", good(), imageread.Image{Labels: labels}, "2.0", []string{`label io.tnf-layer.version: "1.0", want "2.0"`}},
+		{"no labels", good(), imageread.Image{}, "", []string{
 			"label io.tnf-layer.layer: missing", "label io.tnf-layer.release: missing",
 			"label io.tnf-layer.source-commit: missing", "label io.tnf-layer.version: missing"}},
-		{"other layer and release", good(), imagebuild.Image{Labels: withLabels(layerdef.LabelLayer, "lab", layerdef.LabelRelease, "4.18")}, "", []string{
+		{"other layer and release", good(), imageread.Image{Labels: withLabels(layerdef.LabelLayer, "lab", layerdef.LabelRelease, "4.18")}, "", []string{
 			`label io.tnf-layer.layer: "lab", want "ocp-4.19"`, `label io.tnf-layer.release: "4.18", want "4.19"`}},
-		{"empty commit", good(), imagebuild.Image{Labels: withLabels(layerdef.LabelCommit, "")}, "", []string{"label io.tnf-layer.source-commit: missing"}},
-		{"our file missing", good()[:len(good())-1], imagebuild.Image{Labels: labels}, "", []string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
-		{"our file whited out", append(good(), file{3, "usr/bin/.wh.tnfctl", tar.TypeReg, 0, "", ""}), imagebuild.Image{Labels: labels}, "",
+		{"empty commit", good(), imageread.Image{Labels: withLabels(layerdef.LabelCommit, "")}, "", []string{"label io.tnf-layer.source-commit: missing"}},
+		{"our file missing", good()[:len(good())-1], imageread.Image{Labels: labels}, "", []string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
+		{"our file whited out", append(good(), file{3, "usr/bin/.wh.tnfctl", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
-		{"opaque dir hides lower layers", append(good(), file{3, "usr/bin/.wh..wh..opq", tar.TypeReg, 0, "", ""}), imagebuild.Image{Labels: labels}, "",
+		{"opaque dir hides lower layers", append(good(), file{3, "usr/bin/.wh..wh..opq", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
-		{"wrong mode", append(good(), file{3, "usr/bin/tnfctl", tar.TypeReg, 0o644, "", ""}), imagebuild.Image{Labels: labels}, "",
+		{"wrong mode", append(good(), file{3, "usr/bin/tnfctl", tar.TypeReg, 0o644, "", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"/usr/bin/tnfctl: mode 0644, want 0755"}},
-		{"not a file", append(good(), file{3, "usr/bin/tnfctl", tar.TypeSymlink, 0o777, "", "/bin/true"}), imagebuild.Image{Labels: labels}, "",
+		{"not a file", append(good(), file{3, "usr/bin/tnfctl", tar.TypeSymlink, 0o777, "", "/bin/true"}), imageread.Image{Labels: labels}, "",
 			[]string{"/usr/bin/tnfctl: not a regular file"}},
-		{"HA command missing", append(good(), file{3, "usr/sbin/.wh.pcs", tar.TypeReg, 0, "", ""}), imagebuild.Image{Labels: labels}, "",
+		{"HA command missing", append(good(), file{3, "usr/sbin/.wh.pcs", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"/usr/sbin/pcs: missing (the two-node-ha packages: pacemaker)"}},
 		{"a node secret, even deleted later", append(good(), file{1, "etc/tnf/secrets/node1.password", tar.TypeReg, 0o600, "pw", ""},
-			file{2, "etc/tnf/secrets/.wh.node1.password", tar.TypeReg, 0, "", ""}), imagebuild.Image{Labels: labels}, "",
+			file{2, "etc/tnf/secrets/.wh.node1.password", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"layer 1: /etc/tnf/secrets/node1.password: node secrets belong in the node configuration MachineConfig"}},
-		{"corosync authkey", append(good(), file{1, "etc/corosync/authkey", tar.TypeReg, 0o400, "k", ""}), imagebuild.Image{Labels: labels}, "",
+		{"corosync authkey", append(good(), file{1, "etc/corosync/authkey", tar.TypeReg, 0o400, "k", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"layer 1: /etc/corosync/authkey: a cluster authentication key (each cluster makes its own)"}},
-		{"registry credentials", append(good(), file{2, "root/.docker/config.json", tar.TypeReg, 0o600, "{}", ""}), imagebuild.Image{Labels: labels}, "",
+		{"registry credentials", append(good(), file{2, "root/.docker/config.json", tar.TypeReg, 0o600, "{}", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"layer 2: /root/.docker/config.json: registry credentials"}},
-		{"ssh host key", append(good(), file{1, "etc/ssh/ssh_host_ed25519_key", tar.TypeReg, 0o600, "x", ""}), imagebuild.Image{Labels: labels}, "",
+		{"ssh host key", append(good(), file{1, "etc/ssh/ssh_host_ed25519_key", tar.TypeReg, 0o600, "x", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"layer 1: /etc/ssh/ssh_host_ed25519_key: an SSH host key (every node would share it)"}},
 		{"a private key anywhere", append(good(), file{2, "usr/share/x/key.pem", tar.TypeReg, 0o644, "\n-----BEGIN EC PRIVATE KEY-----\nMHc…", ""}),
-			imagebuild.Image{Labels: labels}, "", []string{"layer 2: /usr/share/x/key.pem: a PEM private key"}},
+			imageread.Image{Labels: labels}, "", []string{"layer 2: /usr/share/x/key.pem: a PEM private key"}},
 		{"a library naming the PEM marker is fine", append(good(), file{1, "usr/lib/libcrypto.so", tar.TypeReg, 0o644, "\x7fELF…-----BEGIN PRIVATE KEY-----", ""}),
-			imagebuild.Image{Labels: labels}, "", nil},
+			imageread.Image{Labels: labels}, "", nil},
 		{"a Python package's test key is public", append(good(), file{1, "usr/lib/python3/dist-packages/tornado/test/test.key", tar.TypeReg, 0o644, "-----BEGIN PRIVATE KEY-----\n", ""}),
-			imagebuild.Image{Labels: labels}, "", nil},
+			imageread.Image{Labels: labels}, "", nil},
 		{"a key beside Python code is not", append(good(), file{1, "usr/lib/python3/dist-packages/tnf/key.pem", tar.TypeReg, 0o644, "-----BEGIN PRIVATE KEY-----\n", ""}),
-			imagebuild.Image{Labels: labels}, "", []string{"layer 1: /usr/lib/python3/dist-packages/tnf/key.pem: a PEM private key"}},
+			imageread.Image{Labels: labels}, "", []string{"layer 1: /usr/lib/python3/dist-packages/tnf/key.pem: a PEM private key"}},
 		{"a certificate is fine", append(good(), file{1, "etc/pki/ca.pem", tar.TypeReg, 0o644, "-----BEGIN CERTIFICATE-----\n", ""}),
-			imagebuild.Image{Labels: labels}, "", nil},
-		{"secret in the environment", good(), imagebuild.Image{Labels: labels, Env: []string{"PATH=/usr/bin", "BMC_PASSWORD=hunter2", "TOKEN="}}, "",
+			imageread.Image{Labels: labels}, "", nil},
+		{"secret in the environment", good(), imageread.Image{Labels: labels, Env: []string{"PATH=/usr/bin", "BMC_PASSWORD=hunter2", "TOKEN="}}, "",
 			[]string{"config: environment variable BMC_PASSWORD has a value: secrets do not go into images"}},
-		{"secret in a build step", good(), imagebuild.Image{Labels: labels, History: []string{"RUN apt-get install -y pcs", "ARG PULL_SECRET=abc"}}, "",
+		{"secret in a build step", good(), imageread.Image{Labels: labels, History: []string{"RUN apt-get install -y pcs", "ARG PULL_SECRET=abc"}}, "",
 			[]string{"history 1: a build step names a secret (ARG PULL_SECRET=abc…)"}},
 	}
 	for _, tt := range tests {
@@ -128,7 +128,7 @@ func TestChecker(t *testing.T) {
 func TestFindingsHoldNoSecret(t *testing.T) {
 	files := append(good(), file{1, "etc/tnf/secrets/n.password", tar.TypeReg, 0o600, "hunter2", ""},
 		file{1, "k.pem", tar.TypeReg, 0o600, "-----BEGIN PRIVATE KEY-----\nhunter2", ""})
-	got := check(t, files, imagebuild.Image{Labels: labels, Env: []string{"PASSWORD=hunter2"}}, "")
+	got := check(t, files, imageread.Image{Labels: labels, Env: []string{"PASSWORD=hunter2"}}, "")
 	if len(got) != 3 || strings.Contains(strings.Join(got, "\n"), "hunter2") {
 		t.Fatalf("%q", got)
 	}

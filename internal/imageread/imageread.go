@@ -1,4 +1,8 @@
-package imagebuild
+// Package imageread reads images with containers/image: a reference with its transport, an
+// image's manifest and configuration, and every entry of its layers, each blob checked against
+// its digest. It links no image store: build-layer's release resolution, verify and build
+// summary share it.
+package imageread
 
 import (
 	"archive/tar"
@@ -8,17 +12,20 @@ import (
 	"io"
 	"strings"
 
+	_ "github.com/containers/image/v5/directory" // dir: references
+	"github.com/containers/image/v5/docker"
 	"github.com/containers/image/v5/image"
+	"github.com/containers/image/v5/manifest"
+	_ "github.com/containers/image/v5/oci/archive" // oci-archive: references
+	_ "github.com/containers/image/v5/oci/layout"  // oci: references
 	"github.com/containers/image/v5/pkg/blobinfocache/none"
 	"github.com/containers/image/v5/pkg/compression"
-	is "github.com/containers/image/v5/storage"
-	"github.com/containers/image/v5/transports/alltransports"
+	"github.com/containers/image/v5/transports"
 	"github.com/containers/image/v5/types"
-	"github.com/containers/storage"
 	"github.com/opencontainers/go-digest"
 )
 
-// Image is what a pushed image says about itself.
+// Image is what an image says about itself.
 type Image struct {
 	Digest string // of its manifest
 	Labels map[string]string
@@ -36,27 +43,53 @@ type Layer struct {
 	CreatedBy string `json:"createdBy,omitempty"`
 }
 
-// ParseReference reads an image name with its transport (docker://, oci:, oci-archive:, dir:);
-// a name without one is a registry image.
+// ParseReference reads "transport:reference" (docker://, oci:, oci-archive:, dir:, and any
+// other transport the program links, such as containers-storage:); a name without a known
+// transport is a registry image. (alltransports would link the image store and its graph
+// drivers into every program that reads an image.)
 func ParseReference(name string) (types.ImageReference, error) {
-	if !strings.Contains(name, "://") && !strings.HasPrefix(name, "oci:") && !strings.HasPrefix(name, "oci-archive:") &&
-		!strings.HasPrefix(name, "dir:") && !strings.HasPrefix(name, "containers-storage:") {
-		name = "docker://" + name
+	transport, rest, ok := strings.Cut(name, ":")
+	t := transports.Get(transport)
+	if !ok || t == nil {
+		return docker.ParseReference("//" + name)
 	}
-	return alltransports.ParseImageName(name)
+	return t.ParseReference(rest)
 }
+
+// Reader is an open image.
+type Reader struct {
+	Image
+	src types.ImageSource
+}
+
+// Open reads an image's manifest and configuration; the caller closes the Reader.
+func Open(ctx context.Context, ref types.ImageReference, sys *types.SystemContext) (*Reader, error) {
+	src, err := ref.NewImageSource(ctx, sys)
+	if err != nil {
+		return nil, err
+	}
+	img, err := inspect(ctx, src, sys)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return &Reader{Image: img, src: src}, nil
+}
+
+// Close releases the image.
+func (r *Reader) Close() error { return r.src.Close() }
 
 // Inspect reads an image's manifest and configuration.
 func Inspect(ctx context.Context, ref types.ImageReference, sys *types.SystemContext) (Image, error) {
-	src, err := ref.NewImageSource(ctx, sys)
+	r, err := Open(ctx, ref, sys)
 	if err != nil {
 		return Image{}, err
 	}
-	defer src.Close()
-	return inspectSource(ctx, src, sys)
+	defer r.Close()
+	return r.Image, nil
 }
 
-func inspectSource(ctx context.Context, src types.ImageSource, sys *types.SystemContext) (Image, error) {
+func inspect(ctx context.Context, src types.ImageSource, sys *types.SystemContext) (Image, error) {
 	// FromSource checks the manifest against a digest in the reference and picks this
 	// machine's instance from a manifest list.
 	img, err := image.FromSource(ctx, sys, src)
@@ -68,11 +101,15 @@ func inspectSource(ctx context.Context, src types.ImageSource, sys *types.System
 	if err != nil {
 		return Image{}, err
 	}
+	d, err := manifest.Digest(raw)
+	if err != nil {
+		return Image{}, err
+	}
 	cfg, err := img.OCIConfig(ctx)
 	if err != nil {
 		return Image{}, err
 	}
-	out := Image{Digest: digest.FromBytes(raw).String(), Labels: cfg.Config.Labels, Env: cfg.Config.Env}
+	out := Image{Digest: d.String(), Labels: cfg.Config.Labels, Env: cfg.Config.Env}
 	var steps []string
 	for _, h := range cfg.History {
 		out.History = append(out.History, h.CreatedBy)
@@ -92,48 +129,26 @@ func inspectSource(ctx context.Context, src types.ImageSource, sys *types.System
 	return out, nil
 }
 
-// LayerCount is the number of layers of image name in the store.
-func LayerCount(ctx context.Context, store storage.Store, name string) (int, error) {
-	ref, err := is.Transport.ParseStoreReference(store, name)
-	if err != nil {
-		return 0, err
-	}
-	img, err := Inspect(ctx, ref, nil)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", name, err)
-	}
-	return len(img.Layers), nil
-}
-
 // EntryFunc sees one entry of layer number layer; r reads a regular file's content.
 type EntryFunc func(layer int, hdr *tar.Header, r io.Reader) error
 
-// WalkLayers reads every layer of the image, bottom first, checking each blob against its
-// digest, and calls fn for each entry.
-func WalkLayers(ctx context.Context, ref types.ImageReference, sys *types.SystemContext, fn EntryFunc) (Image, error) {
-	src, err := ref.NewImageSource(ctx, sys)
-	if err != nil {
-		return Image{}, err
-	}
-	defer src.Close()
-	img, err := inspectSource(ctx, src, sys)
-	if err != nil {
-		return Image{}, err
-	}
-	for i, l := range img.Layers {
-		if err := walkBlob(ctx, src, i, l, fn); err != nil {
-			return img, fmt.Errorf("layer %d (%s): %w", i, l.Digest, err)
+// Walk reads every layer, bottom first, checking each blob against its digest, and calls fn
+// for each entry.
+func (r *Reader) Walk(ctx context.Context, fn EntryFunc) error {
+	for i, l := range r.Layers {
+		if err := r.walkBlob(ctx, i, l, fn); err != nil {
+			return fmt.Errorf("layer %d (%s): %w", i, l.Digest, err)
 		}
 	}
-	return img, nil
+	return nil
 }
 
-func walkBlob(ctx context.Context, src types.ImageSource, i int, l Layer, fn EntryFunc) error {
+func (r *Reader) walkBlob(ctx context.Context, i int, l Layer, fn EntryFunc) error {
 	d, err := digest.Parse(l.Digest)
 	if err != nil {
 		return err
 	}
-	blob, _, err := src.GetBlob(ctx, types.BlobInfo{Digest: d, Size: l.Size}, none.NoCache)
+	blob, _, err := r.src.GetBlob(ctx, types.BlobInfo{Digest: d, Size: l.Size}, none.NoCache)
 	if err != nil {
 		return err
 	}
