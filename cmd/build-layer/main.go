@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/containers/buildah"
+	"github.com/docker/go-units"
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/tnf-layer/tnf-layer/internal/buildlayer"
@@ -38,12 +40,12 @@ func main() {
 	)
 	cmd := &cobra.Command{
 		Use:   "build-layer (--ocp VERSION | --layer NAME) (--push DEST | --dry-run DIR) [flags]",
-		Short: "Render the OS layer's build context and the manifests that put it on a cluster",
+		Short: "Build and push the OS layer, and write the manifests that put it on a cluster",
 		Long: "build-layer resolves a layer definition (layers/ocp-VERSION.yaml or layers/NAME.yaml), compiles the agents " +
 			"for the target, renders the Containerfile and writes the manifests: the node configuration MachineConfig " +
 			"(from --cluster tnf.yaml or --install-config), and for an already pushed --layer-image the MachineOSConfig " +
 			"and the osImageURL MachineConfig. The base and extensions images of a release come from its payload's " +
-			"image-references unless --base and --extensions are given. --push builds with buildah (vfs, chroot) and " +
+			"image-references unless --base and --extensions are given. --push builds with buildah (overlay or vfs, chroot) and " +
 			"pushes with containers/image; --dry-run only renders.",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
@@ -75,7 +77,7 @@ func main() {
 					return printJSON(cmd.OutOrStdout(), b)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "pushed %s\nversion %s, commit %s; adds %s over the base in %d layer(s)\n",
-					b.Pushed, b.Version, b.Commit, humanBytes(b.AddedBytes), len(b.AddedLayers))
+					b.Pushed, b.Version, b.Commit, units.BytesSize(float64(b.AddedBytes)), len(b.AddedLayers))
 				for _, st := range b.Steps {
 					fmt.Fprintf(cmd.OutOrStdout(), "  %-15s %6.1f s\n", st.Name, st.Seconds)
 				}
@@ -103,14 +105,10 @@ func main() {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.OCP, "ocp", "", "OpenShift release (layers/ocp-VERSION.yaml)")
-	f.StringVar(&o.Layer, "layer", "", "layer definition by name (e.g. lab)")
-	f.StringVar(&o.LayersDir, "layers-dir", "", "read layer definitions from this folder instead of the built-in ones")
+	layerAndRegistryFlags(f, &o, &tlsVerify)
 	f.StringVar(&o.Base, "base", "", "base image, pinned by digest")
 	f.StringVar(&o.Extensions, "extensions", "", "the release's rhel-coreos-extensions image, pinned by digest")
 	f.StringVar(&o.ReleaseImage, "release-image", "", "release payload to resolve the base from (default: the layer's)")
-	f.StringVar(&o.AuthFile, "authfile", "", "registry credentials (default: the usual auth file locations)")
-	f.BoolVar(&tlsVerify, "tls-verify", true, "verify registries' TLS certificates")
 	f.StringVar(&o.Source, "source", ".", "repository to compile the agents from")
 	f.StringVar(&o.Arch, "arch", "", "target architecture (GOARCH; default: this machine's)")
 	f.StringVar(&o.Commit, "commit", "", "source commit for the image label (default: git HEAD of --source)")
@@ -118,7 +116,7 @@ func main() {
 	f.BoolVar(&verbose, "verbose", false, "show buildah's and the push's output even when stderr is not a terminal")
 	f.StringVar(&o.DryRun, "dry-run", "", "render the build context and the manifests into this folder; no build, no push")
 	f.StringVar(&o.Push, "push", "", "build and push to docker://…, oci:…, oci-archive:… or dir:…")
-	f.StringVar(&o.Store, "store", buildlayer.DefaultStore, "the build's image store (vfs)")
+	f.StringVar(&o.Store, "store", buildlayer.DefaultStore, "the build's image store (overlay, or vfs)")
 	f.StringVar(&o.EmitManifests, "emit-manifests", "", "with --push: write the manifests to this folder")
 	f.StringVar(&o.Pool, "pool", "master", "machine config pool")
 	f.StringVar(&o.PushSpec, "push-spec", "", "MachineOSConfig renderedImagePushSpec")
@@ -140,18 +138,14 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// humanBytes is a size in the largest binary unit under 1024 of it.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+// layerAndRegistryFlags are the flags that pick a layer definition and reach registries, shared
+// by the build and verify.
+func layerAndRegistryFlags(f *pflag.FlagSet, o *buildlayer.Options, tlsVerify *bool) {
+	f.StringVar(&o.OCP, "ocp", "", "OpenShift release (layers/ocp-VERSION.yaml)")
+	f.StringVar(&o.Layer, "layer", "", "layer definition by name (e.g. lab)")
+	f.StringVar(&o.LayersDir, "layers-dir", "", "read layer definitions from this folder instead of the built-in ones")
+	f.StringVar(&o.AuthFile, "authfile", "", "registry credentials (default: the usual auth file locations)")
+	f.BoolVar(tlsVerify, "tls-verify", true, "verify registries' TLS certificates")
 }
 
 func verifyCommand() *cobra.Command {
@@ -193,12 +187,8 @@ func verifyCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.OCP, "ocp", "", "check against layers/ocp-VERSION.yaml")
-	f.StringVar(&o.Layer, "layer", "", "check against this layer definition")
-	f.StringVar(&o.LayersDir, "layers-dir", "", "read layer definitions from this folder instead of the built-in ones")
+	layerAndRegistryFlags(f, &o, &tlsVerify)
 	f.StringVar(&version, "version", "", "the layer version the image must carry")
-	f.StringVar(&o.AuthFile, "authfile", "", "registry credentials (default: the usual auth file locations)")
-	f.BoolVar(&tlsVerify, "tls-verify", true, "verify registries' TLS certificates")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -226,7 +216,7 @@ func labBaseCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&store, "store", buildlayer.DefaultStore, "the build's image store (vfs)")
+	cmd.Flags().StringVar(&store, "store", buildlayer.DefaultStore, "the build's image store (overlay, or vfs)")
 	cmd.Flags().StringVar(&mirror, "mirror", "http://deb.debian.org/debian", "Debian mirror")
 	cmd.Flags().BoolVar(&rebuild, "rebuild", false, "debootstrap again even when the store has the base")
 	return cmd

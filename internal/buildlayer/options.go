@@ -1,5 +1,5 @@
 // Package buildlayer is build-layer's pipeline: options → resolved inputs → build context →
-// manifests. This version renders (--dry-run); building with buildah and pushing come next.
+// build and push (or only render, --dry-run) → manifests; and verify of a pushed layer.
 package buildlayer
 
 import (
