@@ -1,18 +1,14 @@
 package containerfile
 
 import (
-	"flag"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	tnflayer "github.com/tnf-layer/tnf-layer"
+	"github.com/tnf-layer/tnf-layer/internal/golden"
 	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 const (
 	baseDigest = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:1111111111111111111111111111111111111111111111111111111111111111"
@@ -34,19 +30,7 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden := filepath.Join("testdata", l.Name+".Containerfile")
-		if *update {
-			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != string(want) {
-			t.Errorf("%s differs from %s (go test -update to accept):\n%s", l.Name, golden, got)
-		}
+		golden.Check(t, l.Name+".Containerfile", got)
 	}
 }
 

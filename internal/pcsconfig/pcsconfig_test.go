@@ -1,16 +1,12 @@
 package pcsconfig
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func config() clusterconfig.Config {
 	c := clusterconfig.Config{ClusterName: "tnf",
@@ -22,23 +18,6 @@ func config() clusterconfig.Config {
 		}}
 	c.Defaults()
 	return c
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	file := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the rendering:\n%s", file, got)
-	}
 }
 
 // TestGolden: the default configuration and one with stand-ins, a longer token and etcd
@@ -55,7 +34,7 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, name+".corosync.conf", conf)
+		golden.Check(t, name+".corosync.conf", conf)
 		cmds, err := Commands(c)
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +43,7 @@ func TestGolden(t *testing.T) {
 		for _, c := range cmds {
 			lines = append(lines, "pcs -f cib.xml "+strings.Join(c, " "))
 		}
-		golden(t, name+".pcs", strings.Join(lines, "\n")+"\n")
+		golden.Check(t, name+".pcs", strings.Join(lines, "\n")+"\n")
 	}
 }
 
