@@ -1,16 +1,46 @@
-// Command tnfctl is the node-side tool of a two-node cluster: BMC checks now; cluster setup,
-// status and admin confirmation join it.
+// Command tnfctl is the node-side tool of a two-node cluster: first-boot setup, status, the
+// admin's confirmation that the peer is down, the BMC-verified automatic unblock, BMC checks.
 package main
 
 import (
+	"errors"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/version"
 )
 
+// exitCoder is an error with its own exit code.
+type exitCoder interface{ ExitCode() int }
+
+// nodeFlags are where the node configuration is and which node this is.
+type nodeFlags struct {
+	config, node string
+}
+
+// load reads cluster.yaml and returns it with this node and its peer.
+func (f nodeFlags) load() (clusterconfig.Config, clusterconfig.Node, clusterconfig.Node, error) {
+	cfg, err := clusterconfig.Load(f.config)
+	if err != nil {
+		return cfg, clusterconfig.Node{}, clusterconfig.Node{}, err
+	}
+	name := f.node
+	if name == "" {
+		if name, err = os.Hostname(); err != nil {
+			return cfg, clusterconfig.Node{}, clusterconfig.Node{}, err
+		}
+	}
+	self, peer, err := cfg.Self(name)
+	if err != nil {
+		err = errors.New(f.config + ": " + err.Error())
+	}
+	return cfg, self, peer, err
+}
+
 func main() {
+	var nf nodeFlags
 	root := &cobra.Command{
 		Use:           "tnfctl",
 		Short:         "Two-node OpenShift with fencing: node-side tool",
@@ -18,8 +48,14 @@ func main() {
 		SilenceErrors: false,
 		Version:       version.Version,
 	}
-	root.AddCommand(fenceCheckCommand())
+	root.PersistentFlags().StringVar(&nf.config, "config", clusterconfig.Path, "the node configuration")
+	root.PersistentFlags().StringVar(&nf.node, "node", "", "this node's name (default: the host name)")
+	root.AddCommand(fenceCheckCommand(), setupCommand(&nf), statusCommand(), confirmCommand(&nf), autoUnblockCommand(&nf))
 	if err := root.Execute(); err != nil {
+		var ec exitCoder
+		if errors.As(err, &ec) {
+			os.Exit(ec.ExitCode())
+		}
 		os.Exit(1)
 	}
 }

@@ -6,6 +6,7 @@ package clusterconfig
 import (
 	"fmt"
 	"net"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -18,8 +19,9 @@ import (
 
 // Paths on the nodes.
 const (
-	Path       = "/etc/tnf/cluster.yaml"
-	SecretsDir = "/etc/tnf/secrets"
+	Path        = "/etc/tnf/cluster.yaml"
+	SecretsDir  = "/etc/tnf/secrets"
+	AuthkeyFile = SecretsDir + "/corosync-authkey"
 )
 
 // Config is /etc/tnf/cluster.yaml. It holds no secret: each BMC password is a file under
@@ -35,6 +37,8 @@ type Config struct {
 	// Token is Corosync's token timeout (default 3 s, as pcs sets it).
 	Token     duration.Duration `json:"token,omitempty"`
 	Resources Resources         `json:"resources,omitempty"`
+	// CorosyncAuthkeyFile is the cluster's shared Corosync key (on the nodes: AuthkeyFile).
+	CorosyncAuthkeyFile string `json:"corosyncAuthkeyFile,omitempty"`
 }
 
 // Resources say how Pacemaker runs cri-o and kubelet (default: their systemd units; a test
@@ -147,6 +151,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%s.bmc.certificateVerification: %q is neither Enabled nor Disabled", f, v)
 		}
 	}
+	if c.CorosyncAuthkeyFile != AuthkeyFile {
+		return fmt.Errorf("corosyncAuthkeyFile: %q, want %s", c.CorosyncAuthkeyFile, AuthkeyFile)
+	}
 	if !names[c.FenceRaceWinner] {
 		return fmt.Errorf("fenceRaceWinner: %q is not one of the nodes", c.FenceRaceWinner)
 	}
@@ -156,9 +163,51 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Load reads a node's cluster.yaml. Unknown fields are errors; errors name the file and the field.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	var c Config
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	c.Defaults()
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Self is the node named name.
+func (c Config) Self(name string) (Node, Node, error) {
+	for i, n := range c.Nodes {
+		if n.Name == name {
+			return n, c.Nodes[1-i], nil
+		}
+	}
+	return Node{}, Node{}, fmt.Errorf("nodes: this node (%q) is not one of them", name)
+}
+
 // Marshal renders cluster.yaml, nodes sorted by name.
 func (c Config) Marshal() ([]byte, error) {
 	c.Nodes = append([]Node(nil), c.Nodes...)
 	sort.Slice(c.Nodes, func(i, j int) bool { return c.Nodes[i].Name < c.Nodes[j].Name })
 	return yaml.Marshal(c)
+}
+
+// Credential is the node's BMC credential with the password read from its file; errors name
+// the field, never the password.
+func (n Node) Credential() (bmc.Credential, error) {
+	addr, err := bmc.ParseAddress("nodes["+n.Name+"].bmc.address", n.BMC.Address)
+	if err != nil {
+		return bmc.Credential{}, err
+	}
+	pw, err := os.ReadFile(n.BMC.PasswordFile)
+	if err != nil {
+		return bmc.Credential{}, fmt.Errorf("nodes[%s].bmc.passwordFile: %w", n.Name, err)
+	}
+	return bmc.Credential{Address: addr, Username: n.BMC.Username, Password: strings.TrimRight(string(pw), "\r\n"),
+		VerifyCertificate: n.BMC.CertificateVerification != "Disabled"}, nil
 }

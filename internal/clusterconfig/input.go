@@ -1,6 +1,8 @@
 package clusterconfig
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +41,19 @@ func LoadTNF(path string) (Input, error) {
 		return Input{}, fmt.Errorf("%s: %w", path, err)
 	}
 	in := Input{Config: Config(f)}
+	if src := in.Config.CorosyncAuthkeyFile; src != "" {
+		if !filepath.IsAbs(src) {
+			src = filepath.Join(filepath.Dir(path), src)
+		}
+		key, err := os.ReadFile(src)
+		if err != nil {
+			return Input{}, fmt.Errorf("%s: corosyncAuthkeyFile: %w", path, err)
+		}
+		if len(key) < minAuthkey || len(key) > maxAuthkey {
+			return Input{}, fmt.Errorf("%s: corosyncAuthkeyFile: %d bytes; Corosync takes %d to %d", path, len(key), minAuthkey, maxAuthkey)
+		}
+		in.Secrets = append(in.Secrets, authkeySecret(key))
+	}
 	for i := range in.Config.Nodes {
 		n := &in.Config.Nodes[i]
 		src := n.BMC.PasswordFile
@@ -123,7 +138,29 @@ func LoadInstallConfig(path string, ips map[string]string) (Input, error) {
 	return in, in.finish(path)
 }
 
+// Corosync's accepted authkey sizes (corosync-keygen writes 256 bytes).
+const (
+	minAuthkey = 128
+	maxAuthkey = 4096
+)
+
+// authkeySecret is the key as the nodes get it: base64 text, since a MachineConfig carries text
+// (tnfctl setup installs the decoded bytes as /etc/corosync/authkey).
+func authkeySecret(key []byte) Secret {
+	return Secret{Path: AuthkeyFile, Data: []byte(base64.StdEncoding.EncodeToString(key) + "\n")}
+}
+
+// finish fills defaults and checks. Without a corosyncAuthkeyFile a random key is made: every
+// render then gives a new one, so a site that re-renders should keep one (README).
 func (in *Input) finish(path string) error {
+	if in.Config.CorosyncAuthkeyFile == "" {
+		key := make([]byte, 256)
+		if _, err := rand.Read(key); err != nil {
+			return err
+		}
+		in.Secrets = append(in.Secrets, authkeySecret(key))
+	}
+	in.Config.CorosyncAuthkeyFile = AuthkeyFile
 	in.Config.Defaults()
 	if err := in.Config.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
+	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
+)
+
+func setupCommand(nf *nodeFlags) *cobra.Command {
+	o := nodesetup.Options{}
+	cmd := &cobra.Command{
+		Use:   "setup",
+		Short: "Set this node up from /etc/tnf: Corosync, Pacemaker and, on the fence race winner, the cluster configuration",
+		Long: "Renders corosync.conf from the pcs templates, installs the shared authkey and the BMC passwords as " +
+			"Pacemaker secrets, keeps cri-o and kubelet out of systemd's boot, starts Corosync and Pacemaker. " +
+			"On the fence race winner it waits for the peer to join, checks both BMC credentials with gofish " +
+			"and fence_redfish, then applies the cluster configuration (pcs -f offline, patched into the live CIB). " +
+			"Running it again changes nothing. One line per step.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Config, o.Node, o.Out = nf.config, nf.node, cmd.OutOrStdout()
+			return nodesetup.Run(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&o.Wait, "wait", time.Hour, "longest wait for Corosync, then for the peer to join")
+	f.StringVar(&o.PCS, "pcs", "pcs", "pcs binary")
+	f.StringVar(&o.Fence.Agent, "fence-agent", fenceagent.DefaultAgent, "fence_redfish for the BMC checks")
+	f.DurationVar(&o.Fence.Timeout, "fence-timeout", 20*time.Second, "deadline of each BMC check")
+	f.BoolVar(&o.Fence.BasicAuth, "basic-auth", false, "gofish with Basic auth instead of a session")
+	return cmd
+}

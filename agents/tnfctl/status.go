@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+)
+
+// clusterStatus is what tnfctl status shows.
+type clusterStatus struct {
+	Corosync  pcmk.Membership `json:"corosync"`
+	Pacemaker *pcmk.Status    `json:"pacemaker,omitempty"`
+	Error     string          `json:"pacemakerError,omitempty"`
+}
+
+func statusCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Membership, quorum and wait-for-all, each resource's role per node, the fencing history",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tools := pcmk.Tools{}
+			var st clusterStatus
+			var err error
+			if st.Corosync, err = tools.Members(cmd.Context()); err != nil {
+				return fmt.Errorf("corosync: %w", err)
+			}
+			if p, err := tools.Status(cmd.Context()); err != nil {
+				st.Error = err.Error()
+			} else {
+				st.Pacemaker = &p
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(cmd.OutOrStdout(), st)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func printStatus(w io.Writer, st clusterStatus) {
+	var names []string
+	for n := range st.Corosync.Nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var members []string
+	for _, n := range names {
+		state := "member"
+		if !st.Corosync.Nodes[n] {
+			state = "absent"
+		}
+		members = append(members, n+" "+state)
+	}
+	fmt.Fprintf(w, "Corosync:  %s\n", strings.Join(members, ", "))
+	fmt.Fprintf(w, "Quorum:    quorate %s, waiting for all nodes %s\n", yesNo(st.Corosync.Quorate), yesNo(st.Corosync.WaitingForAll))
+	if st.Pacemaker == nil {
+		fmt.Fprintf(w, "Pacemaker: %s\n", st.Error)
+		return
+	}
+	p := st.Pacemaker
+	fmt.Fprintf(w, "Pacemaker: DC %s, with quorum %s\n", orNone(p.DC), yesNo(p.WithQuorum))
+	for _, n := range p.Nodes {
+		state := "online"
+		switch {
+		case n.Unclean:
+			state = "UNCLEAN"
+		case n.Pending:
+			state = "pending"
+		case !n.Online:
+			state = "offline"
+		}
+		fmt.Fprintf(w, "  node %-20s %s\n", n.Name, state)
+	}
+	fmt.Fprintln(w, "Resources:")
+	for _, r := range p.Resources {
+		failed := ""
+		if r.Failed {
+			failed = " FAILED"
+		}
+		fmt.Fprintf(w, "  %-14s %-10s %s%s\n", r.ID, r.Role, orNone(r.Node), failed)
+	}
+	fmt.Fprintln(w, "Fencing:")
+	if len(p.Fencing) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, f := range p.Fencing {
+		fmt.Fprintf(w, "  %s of %s by %s: %s %s\n", f.Action, f.Target, orNone(f.Delegate), f.Status, f.Completed)
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/unblock"
+)
+
+func confirmCommand(nf *nodeFlags) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "confirm-peer-down",
+		Short: "Confirm the peer is powered off, so this node starts OpenShift alone",
+		Long: "For a node that booted alone and waits for its peer. Refuses while the peer is a Corosync member. " +
+			"Otherwise confirms the peer as fenced, cancels Corosync's wait_for_all and makes Pacemaker re-check. " +
+			"Only confirm a peer you know is off: if it runs, both nodes may write OpenShift's data.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, _, peer, err := nf.load()
+			if err != nil {
+				return err
+			}
+			if !yes {
+				if !term.IsTerminal(int(os.Stdin.Fd())) {
+					return errors.New("no terminal to ask on: pass --yes to confirm")
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "Is %s powered off and will it stay off? Type yes to confirm: ", peer.Name)
+				answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+				if strings.TrimSpace(answer) != "yes" {
+					return errors.New("not confirmed")
+				}
+			}
+			return unblock.Confirm(cmd.Context(), pcmk.Tools{}, peer.Name, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (for scripts)")
+	return cmd
+}
+
+// notProven exits 2: the timer's unit counts it as success (the node keeps waiting).
+type notProven struct{ error }
+
+func (notProven) ExitCode() int { return 2 }
+
+func autoUnblockCommand(nf *nodeFlags) *cobra.Command {
+	a := unblock.Auto{}
+	cmd := &cobra.Command{
+		Use:   "auto-unblock",
+		Short: "If enabled and this node has waited alone long enough, start alone once the peer's BMC proves it off",
+		Long: "One pass, run by tnf-auto-unblock.timer. Only with autoUnblock.enabled in cluster.yaml, and only after " +
+			"autoUnblock.after of waiting alone: reads the peer's PowerState twice, a few seconds apart; only two " +
+			"answers of exactly Off lead to what confirm-peer-down does. Every decision is logged with its reason. " +
+			"Exit 2: the BMC did not prove the peer off.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, _, peer, err := nf.load()
+			if err != nil {
+				return err
+			}
+			a.Config, a.Peer, a.Out = cfg, peer, cmd.OutOrStdout()
+			a.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)).With("component", "auto-unblock")
+			if err := a.Run(cmd.Context()); errors.Is(err, unblock.ErrNotProven) {
+				return notProven{err}
+			} else if err != nil {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&a.Gap, "gap", 5*time.Second, "time between the two BMC reads")
+	cmd.Flags().StringVar(&a.StateFile, "state-file", unblock.AloneSinceFile, "where the start of the wait is kept (on /run)")
+	cmd.Flags().BoolVar(&a.BasicAuth, "basic-auth", false, "gofish with Basic auth instead of a session")
+	return cmd
+}

@@ -1,0 +1,218 @@
+// Package nodesetup is `tnfctl setup`: from the node configuration under /etc/tnf to a running
+// Corosync and Pacemaker, and on the fence race winner, once the peer has joined and every BMC
+// credential passed its checks, the cluster configuration rendered from pcs-templates.
+// Every step is idempotent: a second run changes nothing.
+package nodesetup
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/fencecheck"
+	"github.com/tnf-layer/tnf-layer/internal/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/pcsconfig"
+)
+
+// Paths on the node.
+const (
+	CorosyncConf = "/etc/corosync/corosync.conf"
+	AuthkeyPath  = "/etc/corosync/authkey"
+	// Marker is written when setup completed; tnf-setup.service runs only without it.
+	Marker = "/var/lib/tnf/setup.done"
+)
+
+// Options tune a run.
+type Options struct {
+	Config   string        // cluster.yaml
+	Node     string        // this node's name; default: the host name
+	Wait     time.Duration // longest wait for Corosync, then for the peer
+	PCS      string        // pcs binary
+	Fence    fencecheck.Options
+	Out      io.Writer // one line per step
+	Services Services  // default: systemd when it is the init system, else External
+}
+
+// Run sets this node up.
+func Run(ctx context.Context, o Options) error {
+	cfg, err := clusterconfig.Load(o.Config)
+	if err != nil {
+		return err
+	}
+	if o.Node == "" {
+		if o.Node, err = os.Hostname(); err != nil {
+			return err
+		}
+	}
+	self, peer, err := cfg.Self(o.Node)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Config, err)
+	}
+	if o.Services == nil {
+		o.Services = DetectServices()
+	}
+	step := func(name, result string) { fmt.Fprintf(o.Out, "setup: %s: %s\n", name, result) }
+
+	conf, err := pcsconfig.Corosync(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Config, err)
+	}
+	if err := writeStep(step, CorosyncConf, []byte(conf), 0o644); err != nil {
+		return err
+	}
+	key, err := authkey(cfg.CorosyncAuthkeyFile)
+	if err != nil {
+		return err
+	}
+	if err := writeStep(step, AuthkeyPath, key, 0o400); err != nil {
+		return err
+	}
+	passwords := map[string]string{}
+	for _, n := range cfg.Nodes {
+		cred, err := n.Credential()
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Config, err)
+		}
+		passwords[n.Name] = cred.Password
+	}
+	for _, s := range pcsconfig.Secrets(passwords) {
+		if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
+			return err
+		}
+		if err := writeStep(step, s.Path, s.Data, 0o600); err != nil {
+			return err
+		}
+	}
+	if err := o.Services.KeepOutOfBoot(ctx, step, "crio.service", "kubelet.service"); err != nil {
+		return err
+	}
+	if err := o.Services.Start(ctx, step, "corosync.service", "pacemaker.service"); err != nil {
+		return err
+	}
+	tools := pcmk.Tools{}
+	if err := waitFor(ctx, o.Wait, "Corosync to answer", func() (bool, error) {
+		_, err := tools.Members(ctx)
+		return err == nil, nil
+	}); err != nil {
+		return err
+	}
+	step("corosync", "running")
+
+	if cfg.FenceRaceWinner == self.Name {
+		if err := configure(ctx, o, cfg, peer.Name, tools, step); err != nil {
+			return err
+		}
+	} else {
+		step("cluster configuration", "left to "+cfg.FenceRaceWinner+", the fence race winner")
+	}
+	if err := os.MkdirAll(filepath.Dir(Marker), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(Marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
+}
+
+// configure waits for the peer, checks every BMC credential, then applies the cluster
+// configuration. Nothing is applied when a check fails: a cluster whose fencing cannot work
+// must not start OpenShift.
+func configure(ctx context.Context, o Options, cfg clusterconfig.Config, peer string, tools pcmk.Tools, step func(string, string)) error {
+	step("peer", "waiting for "+peer+" to join")
+	if err := waitFor(ctx, o.Wait, peer+" to join the membership", func() (bool, error) {
+		m, err := tools.Members(ctx)
+		return err == nil && m.Nodes[peer], nil
+	}); err != nil {
+		return err
+	}
+	step("peer", peer+" joined")
+	if err := waitFor(ctx, o.Wait, "Pacemaker to answer", func() (bool, error) {
+		_, err := tools.Run(ctx, "cibadmin", "--query", "--scope", "nodes")
+		return err == nil, nil
+	}); err != nil {
+		return err
+	}
+	failed := false
+	for _, n := range cfg.Nodes {
+		cred, err := n.Credential()
+		if err != nil {
+			return err
+		}
+		for _, r := range fencecheck.Check(ctx, cred, o.Fence) {
+			step("fence check "+n.Name, r.String())
+			failed = failed || !r.OK
+		}
+	}
+	if failed {
+		return fmt.Errorf("a BMC check failed: the cluster configuration was not applied (fix the credential, then run tnfctl setup again)")
+	}
+	cmds, err := pcsconfig.Commands(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Config, err)
+	}
+	changed, err := tools.ApplyConfiguration(ctx, o.PCS, cmds)
+	if err != nil {
+		return err
+	}
+	if changed {
+		step("cluster configuration", "applied")
+	} else {
+		step("cluster configuration", "unchanged")
+	}
+	return nil
+}
+
+// authkey decodes the shared key the MachineConfig wrote as base64.
+func authkey(path string) ([]byte, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("corosyncAuthkeyFile: %w", err)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(text)))
+	if err != nil || len(key) < 128 {
+		return nil, fmt.Errorf("corosyncAuthkeyFile: %s does not hold a base64 key of at least 128 bytes", path)
+	}
+	return key, nil
+}
+
+// writeStep writes a file unless it already holds data with mode.
+func writeStep(step func(string, string), path string, data []byte, mode os.FileMode) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		if st, err := os.Stat(path); err == nil && st.Mode().Perm() == mode {
+			step(path, "unchanged")
+			return nil
+		}
+	}
+	if err := fsutil.WriteFileAtomic(path, data, mode); err != nil {
+		return err
+	}
+	step(path, "written")
+	return nil
+}
+
+// waitFor polls ok once a second until it is true, for at most limit.
+func waitFor(ctx context.Context, limit time.Duration, what string, ok func() (bool, error)) error {
+	deadline := time.Now().Add(limit)
+	for {
+		done, err := ok()
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gave up after %v waiting for %s", limit, what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package pcmk
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ApplyConfiguration makes the live CIB's resources, constraints and cluster options what the pcs
+// commands build, the way `pcs cluster cib-push --diff-against` does: a copy of the live CIB
+// with resources and constraints emptied is rebuilt offline with `pcs -f`, and only the
+// difference is patched into the live CIB. Node attributes, the etcd agent's claim and
+// everything else not built by the commands stay. An unchanged configuration is not touched: it
+// returns false.
+func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]string) (bool, error) {
+	dir, err := os.MkdirTemp("", "tnf-cib-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(dir)
+	live, next, patch := filepath.Join(dir, "live.xml"), filepath.Join(dir, "next.xml"), filepath.Join(dir, "patch.xml")
+	xml, err := t.Run(ctx, "cibadmin", "--query")
+	if err != nil {
+		return false, err
+	}
+	for _, f := range []string{live, next} {
+		if err := os.WriteFile(f, []byte(xml), 0o600); err != nil {
+			return false, err
+		}
+	}
+	offline := Tools{Env: append(append([]string(nil), t.Env...), "CIB_file="+next)}
+	for _, scope := range []string{"resources", "constraints"} {
+		if _, err := offline.Run(ctx, "cibadmin", "--replace", "--scope", scope, "--xml-text", "<"+scope+"/>"); err != nil {
+			return false, err
+		}
+	}
+	for _, args := range commands {
+		if _, err := t.Run(ctx, pcs, append([]string{"-f", next}, args...)...); err != nil {
+			return false, err
+		}
+	}
+	// crm_diff exits 0 when the two are equal and 1 with the patch on standard output.
+	diff, err := t.Run(ctx, "crm_diff", "--original", live, "--new", next, "--no-version")
+	switch exitCode(err) {
+	case 0:
+		return false, nil
+	case 1:
+	default:
+		return false, err
+	}
+	if err := os.WriteFile(patch, []byte(diff), 0o600); err != nil {
+		return false, err
+	}
+	if _, err := t.Run(ctx, "cibadmin", "--patch", "--xml-file", patch); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// ConfirmFenced tells Pacemaker that node is safely down, as a fence device would have.
+func (t Tools) ConfirmFenced(ctx context.Context, node string) error {
+	_, err := t.Run(ctx, "stonith_admin", "--confirm", node)
+	return err
+}
+
+// Recheck makes the scheduler run again without changing the configuration: a cluster option is
+// changed and put back, as `pcs quorum unblock` does.
+func (t Tools) Recheck(ctx context.Context) error {
+	const opt = "startup-fencing"
+	old, err := t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--query", "--quiet")
+	old = strings.TrimSpace(old)
+	absent := exitCode(err) == exitNoSuch
+	if err != nil && !absent {
+		return err
+	}
+	flip := "false"
+	if old == "false" {
+		flip = "true"
+	}
+	if _, err := t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--update", flip); err != nil {
+		return err
+	}
+	if absent {
+		_, err = t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--delete")
+	} else {
+		_, err = t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--update", old)
+	}
+	if err != nil {
+		return fmt.Errorf("putting %s back: %w", opt, err)
+	}
+	return nil
+}
+
+// exitNoSuch is CRM_EX_NOSUCH: the attribute is not set.
+const exitNoSuch = 105

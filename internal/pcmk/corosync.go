@@ -1,0 +1,100 @@
+package pcmk
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// cmap reads the keys under prefix from Corosync's configuration map: key → value.
+func (t Tools) cmap(ctx context.Context, prefix string) (map[string]string, error) {
+	out, err := t.Run(ctx, "corosync-cmapctl", "-b", prefix)
+	if err != nil {
+		return nil, err
+	}
+	return parseCmap(out), nil
+}
+
+// parseCmap reads corosync-cmapctl's "key (type) = value" lines.
+func parseCmap(out string) map[string]string {
+	m := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		key, rest, ok := strings.Cut(sc.Text(), " (")
+		if !ok {
+			continue
+		}
+		if _, val, ok := strings.Cut(rest, ") = "); ok {
+			m[key] = val
+		}
+	}
+	return m
+}
+
+// Membership is Corosync's view from this node.
+type Membership struct {
+	// Nodes are the configured nodes by name, true when a joined member now.
+	Nodes         map[string]bool
+	Quorate       bool
+	WaitingForAll bool // two_node's wait_for_all still holds quorum back
+}
+
+// Members returns who is in the membership, quorum and the wait-for-all state. It fails when
+// Corosync does not run.
+func (t Tools) Members(ctx context.Context) (Membership, error) {
+	nodelist, err := t.cmap(ctx, "nodelist.node.")
+	if err != nil {
+		return Membership{}, err
+	}
+	runtime, err := t.cmap(ctx, "runtime.")
+	if err != nil {
+		return Membership{}, err
+	}
+	// corosync-quorumtool exits 2 when not quorate; its "Quorate:" line says it either way.
+	out, err := t.Run(ctx, "corosync-quorumtool", "-s")
+	if err != nil && exitCode(err) != 2 {
+		return Membership{}, err
+	}
+	return membership(nodelist, runtime, out)
+}
+
+// membership combines the node list, the runtime keys and corosync-quorumtool -s.
+func membership(nodelist, runtime map[string]string, quorumtool string) (Membership, error) {
+	m := Membership{Nodes: map[string]bool{}}
+	var idx []string
+	for k := range nodelist {
+		if rest, ok := strings.CutPrefix(k, "nodelist.node."); ok && strings.HasSuffix(rest, ".name") {
+			idx = append(idx, strings.TrimSuffix(rest, ".name"))
+		}
+	}
+	sort.Strings(idx)
+	for _, i := range idx {
+		name := nodelist["nodelist.node."+i+".name"]
+		id := nodelist["nodelist.node."+i+".nodeid"]
+		if _, err := strconv.Atoi(id); err != nil {
+			return m, fmt.Errorf("corosync nodelist: node %s has no nodeid", name)
+		}
+		m.Nodes[name] = runtime["runtime.members."+id+".status"] == "joined"
+	}
+	quorate, found := "", false
+	for _, line := range strings.Split(quorumtool, "\n") {
+		if v, ok := strings.CutPrefix(line, "Quorate:"); ok {
+			quorate, found = strings.TrimSpace(v), true
+		}
+	}
+	if !found {
+		return m, fmt.Errorf("corosync-quorumtool -s: no Quorate line")
+	}
+	m.Quorate = quorate == "Yes"
+	m.WaitingForAll = runtime["runtime.votequorum.wait_for_all_status"] == "1"
+	return m, nil
+}
+
+// CancelWaitForAll lifts wait_for_all on this node, as `pcs quorum unblock` does.
+func (t Tools) CancelWaitForAll(ctx context.Context) error {
+	_, err := t.Run(ctx, "corosync-cmapctl", "-s", "quorum.cancel_wait_for_all", "u8", "1")
+	return err
+}

@@ -1,0 +1,49 @@
+package pcmk
+
+import (
+	"reflect"
+	"testing"
+)
+
+// Output as Corosync 3.1.7 prints it for a node that booted alone (wait_for_all holds quorum back).
+const (
+	cmapNodelist = `nodelist.node.0.name (str) = node1
+nodelist.node.0.nodeid (u32) = 1
+nodelist.node.0.ring0_addr (str) = 10.0.0.1
+nodelist.node.1.name (str) = node2
+nodelist.node.1.nodeid (u32) = 2
+nodelist.node.1.ring0_addr (str) = 10.0.0.2
+`
+	cmapRuntimeAlone = `runtime.members.1.config_version (u64) = 0
+runtime.members.1.ip (str) = r(0) ip(10.0.0.1) 
+runtime.members.1.join_count (u32) = 1
+runtime.members.1.status (str) = joined
+runtime.votequorum.this_node_id (u32) = 1
+runtime.votequorum.two_node (u8) = 1
+runtime.votequorum.wait_for_all_status (u8) = 1
+`
+	quorumtoolAlone = `Quorum information
+------------------
+Nodes:            1
+Node ID:          1
+Quorate:          No
+
+Votequorum information
+----------------------
+Flags:            2Node WaitForAll 
+`
+)
+
+func TestMembership(t *testing.T) {
+	got, err := membership(parseCmap(cmapNodelist), parseCmap(cmapRuntimeAlone), quorumtoolAlone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Membership{Nodes: map[string]bool{"node1": true, "node2": false}, WaitingForAll: true}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	if _, err := membership(parseCmap(cmapNodelist), parseCmap(cmapRuntimeAlone), "garbage"); err == nil {
+		t.Fatal("no Quorate line: want an error")
+	}
+}

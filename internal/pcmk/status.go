@@ -1,0 +1,145 @@
+package pcmk
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"sort"
+)
+
+// Status is Pacemaker's view (crm_mon's XML output), the parts tnfctl status shows.
+type Status struct {
+	DC         string         `json:"dc,omitempty"`
+	WithQuorum bool           `json:"withQuorum"`
+	Nodes      []NodeStatus   `json:"nodes"`
+	Resources  []ResourceRole `json:"resources"`
+	Fencing    []FenceEvent   `json:"fencing"`
+}
+
+// NodeStatus is one node as Pacemaker sees it.
+type NodeStatus struct {
+	Name    string `json:"name"`
+	Online  bool   `json:"online"`
+	Unclean bool   `json:"unclean"`
+	Pending bool   `json:"pending"`
+}
+
+// ResourceRole is one resource instance: its role on the node it runs on ("Stopped" instances
+// have no node).
+type ResourceRole struct {
+	ID     string `json:"id"`
+	Agent  string `json:"agent"`
+	Role   string `json:"role"`
+	Node   string `json:"node,omitempty"`
+	Failed bool   `json:"failed,omitempty"`
+}
+
+// FenceEvent is one entry of the fencing history.
+type FenceEvent struct {
+	Action    string `json:"action"`
+	Target    string `json:"target"`
+	Delegate  string `json:"delegate,omitempty"`
+	Status    string `json:"status"`
+	Completed string `json:"completed,omitempty"`
+}
+
+type crmMon struct {
+	Summary struct {
+		DC struct {
+			Present    bool   `xml:"present,attr"`
+			Name       string `xml:"name,attr"`
+			WithQuorum bool   `xml:"with_quorum,attr"`
+		} `xml:"current_dc"`
+	} `xml:"summary"`
+	Nodes []struct {
+		Name    string `xml:"name,attr"`
+		Online  bool   `xml:"online,attr"`
+		Unclean bool   `xml:"unclean,attr"`
+		Pending bool   `xml:"pending,attr"`
+	} `xml:"nodes>node"`
+	Resources struct {
+		Plain  []crmResource `xml:"resource"`
+		Clones []struct {
+			Resources []crmResource `xml:"resource"`
+		} `xml:"clone"`
+	} `xml:"resources"`
+	Fencing []struct {
+		Action    string `xml:"action,attr"`
+		Target    string `xml:"target,attr"`
+		Delegate  string `xml:"delegate,attr"`
+		Status    string `xml:"status,attr"`
+		Completed string `xml:"completed,attr"`
+	} `xml:"fence_history>fence_event"`
+}
+
+type crmResource struct {
+	ID     string `xml:"id,attr"`
+	Agent  string `xml:"resource_agent,attr"`
+	Role   string `xml:"role,attr"`
+	Failed bool   `xml:"failed,attr"`
+	Nodes  []struct {
+		Name string `xml:"name,attr"`
+	} `xml:"node"`
+}
+
+// Status reads crm_mon once, with the whole fencing history.
+func (t Tools) Status(ctx context.Context) (Status, error) {
+	out, err := t.Run(ctx, "crm_mon", "--one-shot", "--inactive", "--fence-history=2", "--output-as=xml")
+	if err != nil {
+		return Status{}, err
+	}
+	return parseStatus([]byte(out))
+}
+
+func parseStatus(data []byte) (Status, error) {
+	var m crmMon
+	if err := xml.Unmarshal(data, &m); err != nil {
+		return Status{}, fmt.Errorf("crm_mon output: %w", err)
+	}
+	s := Status{WithQuorum: m.Summary.DC.WithQuorum, Nodes: []NodeStatus{}, Resources: []ResourceRole{}, Fencing: []FenceEvent{}}
+	if m.Summary.DC.Present {
+		s.DC = m.Summary.DC.Name
+	}
+	for _, n := range m.Nodes {
+		s.Nodes = append(s.Nodes, NodeStatus(n))
+	}
+	add := func(r crmResource) {
+		role := ResourceRole{ID: r.ID, Agent: r.Agent, Role: r.Role, Failed: r.Failed}
+		if len(r.Nodes) == 0 {
+			s.Resources = append(s.Resources, role)
+		}
+		for _, n := range r.Nodes {
+			role.Node = n.Name
+			s.Resources = append(s.Resources, role)
+		}
+	}
+	for _, r := range m.Resources.Plain {
+		add(r)
+	}
+	for _, c := range m.Resources.Clones {
+		for _, r := range c.Resources {
+			add(r)
+		}
+	}
+	sort.SliceStable(s.Resources, func(i, j int) bool {
+		a, b := s.Resources[i], s.Resources[j]
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		return a.Node < b.Node
+	})
+	for _, f := range m.Fencing {
+		s.Fencing = append(s.Fencing, FenceEvent(f))
+	}
+	return s, nil
+}
+
+// Role is the role of resource id on node ("Stopped" when it does not run there).
+func (s Status) Role(id, node string) string {
+	for _, r := range s.Resources {
+		if r.ID == id && r.Node == node {
+			return r.Role
+		}
+	}
+	return "Stopped"
+}

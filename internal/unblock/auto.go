@@ -1,0 +1,129 @@
+package unblock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/stmcginnis/gofish/redfish"
+
+	"github.com/tnf-layer/tnf-layer/internal/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
+	"github.com/tnf-layer/tnf-layer/internal/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+)
+
+// AloneSinceFile records when this node was first seen waiting alone. It is on /run, so a
+// reboot starts the wait again.
+const AloneSinceFile = "/run/tnf/alone-since"
+
+// Auto is one pass of auto-unblock (a timer runs it).
+type Auto struct {
+	Config    clusterconfig.Config
+	Peer      clusterconfig.Node
+	Tools     pcmk.Tools
+	StateFile string        // default AloneSinceFile
+	Gap       time.Duration // between the two BMC reads; default 5 s
+	BasicAuth bool          // gofish with Basic auth instead of a session
+	Log       *slog.Logger
+	Out       io.Writer // Confirm's steps
+}
+
+// ErrNotProven is returned when the BMC did not prove the peer off: the node keeps waiting.
+var ErrNotProven = errors.New("the peer is not proven off: still waiting")
+
+// Run decides and, when the peer's BMC proves it off, confirms it down. It returns nil when
+// there is nothing to do yet, ErrNotProven when the BMC was asked and did not prove it.
+func (a Auto) Run(ctx context.Context) error {
+	if a.StateFile == "" {
+		a.StateFile = AloneSinceFile
+	}
+	if a.Gap == 0 {
+		a.Gap = 5 * time.Second
+	}
+	m, err := a.Tools.Members(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the Corosync membership: %w", err)
+	}
+	s := Situation{Enabled: a.Config.AutoUnblock.Enabled, After: a.Config.AutoUnblock.After.Duration,
+		PeerMember: m.Nodes[a.Peer.Name], WaitingForAll: m.WaitingForAll}
+	if s.PeerMember || !s.WaitingForAll {
+		_ = os.Remove(a.StateFile)
+	} else if s.AloneFor, err = a.aloneFor(); err != nil {
+		return err
+	}
+	ask, reason := ShouldAskBMC(s)
+	a.Log.Info("decision", "ask_bmc", ask, "reason", reason)
+	if !ask {
+		return nil
+	}
+	cred, err := a.Peer.Credential()
+	if err != nil {
+		return err
+	}
+	var reads []PowerRead
+	for i := 0; i < 2; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(a.Gap):
+			}
+		}
+		r := a.read(ctx, cred)
+		a.Log.Info("bmc read", "peer", a.Peer.Name, "power_state", r.State, "error", errString(r.Err))
+		reads = append(reads, r)
+	}
+	off, reason := PeerProvenOff(reads, a.Gap)
+	a.Log.Info("decision", "peer_off", off, "reason", reason)
+	if !off {
+		return ErrNotProven
+	}
+	return Confirm(ctx, a.Tools, a.Peer.Name, a.Out)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// aloneFor is the time since the first pass that saw this node waiting alone.
+func (a Auto) aloneFor() (time.Duration, error) {
+	data, err := os.ReadFile(a.StateFile)
+	if err == nil {
+		if since, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data))); err == nil {
+			return time.Since(since), nil
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(a.StateFile), 0o755); err != nil {
+		return 0, err
+	}
+	return 0, fsutil.WriteFileAtomic(a.StateFile, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644)
+}
+
+// read is one PowerState read with gofish, bounded to 10 s.
+func (a Auto) read(ctx context.Context, cred bmc.Credential) PowerRead {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var state string
+	cl, err := bmc.Connect(ctx, cred, bmc.Options{Timeout: 10 * time.Second, BasicAuth: a.BasicAuth})
+	if err == nil {
+		var ps redfish.PowerState
+		ps, err = cl.PowerState()
+		state = string(ps)
+		cl.Close()
+	}
+	if err != nil {
+		err = errors.New(fenceagent.Redact(err.Error(), cred.Password))
+	}
+	return PowerRead{State: state, At: time.Now(), Err: err}
+}
