@@ -26,6 +26,8 @@ import (
 const (
 	CorosyncConf = "/etc/corosync/corosync.conf"
 	AuthkeyPath  = "/etc/corosync/authkey"
+	// CorosyncLogDir holds the log file corosync.conf names.
+	CorosyncLogDir = "/var/log/cluster"
 	// Marker is written when setup completed; tnf-setup.service runs only without it.
 	Marker = "/var/lib/tnf/setup.done"
 )
@@ -64,6 +66,10 @@ func Run(ctx context.Context, o Options) error {
 	conf, err := pcsconfig.Corosync(cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.Config, err)
+	}
+	// corosync.conf logs there; RHEL's package makes it, Debian's does not.
+	if err := os.MkdirAll(CorosyncLogDir, 0o750); err != nil {
+		return err
 	}
 	if err := writeStep(step, CorosyncConf, []byte(conf), 0o644); err != nil {
 		return err

@@ -31,7 +31,7 @@ func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]
 		}
 	}
 	offline := Tools{Env: append(append([]string(nil), t.Env...), "CIB_file="+next)}
-	for _, scope := range []string{"resources", "constraints"} {
+	for _, scope := range []string{"constraints", "resources"} { // constraints first: they name resources
 		if _, err := offline.Run(ctx, "cibadmin", "--replace", "--scope", scope, "--xml-text", "<"+scope+"/>"); err != nil {
 			return false, err
 		}

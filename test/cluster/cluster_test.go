@@ -1,0 +1,369 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+)
+
+const (
+	bmcIP     = "10.77.0.1"
+	bmcPort   = "8443"
+	adminPort = "8080"
+	bmcUser   = "admin"
+	nodeIPs   = "192.168.77."
+	mgmtIPs   = "10.77.0."
+	settle    = 4 * time.Minute // longest wait for the cluster to reach an expected state
+	etcdPort  = "2379"
+)
+
+type cluster struct {
+	t      *testing.T
+	dir    string
+	bin    string
+	layout layout
+	nodes  []string // node1 (the fence race winner), node2
+	ip     map[string]string
+	bmcNS  string
+	emuPID int
+}
+
+func binDir(t testing.TB) string {
+	dir := os.Getenv("TNF_BIN")
+	if dir == "" {
+		t.Fatal("TNF_BIN is not set: run through make test")
+	}
+	return dir
+}
+
+// newCluster makes the namespaces, the links, the BMC emulator and each node's disk with its
+// /etc/tnf. The nodes are off.
+func newCluster(t *testing.T, change func(*clusterconfig.Config)) *cluster {
+	dir, err := os.MkdirTemp("", "tnf-cluster-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fmt.Sprintf("tnf%d", os.Getpid()%100000)
+	c := &cluster{t: t, dir: dir, bin: binDir(t), nodes: []string{"node1", "node2"}, ip: map[string]string{},
+		bmcNS: id + "-bmc", layout: layout{Bin: binDir(t), Nodes: map[string]nodeSetup{}}}
+	t.Cleanup(c.teardown)
+	c.must("ip", "netns", "add", c.bmcNS)
+	c.inNS(c.bmcNS, "ip", "link", "set", "lo", "up")
+	c.inNS(c.bmcNS, "ip", "link", "add", "br0", "type", "bridge")
+	c.inNS(c.bmcNS, "ip", "addr", "add", bmcIP+"/24", "dev", "br0")
+	c.inNS(c.bmcNS, "ip", "link", "set", "br0", "up")
+	for i, name := range c.nodes {
+		n := nodeSetup{Name: name, NetNS: fmt.Sprintf("%s-%s", id, name), Dir: filepath.Join(dir, name)}
+		c.layout.Nodes[name] = n
+		c.ip[name] = fmt.Sprintf("%s%d", nodeIPs, i+1)
+		c.must("ip", "netns", "add", n.NetNS)
+		c.inNS(n.NetNS, "ip", "link", "set", "lo", "up")
+		// Management link to the BMC network.
+		c.must("ip", "link", "add", "mgmt", "netns", n.NetNS, "type", "veth", "peer", "name", "b-"+name, "netns", c.bmcNS)
+		c.inNS(c.bmcNS, "ip", "link", "set", "b-"+name, "master", "br0", "up")
+		c.inNS(n.NetNS, "ip", "addr", "add", fmt.Sprintf("%s%d/24", mgmtIPs, 11+i), "dev", "mgmt")
+		c.inNS(n.NetNS, "ip", "link", "set", "mgmt", "up")
+		if err := os.MkdirAll(filepath.Join(n.Dir, "ocf", "tnf"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(c.bin, "ocf-etcd"), filepath.Join(n.Dir, "ocf", "tnf", "etcd")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The cluster link.
+	n1, n2 := c.layout.Nodes["node1"], c.layout.Nodes["node2"]
+	c.must("ip", "link", "add", "cl", "netns", n1.NetNS, "type", "veth", "peer", "name", "cl", "netns", n2.NetNS)
+	for _, name := range c.nodes {
+		c.inNS(c.layout.Nodes[name].NetNS, "ip", "addr", "add", c.ip[name]+"/24", "dev", "cl")
+		c.inNS(c.layout.Nodes[name].NetNS, "ip", "link", "set", "cl", "up")
+	}
+	data, _ := json.Marshal(c.layout)
+	c.write(filepath.Join(dir, "layout.json"), data, 0o644)
+	c.writeNodeConfig(change)
+	c.startEmulator()
+	return c
+}
+
+func (c *cluster) writeNodeConfig(change func(*clusterconfig.Config)) {
+	cfg := clusterconfig.Config{ClusterName: "tnf-test", CorosyncAuthkeyFile: clusterconfig.AuthkeyFile}
+	passwords := map[string]string{}
+	for _, name := range c.nodes {
+		passwords[name] = randomText(16)
+		cfg.Nodes = append(cfg.Nodes, clusterconfig.Node{Name: name, IP: c.ip[name], BMC: clusterconfig.BMC{
+			Address:  fmt.Sprintf("redfish+https://%s:%s/redfish/v1/Systems/%s", bmcIP, bmcPort, name),
+			Username: bmcUser, PasswordFile: clusterconfig.SecretsDir + "/" + name + ".password", CertificateVerification: "Disabled"}})
+	}
+	stand := func(name string) clusterconfig.Agent {
+		return clusterconfig.Agent{Agent: "ocf:heartbeat:anything", Params: map[string]string{"binfile": "/bin/sleep", "cmdline_options": "1000000"}}
+	}
+	cfg.Resources = clusterconfig.Resources{Crio: stand("crio"), Kubelet: stand("kubelet"),
+		Etcd: map[string]string{"etcd_binary": filepath.Join(c.bin, "etcd")}}
+	if change != nil {
+		change(&cfg)
+	}
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		c.t.Fatal(err)
+	}
+	yml, err := cfg.Marshal()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	key := make([]byte, 256)
+	_, _ = rand.Read(key)
+	for _, name := range c.nodes {
+		etc := filepath.Join(c.layout.Nodes[name].Dir, "disk", "etc", "tnf")
+		c.write(filepath.Join(etc, "cluster.yaml"), yml, 0o644)
+		c.write(filepath.Join(etc, "secrets", "corosync-authkey"), []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600)
+		for n, pw := range passwords {
+			c.write(filepath.Join(etc, "secrets", n+".password"), []byte(pw+"\n"), 0o600)
+		}
+	}
+	for n, pw := range passwords {
+		c.write(filepath.Join(c.dir, "bmc", n+".password"), []byte(pw+"\n"), 0o600)
+	}
+}
+
+func randomText(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (c *cluster) startEmulator() {
+	type execPower struct {
+		PowerOn  []string `json:"powerOn"`
+		PowerOff []string `json:"powerOff"`
+		Status   []string `json:"status"`
+	}
+	type system struct {
+		ID           string `json:"id"`
+		Username     string `json:"username"`
+		PasswordFile string `json:"passwordFile"`
+		Power        struct {
+			Backend string    `json:"backend"`
+			Exec    execPower `json:"exec"`
+		} `json:"power"`
+	}
+	self, err := os.Executable()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var systems []system
+	for _, n := range c.nodes {
+		s := system{ID: n, Username: bmcUser, PasswordFile: filepath.Join(c.dir, "bmc", n+".password")}
+		s.Power.Backend = "exec"
+		power := func(action string) []string { return []string{self, "tnf-power", action, c.dir, n} }
+		s.Power.Exec = execPower{PowerOn: power("on"), PowerOff: power("off"), Status: power("status")}
+		systems = append(systems, s)
+	}
+	cfg, _ := yaml.Marshal(map[string]any{"listen": bmcIP + ":" + bmcPort, "adminListen": bmcIP + ":" + adminPort, "systems": systems})
+	path := filepath.Join(c.dir, "bmc", "emulator.yaml")
+	c.write(path, cfg, 0o600)
+	log, err := os.Create(filepath.Join(c.dir, "bmc", "emulator.log"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cmd := exec.Command("ip", "netns", "exec", c.bmcNS, filepath.Join(c.bin, "redfish-emulator"), "--config", path)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.emuPID = cmd.Process.Pid
+	go func() { _ = cmd.Wait(); log.Close() }()
+	// Bounded wait for the port, from inside the BMC network.
+	for i := 0; ; i++ {
+		if conn, err := c.dial(c.bmcNS, bmcIP+":"+bmcPort); err == nil {
+			conn.Close()
+			return
+		}
+		if i == 100 {
+			c.t.Fatalf("the emulator did not listen: %s", readTail(filepath.Join(c.dir, "bmc", "emulator.log")))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// dial connects from inside a network namespace: the socket is made on a thread that entered
+// the namespace, and the thread is thrown away afterwards.
+func (c *cluster) dial(netns, addr string) (net.Conn, error) {
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		fd, err := unix.Open("/run/netns/"+netns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		defer unix.Close(fd)
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		ch <- result{conn, err}
+	}()
+	r := <-ch
+	return r.conn, r.err
+}
+
+func (c *cluster) write(path string, data []byte, mode os.FileMode) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, mode); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *cluster) must(argv ...string) string {
+	c.t.Helper()
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+	}
+	return string(out)
+}
+
+func (c *cluster) inNS(ns string, argv ...string) string {
+	c.t.Helper()
+	return c.must(append([]string{"ip", "netns", "exec", ns}, argv...)...)
+}
+
+// power runs the same power command the emulator runs.
+func (c *cluster) power(action, node string) {
+	c.t.Helper()
+	self, _ := os.Executable()
+	c.must(self, "tnf-power", action, c.dir, node)
+	c.t.Logf("%s: power %s", node, action)
+}
+
+// run runs a command inside a node, as an admin on it would.
+func (c *cluster) run(node string, argv ...string) (string, error) {
+	n := c.layout.Nodes[node]
+	h := n.holder()
+	if h == 0 {
+		return "", fmt.Errorf("%s is off", node)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"-t", fmt.Sprint(h), "-m", "-n", "-u", "--"}, argv...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// status is Pacemaker's and Corosync's view from node, through tnfctl status --json.
+func (c *cluster) status(node string) (pcmk.Membership, *pcmk.Status, error) {
+	out, err := c.run(node, filepath.Join(c.bin, "tnfctl"), "status", "--json")
+	if err != nil {
+		return pcmk.Membership{}, nil, fmt.Errorf("%v: %s", err, out)
+	}
+	var st struct {
+		Corosync  pcmk.Membership `json:"corosync"`
+		Pacemaker *pcmk.Status    `json:"pacemaker"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		return pcmk.Membership{}, nil, fmt.Errorf("%v: %s", err, out)
+	}
+	return st.Corosync, st.Pacemaker, nil
+}
+
+// waitFor polls cond every second until it holds, for at most limit.
+func (c *cluster) waitFor(what string, limit time.Duration, cond func() (bool, string)) time.Duration {
+	c.t.Helper()
+	began := time.Now()
+	last := ""
+	for time.Since(began) < limit {
+		ok, state := cond()
+		if ok {
+			c.t.Logf("%s after %v", what, time.Since(began).Round(100*time.Millisecond))
+			return time.Since(began)
+		}
+		last = state
+		time.Sleep(time.Second)
+	}
+	c.t.Fatalf("%s: not within %v; last state: %s", what, limit, last)
+	return 0
+}
+
+// roles waits until etcd has the given role on each node ("Promoted", "Stopped", …) as seen
+// from the node named from.
+func (c *cluster) waitRoles(from string, want map[string]string) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("etcd roles %v seen from %s", want, from), settle, func() (bool, string) {
+		_, st, err := c.status(from)
+		if err != nil || st == nil {
+			return false, fmt.Sprint(err)
+		}
+		for node, role := range want {
+			if st.Role("etcd", node) != role {
+				return false, fmt.Sprintf("%+v", st.Resources)
+			}
+		}
+		return true, ""
+	})
+}
+
+func readTail(path string) string {
+	data, _ := os.ReadFile(path)
+	if len(data) > 3000 {
+		data = data[len(data)-3000:]
+	}
+	return string(data)
+}
+
+func (c *cluster) teardown() {
+	for _, name := range c.nodes {
+		if n, ok := c.layout.Nodes[name]; ok {
+			if err := n.powerOff(); err != nil {
+				c.t.Error(err)
+			}
+		}
+	}
+	if c.emuPID > 0 {
+		_ = unix.Kill(c.emuPID, unix.SIGKILL)
+	}
+	if c.t.Failed() {
+		for _, name := range c.nodes {
+			for _, f := range []string{"log/setup.out", "disk/var-log/pacemaker/pacemaker.log", "disk/var-log/tnf-etcd.log"} {
+				c.t.Logf("%s %s (tail):\n%s", name, f, readTail(filepath.Join(c.dir, name, f)))
+			}
+		}
+	}
+	for _, name := range c.nodes {
+		if n, ok := c.layout.Nodes[name]; ok {
+			_ = exec.Command("ip", "netns", "del", n.NetNS).Run()
+		}
+	}
+	_ = exec.Command("ip", "netns", "del", c.bmcNS).Run()
+	if !c.t.Failed() || os.Getenv("TNF_KEEP") == "" {
+		_ = os.RemoveAll(c.dir)
+	}
+}

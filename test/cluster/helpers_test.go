@@ -1,0 +1,109 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// up boots both nodes and waits until etcd is promoted on both.
+func (c *cluster) up() {
+	c.t.Helper()
+	c.power("on", "node1")
+	c.power("on", "node2")
+	c.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+}
+
+// fences counts the successful fencing actions against target in node's fencing history.
+func (c *cluster) fences(node, target string) int {
+	c.t.Helper()
+	_, st, err := c.status(node)
+	if err != nil || st == nil {
+		c.t.Fatalf("status on %s: %v", node, err)
+	}
+	n := 0
+	for _, f := range st.Fencing {
+		if f.Target == target && f.Status == "success" {
+			n++
+		}
+	}
+	return n
+}
+
+// assertInert checks that node runs none of cri-o, kubelet and etcd: Pacemaker shows them
+// stopped there and no process of the node is the etcd binary or a stand-in.
+func (c *cluster) assertInert(node string) {
+	c.t.Helper()
+	m, st, err := c.status(node)
+	if err != nil || st == nil {
+		c.t.Fatalf("status on %s: %v", node, err)
+	}
+	if m.Quorate {
+		c.t.Fatalf("%s is quorate alone", node)
+	}
+	for _, r := range st.Resources {
+		if r.Node == node && r.Role != "Stopped" {
+			c.t.Fatalf("%s: %s is %s on a node that should be inert", node, r.ID, r.Role)
+		}
+	}
+	etcd := filepath.Join(c.bin, "etcd")
+	sleep, _ := filepath.EvalSymlinks("/bin/sleep")
+	for _, pid := range c.layout.Nodes[node].processes() {
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		// The holder is "sleep infinity"; the stand-ins run sleep 1000000.
+		if exe == etcd || (exe == sleep && strings.Contains(string(cmdline), "1000000")) {
+			c.t.Fatalf("%s runs %s (pid %d) while it should be inert", node, exe, pid)
+		}
+	}
+}
+
+// stayInert checks node stays inert for d.
+func (c *cluster) stayInert(node string, d time.Duration) {
+	c.t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(2 * time.Second) {
+		c.assertInert(node)
+	}
+	c.t.Logf("%s stayed inert for %v", node, d)
+}
+
+// link sets the cluster link up or down (on node1's side: the veth pair loses carrier).
+func (c *cluster) link(state string) {
+	c.t.Helper()
+	c.inNS(c.layout.Nodes["node1"].NetNS, "ip", "link", "set", "cl", state)
+	c.t.Logf("cluster link %s", state)
+}
+
+// faults sets the BMC emulator's fault injection.
+func (c *cluster) faults(jsonBody string) {
+	c.t.Helper()
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(context.Context, string, string) (net.Conn, error) {
+			return c.dial(c.bmcNS, bmcIP+":"+adminPort)
+		}}}
+	req, _ := http.NewRequest(http.MethodPut, "http://"+bmcIP+":"+adminPort+"/faults", bytes.NewBufferString(jsonBody))
+	resp, err := hc.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		c.t.Fatalf("faults %s: %s", jsonBody, resp.Status)
+	}
+}
+
+func (c *cluster) password(node string) string {
+	data, err := os.ReadFile(filepath.Join(c.dir, "bmc", node+".password"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return strings.TrimSpace(string(data))
+}

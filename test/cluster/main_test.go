@@ -1,0 +1,27 @@
+//go:build integration
+
+// Package cluster_test is a real two-node cluster on one machine: each node is a network, mount
+// and UTS namespace running real Corosync, Pacemaker, pcs, fence_redfish and bin/ocf-etcd with
+// real bin/etcd; the nodes share a cluster link (a veth pair) and reach their BMCs, served by
+// bin/redfish-emulator, on a separate management network. Powering a node off kills every
+// process of its namespace; powering it on boots it as systemd would. There is no systemd in
+// the nodes, so cri-o and kubelet are stand-ins (ocf:heartbeat:anything running sleep).
+package cluster_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	// The emulator's power commands run this binary again.
+	if len(os.Args) > 1 && os.Args[1] == "tnf-power" {
+		if err := powerCommand(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,213 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// layout is what the power commands need to find a node; the test writes it as layout.json in
+// the cluster's directory, since the emulator runs them as separate processes.
+type layout struct {
+	Bin   string               `json:"bin"`
+	Nodes map[string]nodeSetup `json:"nodes"`
+}
+
+type nodeSetup struct {
+	Name  string `json:"name"`
+	NetNS string `json:"netns"`
+	Dir   string `json:"dir"`
+}
+
+func readLayout(dir string) (layout, error) {
+	var l layout
+	data, err := os.ReadFile(filepath.Join(dir, "layout.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &l)
+	}
+	return l, err
+}
+
+// powerCommand is the emulator's exec backend: `<test binary> tnf-power on|off|status DIR NODE`.
+func powerCommand(args []string) error {
+	if len(args) != 3 {
+		return fmt.Errorf("usage: tnf-power on|off|status DIR NODE")
+	}
+	l, err := readLayout(args[1])
+	if err != nil {
+		return err
+	}
+	n, ok := l.Nodes[args[2]]
+	if !ok {
+		return fmt.Errorf("no node %q", args[2])
+	}
+	switch args[0] {
+	case "status":
+		if _, err := os.Stat(n.path("powered-broken")); err == nil || n.holder() > 0 {
+			fmt.Println("On")
+		} else {
+			fmt.Println("Off")
+		}
+		return nil
+	case "off":
+		_ = os.Remove(n.path("powered-broken"))
+		return n.powerOff()
+	case "on":
+		if n.holder() > 0 {
+			return nil
+		}
+		// A node whose hardware broke powers on but never boots.
+		if _, err := os.Stat(n.path("broken")); err == nil {
+			return os.WriteFile(n.path("powered-broken"), nil, 0o644)
+		}
+		return n.boot(l.Bin)
+	}
+	return fmt.Errorf("unknown power action %q", args[0])
+}
+
+func (n nodeSetup) path(p ...string) string { return filepath.Join(append([]string{n.Dir}, p...)...) }
+
+// holder is the PID of the process that keeps the node's mount and UTS namespaces, or 0 when
+// the node is off. The namespace's identity is kept beside the PID, so a reused PID is not
+// mistaken for the node.
+func (n nodeSetup) holder() int {
+	data, err := os.ReadFile(n.path("holder"))
+	if err != nil {
+		return 0
+	}
+	pidText, ns, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
+	pid, _ := strconv.Atoi(pidText)
+	if pid <= 0 || mountNS(pid) != ns {
+		return 0
+	}
+	return pid
+}
+
+func mountNS(pid int) string {
+	ns, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
+	return ns
+}
+
+// processes are the PIDs in the node's mount namespace: everything the node runs (there is no
+// PID namespace, so they are found by namespace, never by name).
+func (n nodeSetup) processes() []int {
+	h := n.holder()
+	if h == 0 {
+		return nil
+	}
+	ns := mountNS(h)
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err == nil && mountNS(pid) == ns {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// powerOff is a power cut: every process of the node is killed at once; its /run and
+// /dev/shm go with its mount namespace, the disk (its overlay upper dirs) stays.
+func (n nodeSetup) powerOff() error {
+	for round := 0; round < 50; round++ {
+		pids := n.processes()
+		if len(pids) == 0 {
+			_ = os.Remove(n.path("holder"))
+			return nil
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s: processes still alive after SIGKILL: %v", n.Name, n.processes())
+}
+
+// boot starts the node as systemd would: a fresh mount namespace (overlays over /etc, /var/lib
+// and /var/log that keep the node's disk, the tnf OCF provider, empty /run and /dev/shm), then
+// tnf-setup.service while it has not completed, Corosync once corosync.conf exists, Pacemaker.
+func (n nodeSetup) boot(bin string) error {
+	var mounts []string
+	for _, d := range []string{"/etc", "/var/lib", "/var/log"} {
+		key := strings.ReplaceAll(strings.Trim(d, "/"), "/", "-")
+		up, work := n.path("disk", key), n.path("work", key)
+		for _, p := range []string{up, work} {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+		}
+		mounts = append(mounts, fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s", d, up, work, d))
+	}
+	mounts = append(mounts,
+		fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s:/usr/lib/ocf/resource.d /usr/lib/ocf/resource.d", n.path("ocf")),
+		"mount -t tmpfs -o mode=0755 tmpfs /run", "mount -t tmpfs tmpfs /dev/shm", "hostname "+n.Name)
+	script := "set -e; " + strings.Join(mounts, "; ") + "; echo $$ $(readlink /proc/self/ns/mnt) > " + n.path("holder.new") + "; exec sleep infinity"
+	if err := start(n.path("log", "holder.out"), "ip", "netns", "exec", n.NetNS, "unshare", "-m", "-u", "--propagation", "private", "sh", "-c", script); err != nil {
+		return err
+	}
+	if err := waitFile(n.path("holder.new"), 10*time.Second); err != nil {
+		return fmt.Errorf("%s: the namespace holder did not come up: %w", n.Name, err)
+	}
+	if err := os.Rename(n.path("holder.new"), n.path("holder")); err != nil {
+		return err
+	}
+	if _, err := os.Stat(n.path("disk", "var-lib", "tnf", "setup.done")); err != nil {
+		if err := n.daemon("setup", filepath.Join(bin, "tnfctl"), "setup", "--wait", "10m"); err != nil {
+			return err
+		}
+	}
+	if err := waitFile(n.path("disk", "etc", "corosync", "corosync.conf"), 20*time.Second); err != nil {
+		return fmt.Errorf("%s: no corosync.conf: %w", n.Name, err)
+	}
+	if err := n.daemon("corosync", "corosync", "-f"); err != nil {
+		return err
+	}
+	return n.daemon("pacemakerd", "pacemakerd")
+}
+
+// daemon starts argv inside the node, detached, its output appended to log/<name>.out.
+func (n nodeSetup) daemon(name string, argv ...string) error {
+	h := n.holder()
+	if h == 0 {
+		return fmt.Errorf("%s is off", n.Name)
+	}
+	return start(n.path("log", name+".out"), append([]string{"nsenter", "-t", strconv.Itoa(h), "-m", "-n", "-u", "--"}, argv...)...)
+}
+
+// start runs argv in its own session with output to logFile and does not wait: the node's
+// power-off stops it, by PID.
+func start(logFile string, argv ...string) error {
+	if err := os.MkdirAll(filepath.Dir(logFile), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+func waitFile(path string, limit time.Duration) error {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s did not appear within %v", path, limit)
+}

@@ -1,0 +1,178 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/duration"
+)
+
+// Scenario 1: a node that boots alone stays inert; when its peer arrives both are promoted.
+// Setup run again changes nothing, and no BMC password is in the CIB.
+func TestColdBoot(t *testing.T) {
+	c := newCluster(t, nil)
+	c.power("on", "node1")
+	c.waitFor("node1's Pacemaker answers", settle, func() (bool, string) {
+		_, st, err := c.status("node1")
+		return err == nil && st != nil, ""
+	})
+	c.stayInert("node1", 40*time.Second)
+	m, _, _ := c.status("node1")
+	if !m.WaitingForAll {
+		t.Fatal("node1 alone: Corosync is not waiting for all nodes")
+	}
+	c.power("on", "node2")
+	c.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	w := c.startWriter()
+	c.waitWrites(w, "both promoted")
+	c.stopAndCheck(w)
+
+	out, err := c.run("node1", filepath.Join(c.bin, "tnfctl"), "setup", "--wait", "1m")
+	if err != nil {
+		t.Fatalf("setup again: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasSuffix(line, ": written") || strings.HasSuffix(line, ": applied") {
+			t.Errorf("setup again changed something: %s", line)
+		}
+	}
+	if !strings.Contains(out, "cluster configuration: unchanged") || !strings.Contains(out, "fence_redfish: ok") {
+		t.Errorf("setup again:\n%s", out)
+	}
+	cib, err := c.run("node1", "cibadmin", "--query")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.nodes {
+		if pw := c.password(n); strings.Contains(cib, pw) {
+			t.Errorf("the CIB holds %s's BMC password", n)
+		}
+	}
+	if !strings.Contains(cib, `name="password" value="lrm://"`) {
+		t.Error("the fence devices' passwords are not cibsecret references")
+	}
+}
+
+// Scenario 2: the cluster link fails. The race winner (node1) fences node2 and serves alone;
+// node2 reboots and stays inert while the link is down; after healing it rejoins.
+func TestNetworkSplit(t *testing.T) {
+	c := newCluster(t, nil)
+	c.up()
+	w := c.startWriter()
+	c.waitWrites(w, "before the split")
+	c.link("down")
+	c.waitFor("node1 fenced node2", settle, func() (bool, string) { return c.fences("node1", "node2") == 1, "" })
+	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
+	c.waitWrites(w, "node1 alone")
+	c.waitFor("node2 booted again", settle, func() (bool, string) { return c.layout.Nodes["node2"].holder() > 0, "" })
+	c.waitFor("node2's Pacemaker answers", settle, func() (bool, string) {
+		_, st, err := c.status("node2")
+		return err == nil && st != nil, ""
+	})
+	c.stayInert("node2", 20*time.Second)
+	c.link("up")
+	c.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	c.stopAndCheck(w)
+	if n1, n2 := c.fences("node1", "node1"), c.fences("node1", "node2"); n1 != 0 || n2 != 1 {
+		t.Fatalf("fenced: node1 %d times, node2 %d times; want 0 and 1", n1, n2)
+	}
+}
+
+// Scenario 3: either node loses power. The survivor fences it and serves alone; the fence's
+// reboot brings the node back and it rejoins.
+func TestNodeFailure(t *testing.T) {
+	for _, victim := range []string{"node2", "node1"} {
+		t.Run(victim, func(t *testing.T) {
+			c := newCluster(t, nil)
+			survivor := "node1"
+			if victim == "node1" {
+				survivor = "node2"
+			}
+			c.up()
+			w := c.startWriter()
+			c.waitWrites(w, "both up")
+			c.power("off", victim)
+			c.waitFor(survivor+" fenced "+victim, settle, func() (bool, string) { return c.fences(survivor, victim) >= 1, "" })
+			c.waitWrites(w, survivor+" alone")
+			c.waitRoles(survivor, map[string]string{"node1": "Promoted", "node2": "Promoted"})
+			c.stopAndCheck(w)
+			if n := c.fences(survivor, victim); n != 1 {
+				t.Fatalf("%s fenced %d times, want 1", victim, n)
+			}
+			if n := c.fences(survivor, survivor); n != 0 {
+				t.Fatalf("%s fenced %d times, want 0", survivor, n)
+			}
+		})
+	}
+}
+
+// Scenario 4: node2's hardware dies (it powers on but never boots); node1 fences it and serves
+// alone, then loses power too and boots alone: it stays inert until the admin confirms node2
+// down. The same through auto-unblock: refused while the BMC says On or does not answer,
+// done once it says Off.
+func TestTwoFailures(t *testing.T) {
+	c := newCluster(t, func(cfg *clusterconfig.Config) {
+		cfg.AutoUnblock = clusterconfig.AutoUnblock{Enabled: true, After: duration.Duration{Duration: 10 * time.Second}}
+	})
+	c.up()
+	w := c.startWriter()
+	c.waitWrites(w, "both up")
+	c.write(filepath.Join(c.layout.Nodes["node2"].Dir, "broken"), nil, 0o644)
+	c.power("off", "node2")
+	c.waitFor("node1 fenced node2", settle, func() (bool, string) { return c.fences("node1", "node2") == 1, "" })
+	c.waitWrites(w, "node1 alone")
+	w.cancel()
+	<-w.done
+
+	tnfctl := filepath.Join(c.bin, "tnfctl")
+	bootAlone := func() {
+		c.power("off", "node1")
+		c.power("on", "node1")
+		c.waitFor("node1's Pacemaker answers", settle, func() (bool, string) {
+			_, st, err := c.status("node1")
+			return err == nil && st != nil, ""
+		})
+		c.stayInert("node1", 15*time.Second)
+	}
+	bootAlone()
+	if out, err := c.run("node1", tnfctl, "confirm-peer-down"); err == nil || !strings.Contains(out, "pass --yes") {
+		t.Fatalf("confirm-peer-down without a terminal or --yes: %v\n%s", err, out)
+	}
+	out, err := c.run("node1", tnfctl, "confirm-peer-down", "--yes")
+	if err != nil {
+		t.Fatalf("confirm-peer-down --yes: %v\n%s", err, out)
+	}
+	t.Logf("confirm-peer-down --yes:\n%s", out)
+	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
+	c.checkAcked(w, "node1")
+
+	// Auto-unblock: the BMC says On (powered, not booted), then does not answer, then Off.
+	bootAlone()
+	autoUnblock := func() (string, error) { return c.run("node1", tnfctl, "auto-unblock", "--gap", "2s") }
+	if out, err := autoUnblock(); err != nil || !strings.Contains(out, "waited alone") {
+		t.Fatalf("auto-unblock, first pass: %v\n%s", err, out)
+	}
+	time.Sleep(11 * time.Second)
+	if out, err := autoUnblock(); err == nil || !strings.Contains(out, `PowerState \"On\"`) {
+		t.Fatalf("auto-unblock with the peer On: %v\n%s", err, out)
+	}
+	c.faults(`{"failNext": 1000}`)
+	if out, err := autoUnblock(); err == nil || !strings.Contains(out, "BMC read 1 failed") {
+		t.Fatalf("auto-unblock with the BMC not answering: %v\n%s", err, out)
+	}
+	c.faults(`{}`)
+	c.assertInert("node1")
+	c.power("off", "node2")
+	out, err = autoUnblock()
+	if err != nil {
+		t.Fatalf("auto-unblock with the peer Off: %v\n%s", err, out)
+	}
+	t.Logf("auto-unblock:\n%s", out)
+	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
+	c.checkAcked(w, "node1")
+}
