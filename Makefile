@@ -6,7 +6,7 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build test bench demo lab lab-base lint clean
+.PHONY: all build test cluster-test bench demo lab lab-base lint clean
 
 all: build
 
@@ -17,6 +17,11 @@ build:
 # tools, ocf-tester), one package at a time so their processes never compete for the 2 cores.
 test: build lint
 	TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -p 1 -timeout 25m ./...
+
+# The two-node cluster scenarios alone (test/cluster: real Corosync, Pacemaker, pcs,
+# fence_redfish and etcd in network namespaces); make test runs them too.
+cluster-test: build
+	TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -timeout 25m ./test/cluster/
 
 bench: build
 	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 40m ./test/etcdagent/ ./internal/buildlayer/ | $(GO) run ./test/benchtable

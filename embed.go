@@ -20,3 +20,8 @@ var Layers embed.FS
 //
 //go:embed pcs-templates/*.tmpl
 var PCSTemplates embed.FS
+
+// Units are the systemd units, drop-ins and presets the layer ships (units/).
+//
+//go:embed units
+var Units embed.FS

@@ -7,10 +7,12 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make git ca-certificates \
 	resource-agents libxml2-utils pacemaker-cli-utils \
-	fence-agents qemu-system-x86 docker-registry debootstrap >/dev/null
-# The docker-registry package starts a registry on every interface; the tests run their own on
-# loopback, so the packaged service is turned off.
+	fence-agents qemu-system-x86 docker-registry debootstrap \
+	pacemaker corosync pcs iproute2 systemd >/dev/null
+# The packages start services on a machine with systemd: a registry on every interface, the
+# host's own Corosync/Pacemaker and pcsd. The tests run their own (a registry on loopback, the
+# cluster nodes in network namespaces), so the packaged services are turned off.
 if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
-	systemctl disable --now docker-registry >/dev/null 2>&1 || true
+	systemctl disable --now docker-registry pcsd pacemaker corosync >/dev/null 2>&1 || true
 fi
 echo "install-deps: done"
