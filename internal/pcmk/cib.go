@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // ApplyConfiguration makes the live CIB's resources, constraints and cluster options what the pcs
@@ -43,7 +42,7 @@ func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]
 	}
 	// crm_diff exits 0 when the two are equal and 1 with the patch on standard output.
 	diff, err := t.Run(ctx, "crm_diff", "--original", live, "--new", next, "--no-version")
-	switch exitCode(err) {
+	switch ExitCode(err) {
 	case 0:
 		return false, nil
 	case 1:
@@ -69,10 +68,8 @@ func (t Tools) ConfirmFenced(ctx context.Context, node string) error {
 // changed and put back, as `pcs quorum unblock` does.
 func (t Tools) Recheck(ctx context.Context) error {
 	const opt = "startup-fencing"
-	old, err := t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--query", "--quiet")
-	old = strings.TrimSpace(old)
-	absent := exitCode(err) == exitNoSuch
-	if err != nil && !absent {
+	old, set, err := t.Attribute(ctx, "--type", "crm_config", "--name", opt)
+	if err != nil {
 		return err
 	}
 	flip := "false"
@@ -82,7 +79,7 @@ func (t Tools) Recheck(ctx context.Context) error {
 	if _, err := t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--update", flip); err != nil {
 		return err
 	}
-	if absent {
+	if !set {
 		_, err = t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--delete")
 	} else {
 		_, err = t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--update", old)
@@ -92,6 +89,3 @@ func (t Tools) Recheck(ctx context.Context) error {
 	}
 	return nil
 }
-
-// exitNoSuch is CRM_EX_NOSUCH: the attribute is not set.
-const exitNoSuch = 105

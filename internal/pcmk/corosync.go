@@ -55,7 +55,7 @@ func (t Tools) Members(ctx context.Context) (Membership, error) {
 	}
 	// corosync-quorumtool exits 2 when not quorate; its "Quorate:" line says it either way.
 	out, err := t.Run(ctx, "corosync-quorumtool", "-s")
-	if err != nil && exitCode(err) != 2 {
+	if err != nil && ExitCode(err) != 2 {
 		return Membership{}, err
 	}
 	return membership(nodelist, runtime, out)

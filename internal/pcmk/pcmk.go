@@ -50,8 +50,11 @@ func (t Tools) Run(ctx context.Context, name string, args ...string) (string, er
 	return out.String(), nil
 }
 
-// exitCode is the tool's exit code, 0 on success, -1 when it did not run.
-func exitCode(err error) int {
+// ExitNoSuch is CRM_EX_NOSUCH: crm_attribute's answer for an attribute that is not set.
+const ExitNoSuch = 105
+
+// ExitCode is the tool's exit code from Run's error: 0 on success, -1 when it did not run.
+func ExitCode(err error) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		return ee.Code
@@ -60,4 +63,16 @@ func exitCode(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// Attribute reads one attribute with crm_attribute (args select it); false when it is not set.
+func (t Tools) Attribute(ctx context.Context, args ...string) (string, bool, error) {
+	out, err := t.Run(ctx, "crm_attribute", append(args, "--query", "--quiet")...)
+	if ExitCode(err) == ExitNoSuch {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return strings.TrimSpace(out), true, nil
 }
