@@ -180,7 +180,7 @@ func Load(path string) (Config, error) {
 	return c, nil
 }
 
-// Self is the node named name.
+// Self is the node named name, and its peer.
 func (c Config) Self(name string) (Node, Node, error) {
 	for i, n := range c.Nodes {
 		if n.Name == name {
@@ -200,14 +200,20 @@ func (c Config) Marshal() ([]byte, error) {
 // Credential is the node's BMC credential with the password read from its file; errors name
 // the field, never the password.
 func (n Node) Credential() (bmc.Credential, error) {
-	addr, err := bmc.ParseAddress("nodes["+n.Name+"].bmc.address", n.BMC.Address)
-	if err != nil {
-		return bmc.Credential{}, err
-	}
 	pw, err := os.ReadFile(n.BMC.PasswordFile)
 	if err != nil {
 		return bmc.Credential{}, fmt.Errorf("nodes[%s].bmc.passwordFile: %w", n.Name, err)
 	}
-	return bmc.Credential{Address: addr, Username: n.BMC.Username, Password: strings.TrimRight(string(pw), "\r\n"),
+	return n.CredentialWith(strings.TrimRight(string(pw), "\r\n"))
+}
+
+// CredentialWith is the node's BMC credential with the given password (a value, or a reference
+// such as cibsecret's that Pacemaker resolves).
+func (n Node) CredentialWith(password string) (bmc.Credential, error) {
+	addr, err := bmc.ParseAddress("nodes["+n.Name+"].bmc.address", n.BMC.Address)
+	if err != nil {
+		return bmc.Credential{}, err
+	}
+	return bmc.Credential{Address: addr, Username: n.BMC.Username, Password: password,
 		VerifyCertificate: n.BMC.CertificateVerification != "Disabled"}, nil
 }

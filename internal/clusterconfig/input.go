@@ -49,8 +49,8 @@ func LoadTNF(path string) (Input, error) {
 		if err != nil {
 			return Input{}, fmt.Errorf("%s: corosyncAuthkeyFile: %w", path, err)
 		}
-		if len(key) < minAuthkey || len(key) > maxAuthkey {
-			return Input{}, fmt.Errorf("%s: corosyncAuthkeyFile: %d bytes; Corosync takes %d to %d", path, len(key), minAuthkey, maxAuthkey)
+		if len(key) < MinAuthkey || len(key) > MaxAuthkey {
+			return Input{}, fmt.Errorf("%s: corosyncAuthkeyFile: %d bytes; Corosync takes %d to %d", path, len(key), MinAuthkey, MaxAuthkey)
 		}
 		in.Secrets = append(in.Secrets, authkeySecret(key))
 	}
@@ -140,8 +140,8 @@ func LoadInstallConfig(path string, ips map[string]string) (Input, error) {
 
 // Corosync's accepted authkey sizes (corosync-keygen writes 256 bytes).
 const (
-	minAuthkey = 128
-	maxAuthkey = 4096
+	MinAuthkey = 128
+	MaxAuthkey = 4096
 )
 
 // authkeySecret is the key as the nodes get it: base64 text, since a MachineConfig carries text

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/fencecheck"
 	"github.com/tnf-layer/tnf-layer/internal/fsutil"
@@ -81,13 +82,14 @@ func Run(ctx context.Context, o Options) error {
 	if err := writeStep(step, AuthkeyPath, key, 0o400); err != nil {
 		return err
 	}
+	creds := map[string]bmc.Credential{}
 	passwords := map[string]string{}
 	for _, n := range cfg.Nodes {
 		cred, err := n.Credential()
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.Config, err)
 		}
-		passwords[n.Name] = cred.Password
+		creds[n.Name], passwords[n.Name] = cred, cred.Password
 	}
 	for _, s := range pcsconfig.Secrets(passwords) {
 		if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
@@ -113,7 +115,7 @@ func Run(ctx context.Context, o Options) error {
 	step("corosync", "running")
 
 	if cfg.FenceRaceWinner == self.Name {
-		if err := configure(ctx, o, cfg, peer.Name, tools, step); err != nil {
+		if err := configure(ctx, o, cfg, creds, peer.Name, tools, step); err != nil {
 			return err
 		}
 	} else {
@@ -128,7 +130,7 @@ func Run(ctx context.Context, o Options) error {
 // configure waits for the peer, checks every BMC credential, then applies the cluster
 // configuration. Nothing is applied when a check fails: a cluster whose fencing cannot work
 // must not start OpenShift.
-func configure(ctx context.Context, o Options, cfg clusterconfig.Config, peer string, tools pcmk.Tools, step func(string, string)) error {
+func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds map[string]bmc.Credential, peer string, tools pcmk.Tools, step func(string, string)) error {
 	step("peer", "waiting for "+peer+" to join")
 	if err := waitFor(ctx, o.Wait, peer+" to join the membership", func() (bool, error) {
 		m, err := tools.Members(ctx)
@@ -145,11 +147,7 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, peer st
 	}
 	failed := false
 	for _, n := range cfg.Nodes {
-		cred, err := n.Credential()
-		if err != nil {
-			return err
-		}
-		for _, r := range fencecheck.Check(ctx, cred, o.Fence) {
+		for _, r := range fencecheck.Check(ctx, creds[n.Name], o.Fence) {
 			step("fence check "+n.Name, r.String())
 			failed = failed || !r.OK
 		}
@@ -180,8 +178,8 @@ func authkey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("corosyncAuthkeyFile: %w", err)
 	}
 	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(text)))
-	if err != nil || len(key) < 128 {
-		return nil, fmt.Errorf("corosyncAuthkeyFile: %s does not hold a base64 key of at least 128 bytes", path)
+	if err != nil || len(key) < clusterconfig.MinAuthkey || len(key) > clusterconfig.MaxAuthkey {
+		return nil, fmt.Errorf("corosyncAuthkeyFile: %s does not hold a base64 key of %d to %d bytes", path, clusterconfig.MinAuthkey, clusterconfig.MaxAuthkey)
 	}
 	return key, nil
 }

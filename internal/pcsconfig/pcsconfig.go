@@ -14,7 +14,6 @@ import (
 	"unicode"
 
 	tnflayer "github.com/tnf-layer/tnf-layer"
-	"github.com/tnf-layer/tnf-layer/internal/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
 )
@@ -66,14 +65,12 @@ func from(c clusterconfig.Config) (inputs, error) {
 	for i, n := range nodes {
 		in.Nodes = append(in.Nodes, node{ID: i + 1, Name: n.Name, IP: n.IP})
 		ipMap = append(ipMap, n.Name+":"+n.IP)
-		addr, err := bmc.ParseAddress("nodes[].bmc.address", n.BMC.Address)
+		// The password's value stays out of the CIB: only the reference goes in.
+		cred, err := n.CredentialWith(SecretRef)
 		if err != nil {
 			return inputs{}, err
 		}
-		// The password's value stays out of the CIB: only the reference goes in.
-		r := fenceagent.Redfish{Credential: bmc.Credential{Address: addr, Username: n.BMC.Username, Password: SecretRef,
-			VerifyCertificate: n.BMC.CertificateVerification != "Disabled"}}
-		opts, err := r.Options()
+		opts, err := fenceagent.Redfish{Credential: cred}.Options()
 		if err != nil {
 			return inputs{}, fmt.Errorf("nodes[%s].bmc.address: %w", n.Name, err)
 		}
