@@ -23,6 +23,8 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/testbin"
+	"github.com/tnf-layer/tnf-layer/test/redfish/emulator"
 )
 
 const (
@@ -47,14 +49,6 @@ type cluster struct {
 	emuPID int
 }
 
-func binDir(t testing.TB) string {
-	dir := os.Getenv("TNF_BIN")
-	if dir == "" {
-		t.Fatal("TNF_BIN is not set: run through make test")
-	}
-	return dir
-}
-
 // newCluster makes the namespaces, the links, the BMC emulator and each node's disk with its
 // /etc/tnf. The nodes are off.
 func newCluster(t *testing.T, change func(*clusterconfig.Config)) *cluster {
@@ -63,8 +57,9 @@ func newCluster(t *testing.T, change func(*clusterconfig.Config)) *cluster {
 		t.Fatal(err)
 	}
 	id := fmt.Sprintf("tnf%d", os.Getpid()%100000)
-	c := &cluster{t: t, dir: dir, bin: binDir(t), nodes: []string{"node1", "node2"}, ip: map[string]string{},
-		bmcNS: id + "-bmc", layout: layout{Bin: binDir(t), Nodes: map[string]nodeSetup{}}}
+	bin := testbin.Dir(t)
+	c := &cluster{t: t, dir: dir, bin: bin, nodes: []string{"node1", "node2"}, ip: map[string]string{},
+		bmcNS: id + "-bmc", layout: layout{Bin: bin, Nodes: map[string]nodeSetup{}}}
 	t.Cleanup(c.teardown)
 	c.must("ip", "netns", "add", c.bmcNS)
 	c.inNS(c.bmcNS, "ip", "link", "set", "lo", "up")
@@ -112,10 +107,11 @@ func (c *cluster) writeNodeConfig(change func(*clusterconfig.Config)) {
 			Address:  fmt.Sprintf("redfish+https://%s:%s/redfish/v1/Systems/%s", bmcIP, bmcPort, name),
 			Username: bmcUser, PasswordFile: clusterconfig.SecretsDir + "/" + name + ".password", CertificateVerification: "Disabled"}})
 	}
-	stand := func(name string) clusterconfig.Agent {
+	// cri-o and kubelet stand-ins: a sleep each (assertInert looks for it).
+	standIn := func() clusterconfig.Agent {
 		return clusterconfig.Agent{Agent: "ocf:heartbeat:anything", Params: map[string]string{"binfile": "/bin/sleep", "cmdline_options": "1000000"}}
 	}
-	cfg.Resources = clusterconfig.Resources{Crio: stand("crio"), Kubelet: stand("kubelet"),
+	cfg.Resources = clusterconfig.Resources{Crio: standIn(), Kubelet: standIn(),
 		Etcd: map[string]string{"etcd_binary": filepath.Join(c.bin, "etcd")}}
 	if change != nil {
 		change(&cfg)
@@ -150,35 +146,22 @@ func randomText(n int) string {
 }
 
 func (c *cluster) startEmulator() {
-	type execPower struct {
-		PowerOn  []string `json:"powerOn"`
-		PowerOff []string `json:"powerOff"`
-		Status   []string `json:"status"`
-	}
-	type system struct {
-		ID           string `json:"id"`
-		Username     string `json:"username"`
-		PasswordFile string `json:"passwordFile"`
-		Power        struct {
-			Backend string    `json:"backend"`
-			Exec    execPower `json:"exec"`
-		} `json:"power"`
-	}
 	self, err := os.Executable()
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	var systems []system
+	cfg := emulator.Config{Listen: bmcIP + ":" + bmcPort, AdminListen: bmcIP + ":" + adminPort}
 	for _, n := range c.nodes {
-		s := system{ID: n, Username: bmcUser, PasswordFile: filepath.Join(c.dir, "bmc", n+".password")}
-		s.Power.Backend = "exec"
 		power := func(action string) []string { return []string{self, "tnf-power", action, c.dir, n} }
-		s.Power.Exec = execPower{PowerOn: power("on"), PowerOff: power("off"), Status: power("status")}
-		systems = append(systems, s)
+		cfg.Systems = append(cfg.Systems, emulator.System{ID: n, Username: bmcUser, PasswordFile: filepath.Join(c.dir, "bmc", n+".password"),
+			Power: emulator.Power{Backend: "exec", Exec: emulator.ExecPower{PowerOn: power("on"), PowerOff: power("off"), Status: power("status")}}})
 	}
-	cfg, _ := yaml.Marshal(map[string]any{"listen": bmcIP + ":" + bmcPort, "adminListen": bmcIP + ":" + adminPort, "systems": systems})
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
 	path := filepath.Join(c.dir, "bmc", "emulator.yaml")
-	c.write(path, cfg, 0o600)
+	c.write(path, data, 0o600)
 	log, err := os.Create(filepath.Join(c.dir, "bmc", "emulator.log"))
 	if err != nil {
 		c.t.Fatal(err)

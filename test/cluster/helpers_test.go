@@ -66,9 +66,13 @@ func (c *cluster) assertInert(node string) {
 	}
 }
 
-// stayInert checks node stays inert for d.
+// stayInert waits until node's Pacemaker answers, then checks the node stays inert for d.
 func (c *cluster) stayInert(node string, d time.Duration) {
 	c.t.Helper()
+	c.waitFor(node+"'s Pacemaker answers", settle, func() (bool, string) {
+		_, st, err := c.status(node)
+		return err == nil && st != nil, fmt.Sprint(err)
+	})
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(2 * time.Second) {
 		c.assertInert(node)
 	}

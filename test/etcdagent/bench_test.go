@@ -14,6 +14,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/etcdagent"
 	"github.com/tnf-layer/tnf-layer/internal/ocf"
+	"github.com/tnf-layer/tnf-layer/internal/testbin"
 )
 
 const benchRounds = 200
@@ -69,7 +70,7 @@ func BenchmarkMonitor(b *testing.B) {
 	sh("cibadmin", "--create", "--scope", "nodes", "--xml-text", `<node id="1" uname="node1"/>`)
 	sh("cibadmin", "--create", "--scope", "nodes", "--xml-text", `<node id="2" uname="node2"/>`)
 	sh("crm_attribute", "--node", "node2", "--name", "tnf-etcd-data", "--update", "0:0", "--lifetime", "forever")
-	etcdctl := filepath.Join(binDir(b), "etcdctl")
+	etcdctl := testbin.Path(b, "etcdctl")
 	shell := timeIt(benchRounds, func() {
 		sh(etcdctl, "--endpoints="+leader.url(), "member", "list")
 		sh(etcdctl, "--endpoints="+leader.url(), "endpoint", "status")

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/testbin"
 )
 
 // TestOCFTester runs resource-agents' ocf-tester against the agent with the exec runtime.
@@ -24,7 +26,7 @@ func TestOCFTester(t *testing.T) {
 	for k, v := range n.params {
 		args = append(args, "-o", k+"="+v)
 	}
-	args = append(args, worldReadableCopy(t, binDir(t), "ocf-etcd", "tnf-etcd-agent"))
+	args = append(args, worldReadableCopy(t, testbin.Dir(t), "ocf-etcd", "tnf-etcd-agent"))
 	out, err := exec.Command("ocf-tester", args...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "passed all tests") {
 		t.Fatalf("ocf-tester: %v\n%s", err, out)
@@ -59,7 +61,7 @@ func worldReadableCopy(t *testing.T, from string, names ...string) string {
 // TestMetaDataValidates checks the meta-data against resource-agents' ra-api-1.dtd and that
 // every parameter has a description and a default attribute.
 func TestMetaDataValidates(t *testing.T) {
-	md, err := exec.Command(filepath.Join(binDir(t), "ocf-etcd"), "meta-data").Output()
+	md, err := exec.Command(testbin.Path(t, "ocf-etcd"), "meta-data").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

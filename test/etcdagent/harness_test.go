@@ -24,15 +24,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tnf-layer/tnf-layer/internal/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/testbin"
 )
-
-func binDir(t testing.TB) string {
-	dir := os.Getenv("TNF_BIN")
-	if dir == "" {
-		t.Fatal("TNF_BIN is not set: run through make test")
-	}
-	return dir
-}
 
 // subnet gives every cluster its own pair of loopback addresses, so ports never collide
 // between tests or with anything else on the machine.
@@ -66,7 +59,7 @@ func newCluster(t testing.TB) *cluster {
 			"data_dir":        filepath.Join(nd.dir, "etcd"),
 			"state_dir":       filepath.Join(nd.dir, "run"),
 			"log_file":        filepath.Join(nd.dir, "etcd.log"),
-			"etcd_binary":     filepath.Join(binDir(t), "etcd"),
+			"etcd_binary":     testbin.Path(t, "etcd"),
 			"attribute_store": "file:" + c.store.Path,
 			"request_timeout": "2",
 		}
@@ -110,7 +103,7 @@ func (n *node) env(extra map[string]string) map[string]string {
 // run executes one action and returns its exit code and stderr.
 func (n *node) run(action string, extra map[string]string) (int, string) {
 	n.c.t.Helper()
-	cmd := exec.Command(filepath.Join(binDir(n.c.t), "ocf-etcd"), action)
+	cmd := exec.Command(testbin.Path(n.c.t, "ocf-etcd"), action)
 	for k, v := range n.env(extra) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

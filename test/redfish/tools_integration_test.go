@@ -15,23 +15,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/testbin"
 )
 
 const password = "Tr1cky-p4ss"
-
-func bin(t *testing.T, name string) string {
-	dir := os.Getenv("TNF_BIN")
-	if dir == "" {
-		t.Fatal("TNF_BIN is not set: run through make test")
-	}
-	return filepath.Join(dir, name)
-}
 
 // emulator starts bin/redfish-emulator --fake 2 on free loopback ports and returns its base URL,
 // its fault endpoint and the CA it wrote.
 func emulator(t *testing.T, pwFile string) (url, admin, ca string) {
 	certs := t.TempDir()
-	cmd := exec.Command(bin(t, "redfish-emulator"), "--fake", "2", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+	cmd := exec.Command(testbin.Path(t, "redfish-emulator"), "--fake", "2", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
 		"--user", "admin", "--password-file", pwFile, "--cert-out", certs)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -64,7 +58,7 @@ func emulator(t *testing.T, pwFile string) (url, admin, ca string) {
 
 func tnfctl(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	out, err := exec.Command(bin(t, "tnfctl"), append([]string{"fence-check"}, args...)...).CombinedOutput()
+	out, err := exec.Command(testbin.Path(t, "tnfctl"), append([]string{"fence-check"}, args...)...).CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

@@ -1,0 +1,21 @@
+// Package testbin finds the binaries `make build` put in bin/ for the integration tests: make
+// passes the folder in TNF_BIN. For tests only.
+package testbin
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Dir is the folder of the built binaries; the test fails when make did not set it.
+func Dir(t testing.TB) string {
+	dir := os.Getenv("TNF_BIN")
+	if dir == "" {
+		t.Fatal("TNF_BIN is not set: run through make test")
+	}
+	return dir
+}
+
+// Path is one built binary.
+func Path(t testing.TB, name string) string { return filepath.Join(Dir(t), name) }
