@@ -22,21 +22,7 @@ type nodeFlags struct {
 
 // load reads cluster.yaml and returns it with this node and its peer.
 func (f nodeFlags) load() (clusterconfig.Config, clusterconfig.Node, clusterconfig.Node, error) {
-	cfg, err := clusterconfig.Load(f.config)
-	if err != nil {
-		return cfg, clusterconfig.Node{}, clusterconfig.Node{}, err
-	}
-	name := f.node
-	if name == "" {
-		if name, err = os.Hostname(); err != nil {
-			return cfg, clusterconfig.Node{}, clusterconfig.Node{}, err
-		}
-	}
-	self, peer, err := cfg.Self(name)
-	if err != nil {
-		err = errors.New(f.config + ": " + err.Error())
-	}
-	return cfg, self, peer, err
+	return clusterconfig.LoadNode(f.config, f.node)
 }
 
 func main() {

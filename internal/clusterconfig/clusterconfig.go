@@ -165,19 +165,34 @@ func (c Config) Validate() error {
 
 // Load reads a node's cluster.yaml. Unknown fields are errors; errors name the file and the field.
 func Load(path string) (Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Config{}, err
-	}
 	var c Config
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", path, err)
+	if err := readStrict(path, &c); err != nil {
+		return Config{}, err
 	}
 	c.Defaults()
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
+}
+
+// LoadNode reads a node's cluster.yaml and picks the node named name (the host name when name
+// is empty) and its peer.
+func LoadNode(path, name string) (Config, Node, Node, error) {
+	c, err := Load(path)
+	if err != nil {
+		return c, Node{}, Node{}, err
+	}
+	if name == "" {
+		if name, err = os.Hostname(); err != nil {
+			return c, Node{}, Node{}, err
+		}
+	}
+	self, peer, err := c.Self(name)
+	if err != nil {
+		return c, Node{}, Node{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, self, peer, nil
 }
 
 // Self is the node named name, and its peer.

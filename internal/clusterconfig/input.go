@@ -32,20 +32,13 @@ func secretPath(node string) string { return SecretsDir + "/" + node + ".passwor
 
 // LoadTNF reads tnf.yaml. Unknown fields are errors; errors name the file and the field.
 func LoadTNF(path string) (Input, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Input{}, err
-	}
 	var f tnfFile
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return Input{}, fmt.Errorf("%s: %w", path, err)
+	if err := readStrict(path, &f); err != nil {
+		return Input{}, err
 	}
 	in := Input{Config: Config(f)}
 	if src := in.Config.CorosyncAuthkeyFile; src != "" {
-		if !filepath.IsAbs(src) {
-			src = filepath.Join(filepath.Dir(path), src)
-		}
-		key, err := os.ReadFile(src)
+		key, err := readBeside(path, src)
 		if err != nil {
 			return Input{}, fmt.Errorf("%s: corosyncAuthkeyFile: %w", path, err)
 		}
@@ -60,10 +53,7 @@ func LoadTNF(path string) (Input, error) {
 		if src == "" {
 			return Input{}, fmt.Errorf("%s: nodes[%d].bmc.passwordFile: missing", path, i)
 		}
-		if !filepath.IsAbs(src) {
-			src = filepath.Join(filepath.Dir(path), src)
-		}
-		pw, err := os.ReadFile(src)
+		pw, err := readBeside(path, src)
 		if err != nil {
 			return Input{}, fmt.Errorf("%s: nodes[%d].bmc.passwordFile: %w", path, i, err)
 		}
@@ -71,6 +61,26 @@ func LoadTNF(path string) (Input, error) {
 		in.Secrets = append(in.Secrets, Secret{Path: n.BMC.PasswordFile, Data: []byte(strings.TrimRight(string(pw), "\r\n"))})
 	}
 	return in, in.finish(path)
+}
+
+// readStrict reads a YAML file into v; unknown fields are errors, which name the file.
+func readStrict(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := yaml.UnmarshalStrict(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// readBeside reads a file named in the file at path: a relative name is relative to its folder.
+func readBeside(path, name string) ([]byte, error) {
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(filepath.Dir(path), name)
+	}
+	return os.ReadFile(name)
 }
 
 // installConfig is the part of an install-config.yaml this reads.

@@ -46,18 +46,9 @@ type Options struct {
 
 // Run sets this node up.
 func Run(ctx context.Context, o Options) error {
-	cfg, err := clusterconfig.Load(o.Config)
+	cfg, self, peer, err := clusterconfig.LoadNode(o.Config, o.Node)
 	if err != nil {
 		return err
-	}
-	if o.Node == "" {
-		if o.Node, err = os.Hostname(); err != nil {
-			return err
-		}
-	}
-	self, peer, err := cfg.Self(o.Node)
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.Config, err)
 	}
 	if o.Services == nil {
 		o.Services = DetectServices()
