@@ -5,6 +5,7 @@ package cluster_test
 import (
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -36,10 +37,15 @@ const (
 	mgmtIPs   = "10.77.0."
 	settle    = 4 * time.Minute // longest wait for the cluster to reach an expected state
 	etcdPort  = "2379"
+	// standInAgent runs cri-o's and kubelet's stand-ins (testdata/standin).
+	standInAgent = "ocf:tnf-test:standin"
 )
 
+//go:embed testdata/standin
+var standIn []byte
+
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	bin    string
 	layout layout
@@ -51,7 +57,7 @@ type cluster struct {
 
 // newCluster makes the namespaces, the links, the BMC emulator and each node's disk with its
 // /etc/tnf. The nodes are off.
-func newCluster(t *testing.T, change func(*clusterconfig.Config)) *cluster {
+func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	dir, err := os.MkdirTemp("", "tnf-cluster-")
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +89,7 @@ func newCluster(t *testing.T, change func(*clusterconfig.Config)) *cluster {
 		if err := os.Symlink(filepath.Join(c.bin, "ocf-etcd"), filepath.Join(n.Dir, "ocf", "tnf", "etcd")); err != nil {
 			t.Fatal(err)
 		}
+		c.write(filepath.Join(n.Dir, "ocf", "tnf-test", "standin"), standIn, 0o755)
 	}
 	// The cluster link.
 	n1, n2 := c.layout.Nodes["node1"], c.layout.Nodes["node2"]
@@ -108,10 +115,7 @@ func (c *cluster) writeNodeConfig(change func(*clusterconfig.Config)) {
 			Username: bmcUser, PasswordFile: clusterconfig.SecretsDir + "/" + name + ".password", CertificateVerification: "Disabled"}})
 	}
 	// cri-o and kubelet stand-ins: a sleep each (assertInert looks for it).
-	standIn := func() clusterconfig.Agent {
-		return clusterconfig.Agent{Agent: "ocf:heartbeat:anything", Params: map[string]string{"binfile": "/bin/sleep", "cmdline_options": "1000000"}}
-	}
-	cfg.Resources = clusterconfig.Resources{Crio: standIn(), Kubelet: standIn(),
+	cfg.Resources = clusterconfig.Resources{Crio: clusterconfig.Agent{Agent: standInAgent}, Kubelet: clusterconfig.Agent{Agent: standInAgent},
 		Etcd: map[string]string{"etcd_binary": filepath.Join(c.bin, "etcd")}}
 	if change != nil {
 		change(&cfg)

@@ -10,16 +10,21 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
+
+var bothPromoted = map[string]string{"node1": "Promoted", "node2": "Promoted"}
 
 // up boots both nodes and waits until etcd is promoted on both.
 func (c *cluster) up() {
 	c.t.Helper()
 	c.power("on", "node1")
 	c.power("on", "node2")
-	c.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	c.waitRoles("node1", bothPromoted)
 }
 
 // fences counts the successful fencing actions against target in node's fencing history.
@@ -36,6 +41,16 @@ func (c *cluster) fences(node, target string) int {
 		}
 	}
 	return n
+}
+
+// assertFenced checks how many times each node was fenced, in from's fencing history.
+func (c *cluster) assertFenced(from string, want map[string]int) {
+	c.t.Helper()
+	for target, n := range want {
+		if got := c.fences(from, target); got != n {
+			c.t.Fatalf("%s was fenced %d times, want %d", target, got, n)
+		}
+	}
 }
 
 // assertInert checks that node runs none of cri-o, kubelet and etcd: Pacemaker shows them
@@ -79,6 +94,21 @@ func (c *cluster) stayInert(node string, d time.Duration) {
 	c.t.Logf("%s stayed inert for %v", node, d)
 }
 
+// crashBoth cuts both nodes' power at once.
+func (c *cluster) crashBoth() {
+	c.t.Helper()
+	done := make(chan error, len(c.nodes))
+	for _, n := range c.nodes {
+		go func() { done <- c.layout.Nodes[n].powerOff() }()
+	}
+	for range c.nodes {
+		if err := <-done; err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	c.t.Log("both nodes crashed")
+}
+
 // link sets the cluster link up or down (on node1's side: the veth pair loses carrier).
 func (c *cluster) link(state string) {
 	c.t.Helper()
@@ -110,4 +140,45 @@ func (c *cluster) password(node string) string {
 		c.t.Fatal(err)
 	}
 	return strings.TrimSpace(string(data))
+}
+
+// standInPID is the PID of node's stand-in for resource (crio or kubelet), 0 when none runs.
+func (c *cluster) standInPID(node, resource string) int {
+	out, err := c.run(node, "cat", "/run/tnf-standin/"+resource+".pid")
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(out))
+	if pid <= 0 || !strings.Contains(readFile(fmt.Sprintf("/proc/%d/cmdline", pid)), "1000000") {
+		return 0
+	}
+	return pid
+}
+
+// etcdPIDs are node's etcd processes.
+func (c *cluster) etcdPIDs(node string) []int {
+	var pids []int
+	for _, pid := range c.layout.Nodes[node].processes() {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == filepath.Join(c.bin, "etcd") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// signal sends sig to one of node's processes, found by PID.
+func (c *cluster) signal(node string, pid int, sig unix.Signal) {
+	c.t.Helper()
+	if pid <= 0 {
+		c.t.Fatalf("%s: no process to send %v to", node, sig)
+	}
+	if err := unix.Kill(pid, sig); err != nil {
+		c.t.Fatalf("%s: %v to %d: %v", node, sig, pid, err)
+	}
+	c.t.Logf("%s: %v sent to pid %d", node, sig, pid)
+}
+
+func readFile(path string) string {
+	data, _ := os.ReadFile(path)
+	return string(data)
 }

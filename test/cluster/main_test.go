@@ -5,7 +5,8 @@
 // real bin/etcd; the nodes share a cluster link (a veth pair) and reach their BMCs, served by
 // bin/redfish-emulator, on a separate management network. Powering a node off kills every
 // process of its namespace; powering it on boots it as systemd would. There is no systemd in
-// the nodes, so cri-o and kubelet are stand-ins (ocf:heartbeat:anything running sleep).
+// the nodes, so cri-o and kubelet are stand-ins (testdata/standin: an OCF agent running sleep,
+// whose stop can be made to fail).
 package cluster_test
 
 import (

@@ -3,10 +3,13 @@
 package cluster_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/duration"
@@ -23,7 +26,7 @@ func TestColdBoot(t *testing.T) {
 		t.Fatal("node1 alone: Corosync is not waiting for all nodes")
 	}
 	c.power("on", "node2")
-	c.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	c.waitRoles("node1", bothPromoted)
 	w := c.startWriter()
 	c.waitWrites(w, "both promoted")
 	c.stopAndCheck(w)
@@ -65,14 +68,19 @@ func TestNetworkSplit(t *testing.T) {
 	c.waitFor("node1 fenced node2", settle, func() (bool, string) { return c.fences("node1", "node2") == 1, "" })
 	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
 	c.waitWrites(w, "node1 alone")
+	// The admin's view on the survivor (text): who is gone, who fenced it.
+	out, err := c.run("node1", filepath.Join(c.bin, "tnfctl"), "status")
+	for _, want := range []string{"node2 absent", "quorate yes", "etcd           Promoted   node1", "reboot of node2 by node1: success"} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("tnfctl status on node1 lacks %q (%v):\n%s", want, err, out)
+		}
+	}
 	c.waitFor("node2 booted again", settle, func() (bool, string) { return c.layout.Nodes["node2"].holder() > 0, "" })
 	c.stayInert("node2", 20*time.Second)
 	c.link("up")
-	c.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	c.waitRoles("node1", bothPromoted)
 	c.stopAndCheck(w)
-	if n1, n2 := c.fences("node1", "node1"), c.fences("node1", "node2"); n1 != 0 || n2 != 1 {
-		t.Fatalf("fenced: node1 %d times, node2 %d times; want 0 and 1", n1, n2)
-	}
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 1})
 }
 
 // Scenario 3: either node loses power. The survivor fences it and serves alone; the fence's
@@ -91,14 +99,9 @@ func TestNodeFailure(t *testing.T) {
 			c.power("off", victim)
 			c.waitFor(survivor+" fenced "+victim, settle, func() (bool, string) { return c.fences(survivor, victim) >= 1, "" })
 			c.waitWrites(w, survivor+" alone")
-			c.waitRoles(survivor, map[string]string{"node1": "Promoted", "node2": "Promoted"})
+			c.waitRoles(survivor, bothPromoted)
 			c.stopAndCheck(w)
-			if n := c.fences(survivor, victim); n != 1 {
-				t.Fatalf("%s fenced %d times, want 1", victim, n)
-			}
-			if n := c.fences(survivor, survivor); n != 0 {
-				t.Fatalf("%s fenced %d times, want 0", survivor, n)
-			}
+			c.assertFenced(survivor, map[string]int{victim: 1, survivor: 0})
 		})
 	}
 }
@@ -163,4 +166,91 @@ func TestTwoFailures(t *testing.T) {
 	t.Logf("auto-unblock:\n%s", out)
 	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
 	c.checkAcked(w, "node1")
+}
+
+// Scenario 5: kubelet fails on node2. Pacemaker restarts it there (and etcd, which is ordered
+// after it) and fences nobody; when its stop fails as well, node1 fences node2, which reboots
+// and rejoins.
+func TestKubeletFailure(t *testing.T) {
+	c := newCluster(t, nil)
+	c.up()
+	w := c.startWriter()
+	c.waitWrites(w, "both up")
+	failed := c.standInPID("node2", "kubelet")
+	c.signal("node2", failed, unix.SIGKILL)
+	c.waitFor("kubelet restarted on node2", settle, func() (bool, string) {
+		pid := c.standInPID("node2", "kubelet")
+		return pid != 0 && pid != failed, fmt.Sprintf("pid %d", pid)
+	})
+	c.waitRoles("node1", bothPromoted)
+	c.waitWrites(w, "kubelet restarted")
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
+
+	if out, err := c.run("node2", "touch", "/run/tnf-standin/kubelet.stop-fails"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	c.signal("node2", c.standInPID("node2", "kubelet"), unix.SIGKILL)
+	c.waitFor("node1 fenced node2", settle, func() (bool, string) { return c.fences("node1", "node2") == 1, "" })
+	c.waitWrites(w, "node2 fenced")
+	c.waitRoles("node1", bothPromoted)
+	c.stopAndCheck(w)
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 1})
+}
+
+// Scenario 6: etcd fails under Pacemaker: killed on node2, then wedged (SIGSTOP) on node1.
+// Each time the agent's monitor reports it, Pacemaker recovers the instance (its stop ends the
+// process, the peer goes on alone, the instance rejoins and is promoted): nobody is fenced and
+// no acknowledged write is lost.
+func TestEtcdFailure(t *testing.T) {
+	c := newCluster(t, nil)
+	c.up()
+	w := c.startWriter()
+	c.waitWrites(w, "both up")
+	for _, fault := range []struct {
+		node string
+		sig  unix.Signal
+	}{{"node2", unix.SIGKILL}, {"node1", unix.SIGSTOP}} {
+		pids := c.etcdPIDs(fault.node)
+		if len(pids) != 1 {
+			t.Fatalf("%s runs etcd %d times", fault.node, len(pids))
+		}
+		c.signal(fault.node, pids[0], fault.sig)
+		c.waitFor(fault.node+"'s etcd replaced", settle, func() (bool, string) {
+			now := c.etcdPIDs(fault.node)
+			return len(now) == 1 && now[0] != pids[0], fmt.Sprint(now)
+		})
+		c.waitRoles("node1", bothPromoted)
+		c.waitWrites(w, fault.node+"'s etcd recovered")
+	}
+	c.stopAndCheck(w)
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
+}
+
+// Scenario 7: both nodes crash at once and come back. First from step: they form again with
+// every write. Then with node1 ahead: node2 was fenced in a split and booted inert while node1
+// served alone; both crash; node2, with the older data, boots first and node1 later: node1's
+// data leads (every write it acknowledged alone is on both), nobody is fenced.
+func TestBothCrash(t *testing.T) {
+	c := newCluster(t, nil)
+	c.up()
+	w := c.startWriter()
+	c.waitWrites(w, "both up")
+	c.crashBoth()
+	c.up()
+	c.waitWrites(w, "both back")
+
+	c.link("down")
+	c.waitFor("node1 fenced node2", settle, func() (bool, string) { return c.fences("node1", "node2") == 1, "" })
+	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
+	c.waitWrites(w, "node1 alone")
+	c.waitFor("node2 booted again", settle, func() (bool, string) { return c.layout.Nodes["node2"].holder() > 0, "" })
+	c.waitWrites(w, "node1 ahead")
+	c.crashBoth()
+	c.link("up")
+	c.power("on", "node2")
+	c.stayInert("node2", 10*time.Second)
+	c.power("on", "node1")
+	c.waitRoles("node1", bothPromoted)
+	c.stopAndCheck(w)
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
 }

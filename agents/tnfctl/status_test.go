@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/golden"
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+)
+
+// TestStatusText: the one-screen view for the states an admin meets — both serving, a survivor
+// alone after fencing its peer, a node that boots alone and waits, Pacemaker not answering.
+func TestStatusText(t *testing.T) {
+	stack := func(node, role string) []pcmk.ResourceRole {
+		return []pcmk.ResourceRole{
+			{ID: "crio", Agent: "systemd:crio", Role: "Started", Node: node},
+			{ID: "kubelet", Agent: "systemd:kubelet", Role: "Started", Node: node},
+			{ID: "etcd", Agent: "ocf:tnf:etcd", Role: role, Node: node},
+		}
+	}
+	stopped := []pcmk.ResourceRole{
+		{ID: "crio", Agent: "systemd:crio", Role: "Stopped"},
+		{ID: "kubelet", Agent: "systemd:kubelet", Role: "Stopped"},
+		{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped"},
+	}
+	for _, tc := range []struct {
+		name string
+		st   clusterStatus
+	}{
+		{"both-serving", clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true}},
+				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
+		}},
+		{"survivor-alone", clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1"}},
+				Resources: append(stack("master-0", "Promoted"), stopped...),
+				Fencing: []pcmk.FenceEvent{{Action: "reboot", Target: "master-1", Delegate: "master-0", Status: "success",
+					Completed: "2026-11-22 10:04:31 +01:00"}}},
+		}},
+		{"waiting-for-peer", clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
+			Pacemaker: &pcmk.Status{DC: "master-0",
+				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
+				Resources: stopped},
+		}},
+		{"pacemaker-down", clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Error:    "crm_mon: exit status 102: Error: cluster is not available on this node",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			printStatus(&out, tc.st)
+			golden.Check(t, "status-"+tc.name+".txt", out.String())
+		})
+	}
+}
