@@ -24,7 +24,7 @@ cluster-test: build
 	TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -timeout 25m ./test/cluster/
 
 bench: build
-	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 40m ./test/etcdagent/ ./internal/buildlayer/ | $(GO) run ./test/benchtable
+	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/etcdagent/ ./internal/buildlayer/ ./test/cluster/ | $(GO) run ./test/benchtable
 
 # The agent end to end: two etcd members formed through start/promote, the leader's node
 # fenced, the survivor serving alone on the notification, the fenced node rejoining.

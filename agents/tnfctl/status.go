@@ -103,10 +103,18 @@ func printStatus(w io.Writer, st clusterStatus) {
 	if len(p.Fencing) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
-	for _, f := range p.Fencing {
+	for i, f := range p.Fencing {
+		if i == shownFenceEvents {
+			fmt.Fprintf(w, "  (%d earlier: tnfctl status --json)\n", len(p.Fencing)-i)
+			break
+		}
 		fmt.Fprintf(w, "  %s of %s by %s: %s %s\n", f.Action, f.Target, orNone(f.Delegate), f.Status, f.Completed)
 	}
 }
+
+// shownFenceEvents is how many of the newest fencing events the text view lists: enough to
+// see an incident's fencing, short enough to keep the view on one screen.
+const shownFenceEvents = 5
 
 func orNone(s string) string {
 	if s == "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/tnf-layer/tnf-layer/internal/golden"
@@ -23,6 +24,15 @@ func TestStatusText(t *testing.T) {
 		{ID: "kubelet", Agent: "systemd:kubelet", Role: "Stopped"},
 		{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped"},
 	}
+	// n reboots of master-1 by master-0, one a day, newest first.
+	fencing := func(n int) []pcmk.FenceEvent {
+		var events []pcmk.FenceEvent
+		for i := range n {
+			events = append(events, pcmk.FenceEvent{Action: "reboot", Target: "master-1", Delegate: "master-0", Status: "success",
+				Completed: fmt.Sprintf("2026-11-%02d 10:04:31 +01:00", 22-i)})
+		}
+		return events
+	}
 	for _, tc := range []struct {
 		name string
 		st   clusterStatus
@@ -38,8 +48,7 @@ func TestStatusText(t *testing.T) {
 			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1"}},
 				Resources: append(stack("master-0", "Promoted"), stopped...),
-				Fencing: []pcmk.FenceEvent{{Action: "reboot", Target: "master-1", Delegate: "master-0", Status: "success",
-					Completed: "2026-11-22 10:04:31 +01:00"}}},
+				Fencing:   fencing(7)},
 		}},
 		{"waiting-for-peer", clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},

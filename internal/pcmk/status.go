@@ -13,7 +13,7 @@ type Status struct {
 	WithQuorum bool           `json:"withQuorum"`
 	Nodes      []NodeStatus   `json:"nodes"`
 	Resources  []ResourceRole `json:"resources"`
-	Fencing    []FenceEvent   `json:"fencing"`
+	Fencing    []FenceEvent   `json:"fencing"` // newest first, as crm_mon orders it
 }
 
 // NodeStatus is one node as Pacemaker sees it.
@@ -82,9 +82,10 @@ type crmResource struct {
 	} `xml:"node"`
 }
 
-// Status reads crm_mon once, with the whole fencing history.
+// Status reads crm_mon once, with the whole fencing history (level 3: level 2 keeps only the
+// latest success per node, which hides a node fenced twice).
 func (t Tools) Status(ctx context.Context) (Status, error) {
-	out, err := t.Run(ctx, "crm_mon", "--one-shot", "--inactive", "--fence-history=2", "--output-as=xml")
+	out, err := t.Run(ctx, "crm_mon", "--one-shot", "--inactive", "--fence-history=3", "--output-as=xml")
 	if err != nil {
 		return Status{}, err
 	}

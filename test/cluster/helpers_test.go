@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
 
 var bothPromoted = map[string]string{"node1": "Promoted", "node2": "Promoted"}
@@ -34,8 +36,12 @@ func (c *cluster) fences(node, target string) int {
 	if err != nil || st == nil {
 		c.t.Fatalf("status on %s: %v", node, err)
 	}
+	return successfulFences(st.Fencing, target)
+}
+
+func successfulFences(history []pcmk.FenceEvent, target string) int {
 	n := 0
-	for _, f := range st.Fencing {
+	for _, f := range history {
 		if f.Target == target && f.Status == "success" {
 			n++
 		}

@@ -30,6 +30,16 @@ func TestColdBoot(t *testing.T) {
 	w := c.startWriter()
 	c.waitWrites(w, "both promoted")
 	c.stopAndCheck(w)
+	// Each fence device runs on the node that fences with it, never on its own target.
+	_, st, err := c.status("node1")
+	if err != nil || st == nil {
+		t.Fatalf("status: %v", err)
+	}
+	for device, runsOn := range map[string]string{"fence-node1": "node2", "fence-node2": "node1"} {
+		if st.Role(device, runsOn) != "Started" {
+			t.Errorf("%s does not run on %s: %+v", device, runsOn, st.Resources)
+		}
+	}
 
 	out, err := c.run("node1", filepath.Join(c.bin, "tnfctl"), "setup", "--wait", "1m")
 	if err != nil {

@@ -15,16 +15,26 @@ import (
 	"google.golang.org/grpc"
 )
 
-// etcdClient reaches the nodes' etcd from inside their network namespaces.
+// etcdClient reaches the nodes' etcd from inside their network namespaces; the test closes it.
 func (c *cluster) etcdClient(nodes ...string) *clientv3.Client {
 	c.t.Helper()
+	cli, err := c.newEtcdClient(nodes...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// newEtcdClient reaches the nodes' etcd from inside their network namespaces.
+func (c *cluster) newEtcdClient(nodes ...string) (*clientv3.Client, error) {
 	nsByIP := map[string]string{}
 	var eps []string
 	for _, n := range nodes {
 		nsByIP[c.ip[n]] = c.layout.Nodes[n].NetNS
 		eps = append(eps, "http://"+c.ip[n]+":"+etcdPort)
 	}
-	cli, err := clientv3.New(clientv3.Config{
+	return clientv3.New(clientv3.Config{
 		Endpoints: eps, DialTimeout: 2 * time.Second, Logger: zap.NewNop(),
 		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(_ context.Context, addr string) (net.Conn, error) {
 			if i := strings.Index(addr, "://"); i >= 0 {
@@ -34,11 +44,6 @@ func (c *cluster) etcdClient(nodes ...string) *clientv3.Client {
 			return c.dial(nsByIP[host], addr)
 		})},
 	})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.t.Cleanup(func() { cli.Close() })
-	return cli
 }
 
 // writer puts a new key every 100 ms and records every write etcd acknowledged.

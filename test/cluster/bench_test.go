@@ -1,0 +1,164 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// failoverFault is one way to lose a node: inject makes the fault, heal undoes what the
+// fence's reboot does not (nil when the reboot is enough).
+type failoverFault struct {
+	name             string
+	survivor, victim string
+	inject, heal     func(*cluster)
+}
+
+// failoverTimeline is one run, each time from the fault's injection.
+type failoverTimeline struct {
+	detected time.Duration // the survivor's Corosync no longer counts the victim a member
+	fenced   time.Duration // the survivor's fencing history shows the victim fenced
+	written  time.Duration // the survivor's etcd acknowledged a write
+}
+
+// BenchmarkClusterFailover: from a fault to the first write the survivor's etcd acknowledges,
+// with the phases broken out: detection (Corosync membership), fencing (fence delay and
+// fence_redfish's reboot through the BMC), etcd (the agent's restart as a cluster of one, up
+// to the write). One cluster per fault; between runs the victim comes back and both are
+// promoted again. Runs per fault: TNF_FAILOVER_RUNS (default 10). The phases are polled every
+// 200 ms (tnfctl status --json on the survivor), so each is known to about ±0.3 s; the total
+// is the write's own acknowledgement time, to 0.2 s.
+func BenchmarkClusterFailover(b *testing.B) {
+	runs := 10
+	if v := os.Getenv("TNF_FAILOVER_RUNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("TNF_FAILOVER_RUNS=%q: want a positive number", v)
+		}
+		runs = n
+	}
+	powerOff := func(node string) func(*cluster) { return func(c *cluster) { c.power("off", node) } }
+	for _, f := range []failoverFault{
+		{name: "race-loser-killed", survivor: "node1", victim: "node2", inject: powerOff("node2")},
+		{name: "race-winner-killed", survivor: "node2", victim: "node1", inject: powerOff("node1")},
+		{name: "network-split", survivor: "node1", victim: "node2",
+			inject: func(c *cluster) { c.link("down") }, heal: func(c *cluster) { c.link("up") }},
+	} {
+		b.Run(f.name, func(b *testing.B) {
+			c := newCluster(b, nil)
+			c.up()
+			var timelines []failoverTimeline
+			for i := range runs {
+				tl := c.failover(f, i)
+				b.Logf("run %d: detected %v, fenced %v, written %v", i+1, tl.detected, tl.fenced, tl.written)
+				timelines = append(timelines, tl)
+				if f.heal != nil {
+					f.heal(c)
+				}
+				c.waitRoles(f.survivor, bothPromoted)
+			}
+			report(b, timelines)
+		})
+	}
+}
+
+// failover injects f's fault and follows the survivor until its etcd takes a write.
+func (c *cluster) failover(f failoverFault, run int) failoverTimeline {
+	c.t.Helper()
+	fencedBefore := c.fences(f.survivor, f.victim)
+	ctx, cancel := context.WithTimeout(context.Background(), settle)
+	defer cancel()
+	began := time.Now()
+	f.inject(c)
+	// Writes start once the fault is complete: one sent earlier may still reach both members.
+	written := c.firstWrite(ctx, f.survivor, fmt.Sprintf("bench/%s/%d", f.name, run))
+	var tl failoverTimeline
+	for tl.detected == 0 || tl.fenced == 0 {
+		if ctx.Err() != nil {
+			c.t.Fatalf("%s run %d: no detection or fencing seen on %s within %v (%+v)", f.name, run+1, f.survivor, settle, tl)
+		}
+		m, st, err := c.status(f.survivor)
+		at := time.Since(began)
+		if err == nil && tl.detected == 0 && !m.Nodes[f.victim] {
+			tl.detected = at
+		}
+		if err == nil && st != nil && tl.fenced == 0 && successfulFences(st.Fencing, f.victim) > fencedBefore {
+			tl.fenced = at
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	select {
+	case at := <-written:
+		tl.written = at.Sub(began)
+	case <-ctx.Done():
+		c.t.Fatalf("%s run %d: %s's etcd took no write within %v", f.name, run+1, f.survivor, settle)
+	}
+	return tl
+}
+
+// firstWrite starts a write on node every 200 ms, each through a new client (so no client's
+// reconnection backoff is measured), until one is acknowledged; it sends that time.
+func (c *cluster) firstWrite(ctx context.Context, node, key string) <-chan time.Time {
+	first := make(chan time.Time, 1)
+	go func() {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var once sync.Once
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for attempt := 0; ; attempt++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cli, err := c.newEtcdClient(node)
+				if err != nil {
+					return
+				}
+				defer cli.Close()
+				pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+				defer pcancel()
+				if _, err := cli.Put(pctx, fmt.Sprintf("%s/%d", key, attempt), "v"); err == nil {
+					once.Do(func() { first <- time.Now(); cancel() })
+				}
+			}()
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return first
+}
+
+// report prints p50 and max of the total and of each phase, in seconds.
+func report(b *testing.B, timelines []failoverTimeline) {
+	phases := []struct {
+		name string
+		of   func(failoverTimeline) time.Duration
+	}{
+		{"total", func(t failoverTimeline) time.Duration { return t.written }},
+		{"detection", func(t failoverTimeline) time.Duration { return t.detected }},
+		{"fencing", func(t failoverTimeline) time.Duration { return t.fenced - t.detected }},
+		{"etcd", func(t failoverTimeline) time.Duration { return t.written - t.fenced }},
+	}
+	for _, p := range phases {
+		var d []time.Duration
+		for _, t := range timelines {
+			d = append(d, p.of(t))
+		}
+		slices.Sort(d)
+		b.ReportMetric(d[(len(d)-1)/2].Seconds(), p.name+"-p50-s")
+		b.ReportMetric(d[len(d)-1].Seconds(), p.name+"-max-s")
+	}
+	b.ReportMetric(float64(len(timelines)), "runs")
+}
