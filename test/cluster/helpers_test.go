@@ -29,6 +29,31 @@ func (c *cluster) up() {
 	c.waitRoles("node1", bothPromoted)
 }
 
+// upAndWriting boots both nodes, waits until both are promoted and starts a writer that
+// etcd acknowledges.
+func (c *cluster) upAndWriting() *writer {
+	c.t.Helper()
+	c.up()
+	w := c.startWriter()
+	c.waitWrites(w, "both up")
+	return w
+}
+
+// waitFenced waits until by's fencing history shows target fenced exactly n times.
+func (c *cluster) waitFenced(by, target string, n int) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("%s fenced %s (%d)", by, target, n), settle, func() (bool, string) {
+		got := c.fences(by, target)
+		return got == n, fmt.Sprintf("%d times", got)
+	})
+}
+
+// waitBooted waits until node is powered on again (by the fence's reboot).
+func (c *cluster) waitBooted(node string) {
+	c.t.Helper()
+	c.waitFor(node+" booted again", settle, func() (bool, string) { return c.layout.Nodes[node].holder() > 0, "" })
+}
+
 // fences counts the successful fencing actions against target in node's fencing history.
 func (c *cluster) fences(node, target string) int {
 	c.t.Helper()
@@ -75,15 +100,8 @@ func (c *cluster) assertInert(node string) {
 			c.t.Fatalf("%s: %s is %s on a node that should be inert", node, r.ID, r.Role)
 		}
 	}
-	etcd := filepath.Join(c.bin, "etcd")
-	sleep, _ := filepath.EvalSymlinks("/bin/sleep")
-	for _, pid := range c.layout.Nodes[node].processes() {
-		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		// The holder is "sleep infinity"; the stand-ins run sleep 1000000.
-		if exe == etcd || (exe == sleep && strings.Contains(string(cmdline), "1000000")) {
-			c.t.Fatalf("%s runs %s (pid %d) while it should be inert", node, exe, pid)
-		}
+	if pids := c.nodeProcesses(node, func(exe, cmdline string) bool { return c.isEtcd(exe) || isStandIn(cmdline) }); len(pids) > 0 {
+		c.t.Fatalf("%s runs etcd or a stand-in (pids %v) while it should be inert", node, pids)
 	}
 }
 
@@ -155,17 +173,29 @@ func (c *cluster) standInPID(node, resource string) int {
 		return 0
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(out))
-	if pid <= 0 || !strings.Contains(readFile(fmt.Sprintf("/proc/%d/cmdline", pid)), "1000000") {
+	if pid <= 0 || !isStandIn(readFile(fmt.Sprintf("/proc/%d/cmdline", pid))) {
 		return 0
 	}
 	return pid
 }
 
+// isStandIn tells a stand-in's process by its command line: testdata/standin runs
+// "sleep 1000000" (the node's namespace holder is "sleep infinity").
+func isStandIn(cmdline string) bool { return strings.Contains(cmdline, "1000000") }
+
+func (c *cluster) isEtcd(exe string) bool { return exe == filepath.Join(c.bin, "etcd") }
+
 // etcdPIDs are node's etcd processes.
 func (c *cluster) etcdPIDs(node string) []int {
+	return c.nodeProcesses(node, func(exe, _ string) bool { return c.isEtcd(exe) })
+}
+
+// nodeProcesses are node's processes whose executable and command line match.
+func (c *cluster) nodeProcesses(node string, match func(exe, cmdline string) bool) []int {
 	var pids []int
 	for _, pid := range c.layout.Nodes[node].processes() {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == filepath.Join(c.bin, "etcd") {
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if match(exe, readFile(fmt.Sprintf("/proc/%d/cmdline", pid))) {
 			pids = append(pids, pid)
 		}
 	}

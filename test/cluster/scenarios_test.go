@@ -71,11 +71,9 @@ func TestColdBoot(t *testing.T) {
 // node2 reboots and stays inert while the link is down; after healing it rejoins.
 func TestNetworkSplit(t *testing.T) {
 	c := newCluster(t, nil)
-	c.up()
-	w := c.startWriter()
-	c.waitWrites(w, "before the split")
+	w := c.upAndWriting()
 	c.link("down")
-	c.waitFor("node1 fenced node2", settle, func() (bool, string) { return c.fences("node1", "node2") == 1, "" })
+	c.waitFenced("node1", "node2", 1)
 	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
 	c.waitWrites(w, "node1 alone")
 	// The admin's view on the survivor (text): who is gone, who fenced it.
@@ -85,7 +83,7 @@ func TestNetworkSplit(t *testing.T) {
 			t.Errorf("tnfctl status on node1 lacks %q (%v):\n%s", want, err, out)
 		}
 	}
-	c.waitFor("node2 booted again", settle, func() (bool, string) { return c.layout.Nodes["node2"].holder() > 0, "" })
+	c.waitBooted("node2")
 	c.stayInert("node2", 20*time.Second)
 	c.link("up")
 	c.waitRoles("node1", bothPromoted)
@@ -103,9 +101,7 @@ func TestNodeFailure(t *testing.T) {
 			if victim == "node1" {
 				survivor = "node2"
 			}
-			c.up()
-			w := c.startWriter()
-			c.waitWrites(w, "both up")
+			w := c.upAndWriting()
 			c.power("off", victim)
 			c.waitFor(survivor+" fenced "+victim, settle, func() (bool, string) { return c.fences(survivor, victim) >= 1, "" })
 			c.waitWrites(w, survivor+" alone")
@@ -124,12 +120,10 @@ func TestTwoFailures(t *testing.T) {
 	c := newCluster(t, func(cfg *clusterconfig.Config) {
 		cfg.AutoUnblock = clusterconfig.AutoUnblock{Enabled: true, After: duration.Duration{Duration: 10 * time.Second}}
 	})
-	c.up()
-	w := c.startWriter()
-	c.waitWrites(w, "both up")
+	w := c.upAndWriting()
 	c.write(filepath.Join(c.layout.Nodes["node2"].Dir, "broken"), nil, 0o644)
 	c.power("off", "node2")
-	c.waitFor("node1 fenced node2", settle, func() (bool, string) { return c.fences("node1", "node2") == 1, "" })
+	c.waitFenced("node1", "node2", 1)
 	c.waitWrites(w, "node1 alone")
 	w.cancel()
 	<-w.done
@@ -183,9 +177,7 @@ func TestTwoFailures(t *testing.T) {
 // and rejoins.
 func TestKubeletFailure(t *testing.T) {
 	c := newCluster(t, nil)
-	c.up()
-	w := c.startWriter()
-	c.waitWrites(w, "both up")
+	w := c.upAndWriting()
 	failed := c.standInPID("node2", "kubelet")
 	c.signal("node2", failed, unix.SIGKILL)
 	c.waitFor("kubelet restarted on node2", settle, func() (bool, string) {
@@ -200,7 +192,7 @@ func TestKubeletFailure(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	c.signal("node2", c.standInPID("node2", "kubelet"), unix.SIGKILL)
-	c.waitFor("node1 fenced node2", settle, func() (bool, string) { return c.fences("node1", "node2") == 1, "" })
+	c.waitFenced("node1", "node2", 1)
 	c.waitWrites(w, "node2 fenced")
 	c.waitRoles("node1", bothPromoted)
 	c.stopAndCheck(w)
@@ -213,9 +205,7 @@ func TestKubeletFailure(t *testing.T) {
 // no acknowledged write is lost.
 func TestEtcdFailure(t *testing.T) {
 	c := newCluster(t, nil)
-	c.up()
-	w := c.startWriter()
-	c.waitWrites(w, "both up")
+	w := c.upAndWriting()
 	for _, fault := range []struct {
 		node string
 		sig  unix.Signal
@@ -242,18 +232,16 @@ func TestEtcdFailure(t *testing.T) {
 // data leads (every write it acknowledged alone is on both), nobody is fenced.
 func TestBothCrash(t *testing.T) {
 	c := newCluster(t, nil)
-	c.up()
-	w := c.startWriter()
-	c.waitWrites(w, "both up")
+	w := c.upAndWriting()
 	c.crashBoth()
 	c.up()
 	c.waitWrites(w, "both back")
 
 	c.link("down")
-	c.waitFor("node1 fenced node2", settle, func() (bool, string) { return c.fences("node1", "node2") == 1, "" })
+	c.waitFenced("node1", "node2", 1)
 	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
 	c.waitWrites(w, "node1 alone")
-	c.waitFor("node2 booted again", settle, func() (bool, string) { return c.layout.Nodes["node2"].holder() > 0, "" })
+	c.waitBooted("node2")
 	c.waitWrites(w, "node1 ahead")
 	c.crashBoth()
 	c.link("up")
