@@ -25,6 +25,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testbin"
+	"github.com/tnf-layer/tnf-layer/test/poll"
 	"github.com/tnf-layer/tnf-layer/test/redfish/emulator"
 )
 
@@ -285,19 +286,7 @@ func (c *cluster) status(node string) (pcmk.Membership, *pcmk.Status, error) {
 // waitFor polls cond every second until it holds, for at most limit.
 func (c *cluster) waitFor(what string, limit time.Duration, cond func() (bool, string)) time.Duration {
 	c.t.Helper()
-	began := time.Now()
-	last := ""
-	for time.Since(began) < limit {
-		ok, state := cond()
-		if ok {
-			c.t.Logf("%s after %v", what, time.Since(began).Round(100*time.Millisecond))
-			return time.Since(began)
-		}
-		last = state
-		time.Sleep(time.Second)
-	}
-	c.t.Fatalf("%s: not within %v; last state: %s", what, limit, last)
-	return 0
+	return poll.Until(c.t, what, limit, time.Second, cond)
 }
 
 // roles waits until etcd has the given role on each node ("Promoted", "Stopped", …) as seen

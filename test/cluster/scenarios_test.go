@@ -125,8 +125,7 @@ func TestTwoFailures(t *testing.T) {
 	c.power("off", "node2")
 	c.waitFenced("node1", "node2", 1)
 	c.waitWrites(w, "node1 alone")
-	w.cancel()
-	<-w.done
+	w.Stop()
 
 	tnfctl := filepath.Join(c.bin, "tnfctl")
 	bootAlone := func() {

@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+
+	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
 )
 
 // etcdClient reaches the nodes' etcd from inside their network namespaces; the test closes it.
@@ -47,53 +48,18 @@ func (c *cluster) newEtcdClient(nodes ...string) (*clientv3.Client, error) {
 }
 
 // writer puts a new key every 100 ms and records every write etcd acknowledged.
-type writer struct {
-	cli    *clientv3.Client
-	mu     sync.Mutex
-	acked  []string
-	next   int
-	cancel context.CancelFunc
-	done   chan struct{}
-}
+type writer struct{ *etcdcheck.Writer }
 
 func (c *cluster) startWriter() *writer {
-	w := &writer{cli: c.etcdClient(c.nodes...), done: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	go func() {
-		defer close(w.done)
-		for ctx.Err() == nil {
-			key := fmt.Sprintf("w/%06d", w.next)
-			w.next++
-			pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
-			_, err := w.cli.Put(pctx, key, "v")
-			pcancel()
-			if err == nil {
-				w.mu.Lock()
-				w.acked = append(w.acked, key)
-				w.mu.Unlock()
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
-	return w
-}
-
-func (w *writer) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.acked)
+	return &writer{etcdcheck.Start(c.etcdClient(c.nodes...), 100*time.Millisecond, 2*time.Second)}
 }
 
 // waitWrites waits until n more writes were acknowledged: etcd is writable.
 func (c *cluster) waitWrites(w *writer, what string) time.Duration {
 	c.t.Helper()
-	from := w.count()
+	from := w.Count()
 	return c.waitFor(what+": etcd acknowledges writes", settle, func() (bool, string) {
-		return w.count() >= from+3, fmt.Sprintf("%d writes acknowledged", w.count()-from)
+		return w.Count() >= from+3, fmt.Sprintf("%d writes acknowledged", w.Count()-from)
 	})
 }
 
@@ -101,8 +67,7 @@ func (c *cluster) waitWrites(w *writer, what string) time.Duration {
 // members must end with the same revision and the same data.
 func (c *cluster) stopAndCheck(w *writer) {
 	c.t.Helper()
-	w.cancel()
-	<-w.done
+	w.Stop()
 	type view struct {
 		rev  int64
 		hash uint32
@@ -128,7 +93,7 @@ func (c *cluster) stopAndCheck(w *writer) {
 	for _, n := range c.nodes {
 		c.checkAcked(w, n)
 	}
-	c.t.Logf("%d acknowledged writes, all on both members", len(w.acked))
+	c.t.Logf("%d acknowledged writes, all on both members", w.Count())
 }
 
 // checkAcked checks that node holds every write the writer saw acknowledged, and takes a new
@@ -138,26 +103,7 @@ func (c *cluster) checkAcked(w *writer, node string) {
 	cli := c.etcdClient(node)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := cli.Put(ctx, "check/"+node, "v"); err != nil {
-		c.t.Fatalf("%s: etcd does not take a write: %v", node, err)
-	}
-	resp, err := cli.Get(ctx, "w/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
-	if err != nil {
+	if err := etcdcheck.CheckAcked(ctx, cli, w.Acked()); err != nil {
 		c.t.Fatalf("%s: %v", node, err)
-	}
-	have := map[string]bool{}
-	for _, kv := range resp.Kvs {
-		have[string(kv.Key)] = true
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	missing := 0
-	for _, k := range w.acked {
-		if !have[k] {
-			missing++
-		}
-	}
-	if missing > 0 {
-		c.t.Fatalf("%s: %d of %d acknowledged writes are missing", node, missing, len(w.acked))
 	}
 }

@@ -1,0 +1,117 @@
+// Package etcdcheck is the tests' proof that no acknowledged write is lost: a writer that puts
+// a new key at a steady pace and records each write etcd acknowledged (and when), and a check
+// that a member holds every one of them. The namespace cluster tests and the QEMU boot tests
+// share it.
+package etcdcheck
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Prefix is where the writer's keys live.
+const Prefix = "w/"
+
+// Writer puts Prefix+NNNNNN every interval through one client.
+type Writer struct {
+	cli     *clientv3.Client
+	mu      sync.Mutex
+	acked   []string
+	ackedAt []time.Time
+	next    int
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// Start begins writing; each put may take up to timeout.
+func Start(cli *clientv3.Client, interval, timeout time.Duration) *Writer {
+	w := &Writer{cli: cli, done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	go func() {
+		defer close(w.done)
+		for ctx.Err() == nil {
+			key := fmt.Sprintf("%s%06d", Prefix, w.next)
+			w.next++
+			pctx, pcancel := context.WithTimeout(ctx, timeout)
+			_, err := w.cli.Put(pctx, key, "v")
+			pcancel()
+			if err == nil {
+				w.mu.Lock()
+				w.acked = append(w.acked, key)
+				w.ackedAt = append(w.ackedAt, time.Now())
+				w.mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(interval):
+			}
+		}
+	}()
+	return w
+}
+
+// Count is the number of acknowledged writes so far.
+func (w *Writer) Count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.acked)
+}
+
+// FirstAckAfter is when the first write acknowledged after t was; false if none was.
+func (w *Writer) FirstAckAfter(t time.Time) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, at := range w.ackedAt {
+		if at.After(t) {
+			return at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Stop ends the writer and returns every acknowledged key.
+func (w *Writer) Stop() []string {
+	w.cancel()
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.acked...)
+}
+
+// Acked is every key acknowledged so far.
+func (w *Writer) Acked() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.acked...)
+}
+
+// CheckAcked takes a new write through cli (the member is writable) and checks that it holds
+// every key in acked.
+func CheckAcked(ctx context.Context, cli *clientv3.Client, acked []string) error {
+	if _, err := cli.Put(ctx, "check/writable", "v"); err != nil {
+		return fmt.Errorf("etcd does not take a write: %w", err)
+	}
+	resp, err := cli.Get(ctx, Prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, kv := range resp.Kvs {
+		have[string(kv.Key)] = true
+	}
+	missing := 0
+	for _, k := range acked {
+		if !have[k] {
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Errorf("%d of %d acknowledged writes are missing", missing, len(acked))
+	}
+	return nil
+}
