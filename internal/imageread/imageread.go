@@ -135,15 +135,40 @@ type EntryFunc func(layer int, hdr *tar.Header, r io.Reader) error
 // Walk reads every layer, bottom first, checking each blob against its digest, and calls fn
 // for each entry.
 func (r *Reader) Walk(ctx context.Context, fn EntryFunc) error {
-	for i, l := range r.Layers {
-		if err := r.walkBlob(ctx, i, l, fn); err != nil {
-			return fmt.Errorf("layer %d (%s): %w", i, l.Digest, err)
+	for i := range r.Layers {
+		err := r.ReadLayer(ctx, i, func(plain io.Reader) error {
+			tr := tar.NewReader(plain)
+			for {
+				hdr, err := tr.Next()
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if err := fn(i, hdr, tr); err != nil {
+					return err
+				}
+			}
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (r *Reader) walkBlob(ctx context.Context, i int, l Layer, fn EntryFunc) error {
+// ReadLayer hands fn layer i as an uncompressed tar stream; the blob is checked against its
+// digest once fn returns, and a mismatch is an error even if fn succeeded.
+func (r *Reader) ReadLayer(ctx context.Context, i int, fn func(tarStream io.Reader) error) error {
+	l := r.Layers[i]
+	if err := r.readBlob(ctx, l, fn); err != nil {
+		return fmt.Errorf("layer %d (%s): %w", i, l.Digest, err)
+	}
+	return nil
+}
+
+func (r *Reader) readBlob(ctx context.Context, l Layer, fn func(io.Reader) error) error {
 	d, err := digest.Parse(l.Digest)
 	if err != nil {
 		return err
@@ -160,18 +185,8 @@ func (r *Reader) walkBlob(ctx context.Context, i int, l Layer, fn EntryFunc) err
 		return err
 	}
 	defer plain.Close()
-	tr := tar.NewReader(plain)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := fn(i, hdr, tr); err != nil {
-			return err
-		}
+	if err := fn(plain); err != nil {
+		return err
 	}
 	// The rest of the blob (tar padding) must pass through the verifier too.
 	if _, err := io.Copy(io.Discard, checked); err != nil {
