@@ -1,10 +1,14 @@
 // Package labbase makes the lab default's base image: Debian 12 from debootstrap (systemd, a
 // kernel for the QEMU boot tests) committed into the build store as localhost/tnf-lab-base.
+// Like an RHCOS image it boots for the first time with an uninitialized machine ID (systemd
+// then applies the presets, the layer's included) and without a host name of its own.
 package labbase
 
 import (
 	"context"
+	"embed"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,8 +23,18 @@ import (
 // Name is the base image the lab layer definition builds on.
 const Name = "localhost/tnf-lab-base:latest"
 
-// DefaultPackages make the base bootable under QEMU with systemd.
-var DefaultPackages = []string{"systemd-sysv", "udev", "kmod", "iproute2", "dbus", "linux-image-cloud-amd64"}
+// DefaultPackages make the base bootable under QEMU with systemd and reachable over SSH.
+// (podman, which RHCOS has, comes with the lab layer's packages: debootstrap cannot resolve
+// its dependencies.)
+var DefaultPackages = []string{"systemd-sysv", "udev", "kmod", "iproute2", "dbus", "linux-image-cloud-amd64",
+	"openssh-server"}
+
+// rootfs holds the files the base adds to Debian: the cri-o and kubelet stand-in units (not
+// enabled: on RHCOS the MachineConfig enables them), the power button module, and SSH host keys
+// made at first start.
+//
+//go:embed rootfs
+var rootfs embed.FS
 
 // Options tune the base.
 type Options struct {
@@ -64,10 +78,46 @@ func Build(ctx context.Context, store storage.Store, o Options) (string, error) 
 			return "", err
 		}
 	}
+	if err := firstBoot(dir); err != nil {
+		return "", err
+	}
 	if _, err := imagebuild.ImportRootfs(ctx, store, dir, Name, o.Created); err != nil {
 		return "", err
 	}
 	return imagebuild.LocalDigest(store, Name)
+}
+
+// firstBoot adds the base's files and leaves the machine ID, host name and SSH host keys to the
+// first boot.
+func firstBoot(dir string) error {
+	err := fs.WalkDir(rootfs, "rootfs", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, strings.TrimPrefix(p, "rootfs"))
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := rootfs.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	// "uninitialized" is systemd's first-boot mark: a machine ID is made and presets are applied.
+	if err := os.WriteFile(filepath.Join(dir, "etc/machine-id"), []byte("uninitialized\n"), 0o444); err != nil {
+		return err
+	}
+	keys, _ := filepath.Glob(filepath.Join(dir, "etc/ssh/ssh_host_*"))
+	for _, f := range append([]string{filepath.Join(dir, "var/lib/dbus/machine-id"), filepath.Join(dir, "etc/hostname")}, keys...) {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 func tail(b []byte) string {
