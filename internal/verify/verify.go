@@ -91,6 +91,7 @@ var secretFiles = []struct {
 	{regexp.MustCompile(`\.password$`), "a password file"},
 	{regexp.MustCompile(`^etc/(corosync|pacemaker)/authkey$`), "a cluster authentication key (each cluster makes its own)"},
 	{regexp.MustCompile(`^etc/ssh/ssh_host_[a-z0-9]+_key$`), "an SSH host key (every node would share it)"},
+	{regexp.MustCompile(`^etc/corosync/corosync\.conf$`), "a cluster configuration (corosync would start with it at first boot, before tnfctl setup writes the cluster's)"},
 	{regexp.MustCompile(`(^|/)\.docker/config\.json$|(^|/)auth\.json$|\.dockerconfigjson$`), "registry credentials"},
 }
 

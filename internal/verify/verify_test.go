@@ -99,6 +99,8 @@ func TestChecker(t *testing.T) {
 			[]string{"layer 2: /root/.docker/config.json: registry credentials"}},
 		{"ssh host key", append(good(), file{1, "etc/ssh/ssh_host_ed25519_key", tar.TypeReg, 0o600, "x", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"layer 1: /etc/ssh/ssh_host_ed25519_key: an SSH host key (every node would share it)"}},
+		{"packaged corosync.conf", append(good(), file{1, "etc/corosync/corosync.conf", tar.TypeReg, 0o644, "totem {}", ""}), imageread.Image{Labels: labels}, "",
+			[]string{"layer 1: /etc/corosync/corosync.conf: a cluster configuration (corosync would start with it at first boot, before tnfctl setup writes the cluster's)"}},
 		{"a private key anywhere", append(good(), file{2, "usr/share/x/key.pem", tar.TypeReg, 0o644, "\n-----BEGIN EC PRIVATE KEY-----\nMHc…", ""}),
 			imageread.Image{Labels: labels}, "", []string{"layer 2: /usr/share/x/key.pem: a PEM private key"}},
 		{"a library naming the PEM marker is fine", append(good(), file{1, "usr/lib/libcrypto.so", tar.TypeReg, 0o644, "\x7fELF…-----BEGIN PRIVATE KEY-----", ""}),
