@@ -79,6 +79,9 @@ type QEMUPower struct {
 	Initial         string            `json:"initial,omitempty"` // Off (default) or On
 	GracefulTimeout duration.Duration `json:"gracefulTimeout,omitempty"`
 	Console         string            `json:"console,omitempty"` // file for QEMU's stdout/stderr
+	// PIDFile, when set, holds the running QEMU's PID: whoever started the emulator can still
+	// stop QEMU by its PID if the emulator itself dies.
+	PIDFile string `json:"pidFile,omitempty"`
 }
 
 // Faults are injected into requests and power changes.

@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/digitalocean/go-qemu/qmp"
+
+	"github.com/tnf-layer/tnf-layer/internal/fsutil"
 )
 
 // qemuBackend owns one QEMU process and drives it through QMP. The machine is "Off" only when
@@ -72,7 +75,20 @@ func (q *qemuBackend) On(ctx context.Context) error {
 		return fmt.Errorf("starting QEMU: %w", err)
 	}
 	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+	if q.c.PIDFile != "" {
+		if err := fsutil.WriteFileAtomic(q.c.PIDFile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return err
+		}
+	}
+	go func() {
+		cmd.Wait()
+		if q.c.PIDFile != "" {
+			os.Remove(q.c.PIDFile)
+		}
+		close(done)
+	}()
 	q.cmd, q.done = cmd, done
 	// Bounded wait for the QMP socket.
 	for i := 0; ; i++ {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -41,11 +43,12 @@ func TestQEMUBackend(t *testing.T) {
 	if err != nil {
 		t.Fatalf("qemu-system-x86_64 is not installed (Debian package qemu-system-x86): %v", err)
 	}
-	console := filepath.Join(t.TempDir(), "console.log")
+	dir := t.TempDir()
+	console, pidFile := filepath.Join(dir, "console.log"), filepath.Join(dir, "qemu.pid")
 	e := start(t, Config{Systems: []System{{ID: "vm", Username: "admin", Password: "pw", Power: Power{Backend: "qemu", QEMU: QEMUPower{
 		Command: []string{qemu, "-accel", "tcg", "-machine", "pc", "-m", "32", "-nodefaults", "-no-user-config",
 			"-display", "none", "-serial", "null"},
-		Initial: "On", GracefulTimeout: duration.Duration{Duration: time.Second}, Console: console,
+		Initial: "On", GracefulTimeout: duration.Duration{Duration: time.Second}, Console: console, PIDFile: pidFile,
 	}}}}})
 	cl, err := bmc.Connect(t.Context(), credential(t, e, "vm", "admin", "pw"), bmc.Options{})
 	if err != nil {
@@ -57,6 +60,9 @@ func TestQEMUBackend(t *testing.T) {
 	pid := e.QEMUPID("vm")
 	if pid == 0 {
 		t.Fatal("no QEMU process")
+	}
+	if b, err := os.ReadFile(pidFile); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
+		t.Fatalf("pid file holds %q (%v), want %d", b, err, pid)
 	}
 	for _, r := range []redfish.ResetType{redfish.ForceRestartResetType, redfish.NmiResetType} {
 		if err := cl.Reset(r); err != nil {
@@ -74,6 +80,9 @@ func TestQEMUBackend(t *testing.T) {
 	waitPower(t, cl, redfish.OffPowerState)
 	if !processGone(pid) {
 		t.Fatalf("QEMU (pid %d) still runs after ForceOff", pid)
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Fatalf("pid file left after ForceOff: %v", err)
 	}
 
 	if err := cl.Reset(redfish.OnResetType); err != nil {
