@@ -161,6 +161,15 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 	if err := a.publish(ctx, fromStatus(st)); err != nil {
 		return failed(err)
 	}
+	if !st.Learner && !st.serving() && a.peerFencedSinceLaunch(ctx) {
+		// The fencing's notification was lost (see fencing.go): act on it now.
+		a.log.Info("a voter without a leader whose peer was fenced since its launch: handling the peer's stop")
+		if status, err := a.peerStopped(ctx); status != ocf.Success || err != nil {
+			return status, err
+		}
+		// What runs now was launched after the fencing: this check does not fire again.
+		return a.monitor(ctx)
+	}
 	if !st.Learner {
 		return ocf.RunningPromoted, a.setScore(ctx, etcdnode.ScoreVoter)
 	}

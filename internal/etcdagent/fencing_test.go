@@ -1,0 +1,36 @@
+package etcdagent
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+)
+
+func TestFencedSince(t *testing.T) {
+	launched := time.Date(2026, 11, 22, 9, 55, 30, 500e6, time.UTC)
+	ev := func(target, status, completed string) pcmk.FenceEvent {
+		return pcmk.FenceEvent{Action: "reboot", Target: target, Status: status, Completed: completed}
+	}
+	for _, tc := range []struct {
+		name    string
+		history []pcmk.FenceEvent
+		want    bool
+	}{
+		{"no history", nil, false},
+		{"peer fenced after the launch", []pcmk.FenceEvent{ev("node2", "success", "2026-11-22 09:55:42Z")}, true},
+		{"peer fenced before the launch", []pcmk.FenceEvent{ev("node2", "success", "2026-11-22 09:50:00Z")}, false},
+		{"within the launch's second", []pcmk.FenceEvent{ev("node2", "success", "2026-11-22 09:55:30Z")}, false},
+		{"the next second", []pcmk.FenceEvent{ev("node2", "success", "2026-11-22 09:55:31Z")}, true},
+		{"failed fencing", []pcmk.FenceEvent{ev("node2", "failed", "2026-11-22 09:55:42Z")}, false},
+		{"pending fencing", []pcmk.FenceEvent{ev("node2", "pending", "")}, false},
+		{"this node fenced, not the peer", []pcmk.FenceEvent{ev("node1", "success", "2026-11-22 09:55:42Z")}, false},
+		{"unreadable time", []pcmk.FenceEvent{ev("node2", "success", "soon")}, false},
+		{"newest first, an old one after it", []pcmk.FenceEvent{ev("node2", "success", "2026-11-22 09:56:00Z"), ev("node2", "success", "2026-11-22 09:40:00Z")}, true},
+		{"other zone", []pcmk.FenceEvent{ev("node2", "success", "2026-11-22 10:55:42+01:00")}, true},
+	} {
+		if got := fencedSince(tc.history, "node2", launched); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
