@@ -6,7 +6,7 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build test cluster-test bench demo lab lab-base lint clean
+.PHONY: all build test cluster-test bench demo lab lab-base boot-test boot-smoke boot-bench lint clean
 
 all: build
 
@@ -39,6 +39,19 @@ export STORE
 lab: build
 	BUILD_LAYER=$(BIN)/build-layer ci/lab.sh
 
+# The QEMU boot tests (test/boot): the lab layer make lab pushed, booted on two TCG machines
+# whose power belongs to the Redfish emulator. boot-smoke is the cold boot and node 2's power cut,
+# with node 1 watched inert for one minute instead of three.
+BOOT_TEST = TNF_BIN=$(BIN) $(GO) test -count=1 -v -tags "boot $(TAGS)" -timeout 150m ./test/boot/
+boot-test: lab
+	$(BOOT_TEST)
+
+boot-smoke: lab
+	TNF_BOOT_INERT=1m $(BOOT_TEST) -run 'TestNodeFailures$$/^(cold_boot|node_failure)$$'
+
+boot-bench: lab
+	TNF_BIN=$(BIN) $(GO) test -tags "boot $(TAGS)" -run '^$$' -bench Boot -benchtime 1x -timeout 60m ./test/boot/ | $(GO) run ./test/benchtable
+
 # The Debian 12 lab base (debootstrap, systemd, a kernel) in the build store; kept once built.
 lab-base: build
 	$(BIN)/build-layer lab-base --store $(STORE)
@@ -46,6 +59,7 @@ lab-base: build
 lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags "integration $(TAGS)" ./...
+	$(GO) vet -tags "boot $(TAGS)" ./test/boot/
 
 clean:
 	rm -rf $(BIN)

@@ -7,7 +7,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make git ca-certificates \
 	resource-agents libxml2-utils pacemaker-cli-utils \
-	fence-agents qemu-system-x86 docker-registry debootstrap \
+	fence-agents qemu-system-x86 qemu-utils docker-registry debootstrap \
 	pacemaker corosync pcs iproute2 systemd >/dev/null
 # The packages start services on a machine with systemd: a registry on every interface, the
 # host's own Corosync/Pacemaker and pcsd. The tests run their own (a registry on loopback, the

@@ -1,0 +1,264 @@
+//go:build boot
+
+// Package boot_test boots the lab layer that `make lab` built and pushed on two QEMU machines
+// (TCG): the image is pulled from the registry, unpacked, given the node configuration
+// MachineConfig's Ignition files, and made into an ext4 disk; each machine's power belongs to
+// bin/redfish-emulator's qemu backend, so fence_redfish inside one guest really powers the
+// other off. The guests run real systemd, Corosync, Pacemaker and etcd; cri-o and kubelet are
+// the lab base's stand-in units. The test reaches the guests over SSH on a loopback port
+// forward, with a key it adds to the disk (test access, not part of the node configuration).
+package boot_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containers/image/v5/types"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"golang.org/x/crypto/ssh"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tnf-layer/tnf-layer/internal/bootdisk"
+	"github.com/tnf-layer/tnf-layer/internal/imageread"
+)
+
+// labImage is the disk every test's machines start from, made once.
+type labImage struct {
+	repo, bin string
+	dir       string // removed at the end
+	disk      string // raw ext4, the machines' qcow2 overlays point at it
+	boot      bootdisk.Boot
+	digest    string
+	signer    ssh.Signer
+	key       []byte // the signer's private key in OpenSSH form, for a person to log in
+	cluster   string // out/lab-cluster: tnf.yaml and the BMC passwords
+}
+
+var image labImage
+
+func TestMain(m *testing.M) {
+	code := 1
+	if v := os.Getenv("TNF_BOOT_INERT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "boot tests: TNF_BOOT_INERT:", err)
+			os.Exit(2)
+		}
+		inertFor = d
+	}
+	err := prepare(&image)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "boot tests:", err)
+	} else {
+		code = m.Run()
+	}
+	if image.dir != "" {
+		os.RemoveAll(image.dir)
+	}
+	os.Exit(code)
+}
+
+// prepare pulls the pushed lab layer and makes its disk.
+func prepare(img *labImage) error {
+	began := time.Now()
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		return err
+	}
+	img.repo, img.bin, img.cluster = repo, os.Getenv("TNF_BIN"), filepath.Join(repo, "out/lab-cluster")
+	if img.bin == "" {
+		return fmt.Errorf("TNF_BIN is not set (make boot-test sets it)")
+	}
+	var build struct {
+		Pushed    string   `json:"pushed"`
+		Manifests []string `json:"manifests"`
+	}
+	buildJSON := filepath.Join(repo, "out/lab/build.json")
+	data, err := os.ReadFile(buildJSON)
+	if err != nil {
+		return fmt.Errorf("%w (make lab builds and pushes the lab layer first)", err)
+	}
+	if err := json.Unmarshal(data, &build); err != nil {
+		return fmt.Errorf("%s: %w", buildJSON, err)
+	}
+	if img.dir, err = os.MkdirTemp("/var/tmp", "tnf-boot-"); err != nil {
+		return err
+	}
+	rootfs := filepath.Join(img.dir, "rootfs")
+	if err := os.Mkdir(rootfs, 0o755); err != nil {
+		return err
+	}
+	if img.digest, err = pull(repo, build.Pushed, rootfs); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(rootfs, "usr/sbin/sshd")); err != nil {
+		return fmt.Errorf("the lab image has no sshd: its base predates the boot tests (build-layer lab-base --rebuild, then make lab)")
+	}
+	nodeConfig := ""
+	for _, m := range build.Manifests {
+		if strings.HasSuffix(m, "-tnf-node-config.yaml") {
+			nodeConfig = m
+		}
+	}
+	if nodeConfig == "" {
+		return fmt.Errorf("%s: manifests: no node configuration MachineConfig (make lab writes one from out/lab-cluster/tnf.yaml)", buildJSON)
+	}
+	if err := applyMachineConfig(nodeConfig, rootfs); err != nil {
+		return err
+	}
+	if img.signer, img.key, err = addTestAccess(rootfs); err != nil {
+		return err
+	}
+	boot, err := bootdisk.FindBoot(rootfs)
+	if err != nil {
+		return err
+	}
+	img.boot = bootdisk.Boot{Kernel: filepath.Join(img.dir, "vmlinuz"), Initrd: filepath.Join(img.dir, "initrd.img")}
+	for src, dst := range map[string]string{boot.Kernel: img.boot.Kernel, boot.Initrd: img.boot.Initrd} {
+		if err := copyFile(src, dst); err != nil {
+			return err
+		}
+	}
+	img.disk = filepath.Join(img.dir, "lab.raw")
+	if err := bootdisk.MakeExt4(context.Background(), rootfs, img.disk, 4<<30, "root"); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(rootfs); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "boot tests: lab layer %s unpacked, configured and made into a disk in %v\n",
+		img.digest, time.Since(began).Round(time.Second))
+	return nil
+}
+
+// pull serves out/registry on a free loopback port for as long as the unpacking takes, and
+// unpacks the pushed image (by digest) into rootfs.
+func pull(repo, pushed, rootfs string) (string, error) {
+	_, rest, ok := strings.Cut(pushed, "docker://")
+	name, digest, ok2 := strings.Cut(rest, "@")
+	if !ok || !ok2 {
+		return "", fmt.Errorf("out/lab/build.json: pushed: %q is not a docker://HOST/NAME@DIGEST reference", pushed)
+	}
+	_, path, _ := strings.Cut(name, "/")
+	addr, err := freePort("tcp")
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "tnf-boot-registry-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	conf := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: %s}, maintenance: {readonly: {enabled: true}}}\nhttp: {addr: %s}\n",
+		filepath.Join(repo, "out/registry/data"), addr)), 0o644); err != nil {
+		return "", err
+	}
+	reg := exec.Command("docker-registry", "serve", conf)
+	reg.Stdout, reg.Stderr = io.Discard, io.Discard
+	if err := reg.Start(); err != nil {
+		return "", fmt.Errorf("docker-registry: %w", err)
+	}
+	defer func() { _ = reg.Process.Kill(); _ = reg.Wait() }()
+	for i := 0; ; i++ {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i == 100 {
+			return "", fmt.Errorf("docker-registry did not listen on %s: %v", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ref, err := imageread.ParseReference("docker://" + addr + "/" + path + "@" + digest)
+	if err != nil {
+		return "", err
+	}
+	sys := &types.SystemContext{DockerInsecureSkipTLSVerify: types.OptionalBoolTrue}
+	return bootdisk.Unpack(context.Background(), ref, sys, rootfs)
+}
+
+// applyMachineConfig applies the MachineConfig's Ignition files to rootfs, as Ignition would.
+func applyMachineConfig(path, rootfs string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var mc mcfgv1.MachineConfig
+	if err := yaml.Unmarshal(data, &mc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return bootdisk.ApplyIgnition(mc.Spec.Config.Raw, rootfs, path)
+}
+
+// addTestAccess gives root a fresh SSH key, through Ignition like the node configuration.
+func addTestAccess(rootfs string) (ssh.Signer, []byte, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		return nil, nil, err
+	}
+	sshPub, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return nil, nil, err
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "tnf boot tests")
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := map[string]any{
+		"ignition": map[string]any{"version": "3.5.0"},
+		"storage": map[string]any{
+			"directories": []any{map[string]any{"path": "/root/.ssh", "mode": 0o700}},
+			"files": []any{map[string]any{"path": "/root/.ssh/authorized_keys", "mode": 0o600,
+				"contents": map[string]any{"source": "data:," + strings.ReplaceAll(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub))), " ", "%20")}}},
+		},
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return signer, pem.EncodeToMemory(block), bootdisk.ApplyIgnition(raw, rootfs, "test access")
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+// freePort returns a loopback address whose port was free a moment ago.
+func freePort(network string) (string, error) {
+	if network == "udp" {
+		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		return c.LocalAddr().String(), nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

@@ -1,0 +1,195 @@
+//go:build boot
+
+package boot_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stmcginnis/gofish/redfish"
+
+	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
+	"github.com/tnf-layer/tnf-layer/test/poll"
+)
+
+// inertFor is how long a lone node is watched staying inert (TNF_BOOT_INERT shortens it in
+// make boot-smoke).
+var inertFor = 3 * time.Minute
+
+// startWriter writes through both guests' etcd every 500 ms (TCG guests are slow), each write
+// through a new client: a client kept across a guest's reboot sits in gRPC's reconnection
+// backoff (up to two minutes) after its SSH tunnel broke, which would be counted as downtime.
+func (l *lab) startWriter() *etcdcheck.Writer {
+	return etcdcheck.Start(func(ctx context.Context, key string) error {
+		cli, err := l.newEtcdClient(nodeNames...)
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		_, err = cli.Put(ctx, key, "v")
+		return err
+	}, 500*time.Millisecond, 5*time.Second)
+}
+
+// waitWrites waits until etcd acknowledged three more writes.
+func (l *lab) waitWrites(w *etcdcheck.Writer, what string) {
+	l.t.Helper()
+	from := w.Count()
+	poll.Until(l.t, what+": etcd acknowledges writes", settleLimit, time.Second, func() (bool, string) {
+		return w.Count() >= from+3, fmt.Sprintf("%d writes acknowledged", w.Count()-from)
+	})
+}
+
+// checkAcked checks that every node in nodes holds every acknowledged write.
+func (l *lab) checkAcked(acked []string, nodes ...string) {
+	l.t.Helper()
+	for _, n := range nodes {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := etcdcheck.CheckAcked(ctx, l.etcdClient(n), acked)
+		cancel()
+		if err != nil {
+			l.t.Fatalf("%s: %v", n, err)
+		}
+	}
+	l.t.Logf("%d acknowledged writes, all on %s", len(acked), strings.Join(nodes, " and "))
+}
+
+// voters waits until node's etcd lists want voting members and no learner.
+func (l *lab) voters(node string, want int) {
+	l.t.Helper()
+	poll.Until(l.t, fmt.Sprintf("%d voting etcd members seen from %s", want, node), settleLimit, 3*time.Second, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := l.etcdClient(node).MemberList(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		n := 0
+		for _, m := range resp.Members {
+			if !m.IsLearner {
+				n++
+			}
+		}
+		return n == want && len(resp.Members) == want, fmt.Sprintf("%d voters of %d members", n, len(resp.Members))
+	})
+}
+
+// ackSettle is how long after a fault a write may still be acknowledged that was committed
+// before it (the answer was on its way); later acknowledgements are the survivor's own.
+const ackSettle = time.Second
+
+// firstWrite is the timeline's event for the first write acknowledged after t.
+func firstWrite(w *etcdcheck.Writer, t time.Time) []event {
+	if at, ok := w.FirstAckAfter(t.Add(ackSettle)); ok {
+		return []event{{at, "host", "first write acknowledged"}}
+	}
+	return nil
+}
+
+// TestNodeFailures is seed 002's timelines 1, 3 and 4 on one pair of machines, in order: a cold
+// boot with node 1 alone first, node 2's power cut, then both nodes' power cut and node 1
+// brought back alone. make boot-smoke runs the first two.
+func TestNodeFailures(t *testing.T) {
+	l := newLab(t)
+	var w *etcdcheck.Writer
+	ok := t.Run("cold_boot", func(t *testing.T) {
+		l.t = t
+		t0 := time.Now()
+		l.powerOn("node1")
+		l.stayInert("node1", inertFor)
+		l.powerOn("node2")
+		l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+		l.voters("node1", 2)
+		for _, n := range nodeNames {
+			l.run(n, "systemctl is-active tnf-setup.service && test -f /var/lib/tnf/setup.done")
+		}
+		w = l.startWriter()
+		l.waitWrites(w, "both up")
+		l.logTimeline("cold boot", t0, l.journal("node1", t0), l.journal("node2", t0), firstWrite(w, t0))
+	})
+	ok = ok && t.Run("node_failure", func(t *testing.T) {
+		l.t = t
+		fault := time.Now()
+		l.power("node2", redfish.ForceOffResetType)
+		l.waitFenced("node1", "node2", 1)
+		l.waitWrites(w, "node1 alone")
+		l.waitBooted("node2")
+		l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+		l.voters("node1", 2)
+		l.checkAcked(w.Acked(), nodeNames...)
+		l.logTimeline("node 2's power cut", fault, []event{{fault, "host", "node2 power cut (Redfish ForceOff)"}},
+			l.journal("node1", fault), l.journal("node2", fault), firstWrite(w, fault))
+	})
+	ok = ok && t.Run("two_failures", func(t *testing.T) {
+		l.t = t
+		l.power("node2", redfish.ForceOffResetType)
+		l.waitFenced("node1", "node2", 2)
+		l.waitWrites(w, "node1 alone")
+		// The fence powered node 2 on again: the site loses power for good now.
+		poll.Until(t, "node2 on again after its fencing", settleLimit, time.Second, func() (bool, string) {
+			st := l.powerState("node2")
+			return st == "On", string(st)
+		})
+		acked := w.Stop()
+		l.power("node2", redfish.ForceOffResetType)
+		l.power("node1", redfish.ForceOffResetType)
+		t0 := time.Now()
+		l.powerOn("node1")
+		l.stayInert("node1", inertFor)
+		confirmed := time.Now()
+		l.run("node1", "tnfctl confirm-peer-down --yes")
+		l.waitRoles("node1", map[string]string{"node1": "Promoted"})
+		w = l.startWriter()
+		l.waitWrites(w, "node1 alone after the confirmation")
+		l.checkAcked(acked, "node1")
+		l.logTimeline("both powered off, node1 booted alone", t0, []event{{confirmed, "host", "tnfctl confirm-peer-down --yes"}},
+			l.journal("node1", t0), firstWrite(w, confirmed))
+	})
+	ok = ok && t.Run("peer_returns", func(t *testing.T) {
+		l.t = t
+		t0 := time.Now()
+		l.powerOn("node2")
+		l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+		l.voters("node2", 2)
+		l.checkAcked(w.Stop(), nodeNames...)
+		l.logTimeline("node2 back", t0, l.journal("node1", t0), l.journal("node2", t0))
+	})
+}
+
+// TestNetworkFailure is seed 002's timeline 2: the switch between the machines fails. Both
+// nodes race to fence; node 1, the designated survivor, wins and serves alone; node 2 boots
+// again and stays inert while the link is down, then rejoins when it heals.
+func TestNetworkFailure(t *testing.T) {
+	l := newLab(t)
+	for _, n := range nodeNames {
+		l.power(n, redfish.OnResetType)
+	}
+	for _, n := range nodeNames {
+		l.waitBooted(n)
+	}
+	l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	w := l.startWriter()
+	l.waitWrites(w, "both up")
+
+	fault := time.Now()
+	l.sw.cut.Store(true)
+	t.Log("cluster link cut")
+	l.waitFenced("node1", "node2", 1)
+	l.waitWrites(w, "node1 alone")
+	l.waitBooted("node2")
+	l.stayInert("node2", inertFor)
+	if n, err := l.fences("node1", "node1"); err != nil || n != 0 {
+		t.Fatalf("node1 was fenced %d times (%v): two survivors' race had one winner only", n, err)
+	}
+	healed := time.Now()
+	l.sw.cut.Store(false)
+	t.Log("cluster link healed")
+	l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	l.voters("node2", 2)
+	l.checkAcked(w.Stop(), nodeNames...)
+	l.logTimeline("cluster link cut", fault, []event{{fault, "host", "cluster link cut"}, {healed, "host", "cluster link healed"}},
+		l.journal("node1", fault), l.journal("node2", fault), firstWrite(w, fault))
+}

@@ -1,0 +1,136 @@
+//go:build boot
+
+package boot_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// event is one point of a scenario's timeline.
+type event struct {
+	at         time.Time // host clock
+	node, what string
+}
+
+// milestones are the journal lines a timeline is made of: the syslog identifier and a part of
+// the message that marks each.
+var milestones = []struct{ ident, contains, what string }{
+	{"systemd", "Startup finished", "systemd running"},
+	{"tnfctl", "setup: cluster configuration: applied", "cluster configuration applied"},
+	{"corosync", "This node is within the primary component", "quorum"},
+	{"pacemaker-fenced", "Operation 'reboot' targeting", "fencing"},
+}
+
+// agentMilestones are the etcd agent's log messages a timeline shows. Pacemaker logs an agent's
+// output at info level, which reaches its own log file only, not the journal; each line
+// carries the agent's own timestamp.
+var agentMilestones = map[string]string{
+	"launching etcd":               "etcd launched",
+	"forcing a new cluster of one": "etcd forced a cluster of one",
+	"learner promoted to voter":    "etcd learner promoted",
+}
+
+// journal reads name's journal for this boot and the ones before it since since, as
+// milestones on the host's clock (the guest's offset is measured over SSH).
+func (l *lab) journal(name string, since time.Time) []event {
+	l.t.Helper()
+	before := time.Now()
+	guestNow, err := l.vms[name].sshClient.run("date +%s.%N")
+	if err != nil {
+		l.t.Logf("%s: no journal: %v", name, err)
+		return nil
+	}
+	host := before.Add(time.Since(before) / 2)
+	secs, err := strconv.ParseFloat(strings.TrimSpace(guestNow), 64)
+	if err != nil {
+		l.t.Fatalf("%s: date: %v", name, err)
+	}
+	offset := host.Sub(time.Unix(0, int64(secs*1e9)))
+	out := l.run(name, fmt.Sprintf("journalctl -o json --no-pager --output-fields=MESSAGE,SYSLOG_IDENTIFIER,_BOOT_ID --since=@%d", since.Add(-offset).Unix()))
+	var events []event
+	boots := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		var e struct {
+			Realtime string `json:"__REALTIME_TIMESTAMP"`
+			Ident    string `json:"SYSLOG_IDENTIFIER"`
+			Message  any    `json:"MESSAGE"`
+			Boot     string `json:"_BOOT_ID"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil {
+			continue
+		}
+		us, _ := strconv.ParseInt(e.Realtime, 10, 64)
+		at := time.UnixMicro(us).Add(offset)
+		msg, _ := e.Message.(string) // binary messages come as byte arrays; none is a milestone
+		if !boots[e.Boot] {
+			boots[e.Boot] = true
+			events = append(events, event{at, name, "boot (first journal entry)"})
+		}
+		for _, m := range milestones {
+			if e.Ident == m.ident && strings.Contains(msg, m.contains) {
+				what := m.what
+				if m.what == "fencing" {
+					what = "fencing: " + trimTo(msg, "targeting ")
+				}
+				events = append(events, event{at, name, what})
+			}
+		}
+	}
+	logged, err := l.vms[name].sshClient.run("grep -h 'agent=tnf-etcd' /var/log/pacemaker/pacemaker.log")
+	if err != nil {
+		return events // no agent has run on this node yet
+	}
+	for _, line := range strings.Split(logged, "\n") {
+		ts, msg := field(line, "time="), field(line, "msg=")
+		at, err := time.Parse(time.RFC3339Nano, ts)
+		what, ok := agentMilestones[strings.Trim(msg, `"`)]
+		if err != nil || !ok || at.Add(offset).Before(since) {
+			continue
+		}
+		events = append(events, event{at.Add(offset), name, what + " (" + field(line, "action=") + ")"})
+	}
+	return events
+}
+
+// field is key's value in a slog text line (quoted values keep their quotes).
+func field(line, key string) string {
+	i := strings.Index(line, " "+key)
+	if i < 0 {
+		return ""
+	}
+	v := line[i+1+len(key):]
+	if strings.HasPrefix(v, `"`) {
+		if j := strings.Index(v[1:], `"`); j >= 0 {
+			return v[:j+2]
+		}
+	}
+	v, _, _ = strings.Cut(v, " ")
+	return v
+}
+
+func trimTo(s, from string) string {
+	if i := strings.Index(s, from); i >= 0 {
+		return s[i:]
+	}
+	return s
+}
+
+// logTimeline prints the events in order, in seconds from t0.
+func (l *lab) logTimeline(title string, t0 time.Time, events ...[]event) {
+	var all []event
+	for _, e := range events {
+		all = append(all, e...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].at.Before(all[j].at) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "timeline: %s (seconds from %s)\n", title, t0.Format("15:04:05"))
+	for _, e := range all {
+		fmt.Fprintf(&b, "  %+8.1f  %-6s %s\n", e.at.Sub(t0).Seconds(), e.node, e.what)
+	}
+	l.t.Log(b.String())
+}
