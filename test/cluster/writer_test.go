@@ -51,7 +51,7 @@ func (c *cluster) newEtcdClient(nodes ...string) (*clientv3.Client, error) {
 type writer struct{ *etcdcheck.Writer }
 
 func (c *cluster) startWriter() *writer {
-	return &writer{etcdcheck.Start(c.etcdClient(c.nodes...), 100*time.Millisecond, 2*time.Second)}
+	return &writer{etcdcheck.Start(etcdcheck.PutThrough(c.etcdClient(c.nodes...)), 100*time.Millisecond, 2*time.Second)}
 }
 
 // waitWrites waits until n more writes were acknowledged: etcd is writable.

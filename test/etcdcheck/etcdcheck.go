@@ -16,9 +16,20 @@ import (
 // Prefix is where the writer's keys live.
 const Prefix = "w/"
 
-// Writer puts Prefix+NNNNNN every interval through one client.
+// Put writes one key, within ctx.
+type Put func(ctx context.Context, key string) error
+
+// PutThrough is a Put on one client.
+func PutThrough(cli *clientv3.Client) Put {
+	return func(ctx context.Context, key string) error {
+		_, err := cli.Put(ctx, key, "v")
+		return err
+	}
+}
+
+// Writer puts Prefix+NNNNNN every interval.
 type Writer struct {
-	cli     *clientv3.Client
+	put     Put
 	mu      sync.Mutex
 	acked   []string
 	ackedAt []time.Time
@@ -28,8 +39,8 @@ type Writer struct {
 }
 
 // Start begins writing; each put may take up to timeout.
-func Start(cli *clientv3.Client, interval, timeout time.Duration) *Writer {
-	w := &Writer{cli: cli, done: make(chan struct{})}
+func Start(put Put, interval, timeout time.Duration) *Writer {
+	w := &Writer{put: put, done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	go func() {
@@ -38,7 +49,7 @@ func Start(cli *clientv3.Client, interval, timeout time.Duration) *Writer {
 			key := fmt.Sprintf("%s%06d", Prefix, w.next)
 			w.next++
 			pctx, pcancel := context.WithTimeout(ctx, timeout)
-			_, err := w.cli.Put(pctx, key, "v")
+			err := w.put(pctx, key)
 			pcancel()
 			if err == nil {
 				w.mu.Lock()
