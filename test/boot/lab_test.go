@@ -79,10 +79,7 @@ func newLab(t testing.TB) *lab {
 		if out, err := exec.Command("qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", image.disk, disk).CombinedOutput(); err != nil {
 			t.Fatalf("qemu-img: %v: %s", err, out)
 		}
-		cmd, err := l.qemuCommand(v, i, disk)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cmd := l.qemuCommand(v, i, disk)
 		cfg.Systems = append(cfg.Systems, emulator.System{ID: v.systemID, Name: name, Username: "admin",
 			PasswordFile: filepath.Join(image.cluster, name+".password"),
 			Power: emulator.Power{Backend: "qemu", QEMU: emulator.QEMUPower{Command: cmd,
@@ -127,7 +124,7 @@ func newLab(t testing.TB) *lab {
 // under TCG, the image's kernel and initrd, the overlay disk, a user-mode NIC for the BMCs and
 // the test's SSH, and a NIC on the switch. Network settings come from the kernel command line
 // (systemd-network-generator reads ip=), the host name from systemd.hostname=.
-func (l *lab) qemuCommand(v *vm, i int, disk string) ([]string, error) {
+func (l *lab) qemuCommand(v *vm, i int, disk string) []string {
 	port := l.sw.ports[i]
 	_, sshPort, _ := net.SplitHostPort(v.sshAddr)
 	cmdline := strings.Join([]string{
@@ -146,7 +143,7 @@ func (l *lab) qemuCommand(v *vm, i int, disk string) ([]string, error) {
 		"-device", fmt.Sprintf("virtio-net-pci,netdev=l2,mac=52:54:00:00:02:%02x", i+1),
 		"-device", "virtio-rng-pci",
 		"-chardev", "file,id=console,path=" + v.console + ",append=on", "-serial", "chardev:console",
-	}, nil
+	}
 }
 
 func (l *lab) startEmulator(cfg emulator.Config) {

@@ -20,6 +20,7 @@ type event struct {
 // milestones are the journal lines a timeline is made of: the syslog identifier and a part of
 // the message that marks each.
 var milestones = []struct{ ident, contains, what string }{
+	{"kernel", "Linux version", "boot (kernel)"},
 	{"systemd", "Startup finished", "systemd running"},
 	{"tnfctl", "setup: cluster configuration: applied", "cluster configuration applied"},
 	{"corosync", "This node is within the primary component", "quorum"},
@@ -51,15 +52,13 @@ func (l *lab) journal(name string, since time.Time) []event {
 		l.t.Fatalf("%s: date: %v", name, err)
 	}
 	offset := host.Sub(time.Unix(0, int64(secs*1e9)))
-	out := l.run(name, fmt.Sprintf("journalctl -o json --no-pager --output-fields=MESSAGE,SYSLOG_IDENTIFIER,_BOOT_ID --since=@%d", since.Add(-offset).Unix()))
+	out := l.run(name, fmt.Sprintf("journalctl -o json --no-pager --output-fields=MESSAGE,SYSLOG_IDENTIFIER --since=@%d", since.Add(-offset).Unix()))
 	var events []event
-	boots := map[string]bool{}
 	for _, line := range strings.Split(out, "\n") {
 		var e struct {
 			Realtime string `json:"__REALTIME_TIMESTAMP"`
 			Ident    string `json:"SYSLOG_IDENTIFIER"`
 			Message  any    `json:"MESSAGE"`
-			Boot     string `json:"_BOOT_ID"`
 		}
 		if json.Unmarshal([]byte(line), &e) != nil {
 			continue
@@ -67,10 +66,6 @@ func (l *lab) journal(name string, since time.Time) []event {
 		us, _ := strconv.ParseInt(e.Realtime, 10, 64)
 		at := time.UnixMicro(us).Add(offset)
 		msg, _ := e.Message.(string) // binary messages come as byte arrays; none is a milestone
-		if !boots[e.Boot] {
-			boots[e.Boot] = true
-			events = append(events, event{at, name, "boot (first journal entry)"})
-		}
 		for _, m := range milestones {
 			if e.Ident == m.ident && strings.Contains(msg, m.contains) {
 				what := m.what
