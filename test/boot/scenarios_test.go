@@ -91,7 +91,9 @@ func firstWrite(w *etcdcheck.Writer, t time.Time) []event {
 
 // TestNodeFailures is seed 002's timelines 1, 3 and 4 on one pair of machines, in order: a cold
 // boot with node 1 alone first, node 2's power cut, then both nodes' power cut and node 1
-// brought back alone. make boot-smoke runs the first two.
+// brought back alone (started by confirm-peer-down), node 2's return, and once more with
+// auto-unblock (node 1 starts alone only once node 2's BMC says Off). make boot-smoke runs the
+// first two.
 func TestNodeFailures(t *testing.T) {
 	l := newLab(t)
 	var w *etcdcheck.Writer
@@ -155,8 +157,38 @@ func TestNodeFailures(t *testing.T) {
 		l.powerOn("node2")
 		l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
 		l.voters("node2", 2)
-		l.checkAcked(append(earlier, w.Stop()...), nodeNames...)
+		earlier = append(earlier, w.Stop()...)
+		l.checkAcked(earlier, nodeNames...)
 		l.logTimeline("node2 back", t0, l.journal("node1", t0), l.journal("node2", t0))
+	})
+	ok = ok && t.Run("auto_unblock", func(t *testing.T) {
+		l.t = t
+		// The site turns auto-unblock on (after 1 min alone), as an admin would edit the node
+		// configuration on both nodes.
+		for _, n := range nodeNames {
+			l.run(n, `sed -i 's/^  after: 0s$/  enabled: true\n  after: 1m/' /etc/tnf/cluster.yaml && grep -q 'enabled: true' /etc/tnf/cluster.yaml`)
+		}
+		// Both lose power; both come back without their link: each is alone and its peer's
+		// BMC says On, so neither may start.
+		l.power("node1", redfish.ForceOffResetType)
+		l.power("node2", redfish.ForceOffResetType)
+		l.sw.cut.Store(true)
+		t0 := time.Now()
+		l.powerOn("node1")
+		l.powerOn("node2")
+		l.stayInert("node1", 2*time.Minute)
+		off := time.Now()
+		l.power("node2", redfish.ForceOffResetType)
+		l.waitRoles("node1", map[string]string{"node1": "Promoted"})
+		w = l.startWriter()
+		l.waitWrites(w, "node1 alone after the BMC proved node2 off")
+		l.checkAcked(earlier, "node1")
+		l.sw.cut.Store(false)
+		l.powerOn("node2")
+		l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+		l.checkAcked(append(earlier, w.Stop()...), nodeNames...)
+		l.logTimeline("auto-unblock", t0, []event{{off, "host", "node2 powered off (its BMC says Off)"}},
+			l.journal("node1", t0), firstWrite(w, off))
 	})
 }
 
