@@ -19,10 +19,11 @@ import (
 )
 
 // Limits of the waits under TCG (DESIGN.md §5: systemd running ≈ 42 s, pcs status ≈ 11 s; the
-// cluster configuration's pcs commands take ≈ 3 min).
+// cluster configuration's pcs commands took 4 to 6.5 min, a cold boot to two members up to 9 min
+// after node 2 booted). Bounds, not targets: make boot-bench measures.
 const (
 	bootLimit   = 6 * time.Minute
-	settleLimit = 10 * time.Minute
+	settleLimit = 20 * time.Minute
 	etcdPort    = "2379"
 )
 
