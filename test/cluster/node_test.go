@@ -8,10 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // layout is what the power commands need to find a node; the test writes it as layout.json in
@@ -48,6 +51,13 @@ func powerCommand(args []string) error {
 	n, ok := l.Nodes[args[2]]
 	if !ok {
 		return fmt.Errorf("no node %q", args[2])
+	}
+	if args[0] == "on" || args[0] == "off" {
+		unlock, err := n.lockPower()
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
 	switch args[0] {
 	case "status":
@@ -115,16 +125,41 @@ func (n nodeSetup) processes() []int {
 	return pids
 }
 
-// powerOff is a power cut: every process of the node is killed at once; its /run and
-// /dev/shm go with its mount namespace, the disk (its overlay upper dirs) stays.
+// lockPower makes power actions on the node one at a time: the emulator runs each Redfish
+// request as it comes, so a fence's off could run while an on is still booting the node, and a
+// daemon that on starts after off's sweep would live on in a namespace nobody holds.
+func (n nodeSetup) lockPower() (func(), error) {
+	f, err := os.OpenFile(n.path("power.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for range 1200 {
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
+			return func() { f.Close() }, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	f.Close()
+	return nil, fmt.Errorf("%s: another power action held the lock for a minute", n.Name)
+}
+
+// powerOff is a power cut: every process of the node is killed; its /run and /dev/shm go with
+// its mount namespace, the disk (its overlay upper dirs) stays. The holder goes last: while it
+// lives the namespace is known, so a process forked during a sweep is found by the next one
+// (killing the holder first ended the sweeps early and left such a process running on the
+// node's network namespace, where the node's next boot talked to its stale Pacemaker daemons).
 func (n nodeSetup) powerOff() error {
 	for round := 0; round < 50; round++ {
-		pids := n.processes()
-		if len(pids) == 0 {
+		h := n.holder()
+		if h == 0 {
 			_ = os.Remove(n.path("holder"))
 			return nil
 		}
-		for _, pid := range pids {
+		targets := []int{h}
+		if others := slices.DeleteFunc(n.processes(), func(pid int) bool { return pid == h }); len(others) > 0 {
+			targets = others
+		}
+		for _, pid := range targets {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		time.Sleep(100 * time.Millisecond)
