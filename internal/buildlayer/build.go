@@ -122,6 +122,11 @@ func Build(ctx context.Context, o Options, out Output) (BuildSummary, error) {
 	if err := timed(out.Progress, &s.Steps, "render context", func() error { return renderContext(o, l, o.Base, dir) }); err != nil {
 		return s, err
 	}
+	if len(l.Images) > 0 {
+		if err := timed(out.Progress, &s.Steps, "preload images", func() error { return preloadImages(ctx, store, l, dir) }); err != nil {
+			return s, err
+		}
+	}
 	output := "localhost/tnf-layer/" + l.Name + ":build"
 	if err := timed(out.Progress, &s.Steps, "build", func() error {
 		_, err := imagebuild.Build(ctx, store, dir, imagebuild.BuildOptions{Output: output, Created: created, Sys: o.systemContext(), Log: out.Log})

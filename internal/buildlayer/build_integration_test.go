@@ -19,6 +19,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
 	"github.com/tnf-layer/tnf-layer/internal/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/labbase"
+	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 	"github.com/tnf-layer/tnf-layer/internal/release/releasetest"
 )
 
@@ -65,14 +66,14 @@ func TestLab(t *testing.T) {
 	if !strings.HasPrefix(first.Pushed, "docker://"+registry+"/tnf/layer@sha256:") || first.Digest == "" {
 		t.Fatalf("%+v", first)
 	}
-	for _, step := range []string{"resolve base", "render context", "build", "push", "manifests"} {
+	for _, step := range []string{"resolve base", "render context", "preload images", "build", "push", "manifests"} {
 		if !strings.Contains(progress.String(), "==> "+step+"\n") {
 			t.Errorf("progress lacks step %q:\n%s", step, progress.String())
 		}
 	}
-	// Two layers over the base: the packages, then our files.
-	if len(first.AddedLayers) != 2 || !strings.Contains(first.AddedLayers[1].CreatedBy, "COPY") ||
-		first.AddedBytes != first.AddedLayers[0].Size+first.AddedLayers[1].Size {
+	// Three layers over the base: the packages, the preloaded images' store, then our files.
+	if len(first.AddedLayers) != 3 || !strings.Contains(first.AddedLayers[1].CreatedBy, "COPY") || !strings.Contains(first.AddedLayers[2].CreatedBy, "COPY") ||
+		first.AddedBytes != first.AddedLayers[0].Size+first.AddedLayers[1].Size+first.AddedLayers[2].Size {
 		t.Fatalf("added layers: %+v (%d bytes)", first.AddedLayers, first.AddedBytes)
 	}
 	mc, err := os.ReadFile(filepath.Join(dir, "manifests", "99-master-tnf-os-image.yaml"))
@@ -91,6 +92,44 @@ func TestLab(t *testing.T) {
 		}
 		if _, err := Verify(ctx, Options{OCP: "4.19", SkipTLSVerify: true}, first.Pushed, ""); err == nil {
 			t.Fatal("the lab image passed as the 4.19 layer")
+		}
+	})
+
+	t.Run("the etcd image preloaded in the image store", func(t *testing.T) {
+		ref, err := imageread.ParseReference(first.Pushed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := imageread.Open(ctx, ref, o.systemContext())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer img.Close()
+		store := strings.TrimPrefix(layerdef.ImageStore, "/") + "/"
+		var named, binary bool
+		err = img.Walk(ctx, func(layer int, hdr *tar.Header, r io.Reader) error {
+			name := strings.TrimPrefix(hdr.Name, "./")
+			if !strings.HasPrefix(name, store) {
+				return nil
+			}
+			if layer != len(img.Layers)-2 {
+				t.Errorf("%s in layer %d, not in the image store's own", name, layer)
+			}
+			switch {
+			case name == store+"overlay-images/images.json":
+				data, err := io.ReadAll(r)
+				named = bytes.Contains(data, []byte(`"localhost/tnf/etcd:v3.5.21"`))
+				return err
+			case strings.HasPrefix(name, store+"overlay/") && strings.HasSuffix(name, "/diff/usr/bin/etcd"):
+				binary = hdr.Mode&0o111 != 0 && hdr.Size > 1<<20
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !named || !binary {
+			t.Fatalf("%s: image named %v, etcd binary in a layer %v", layerdef.ImageStore, named, binary)
 		}
 	})
 
@@ -140,8 +179,8 @@ func TestLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if next.Digest == first.Digest || len(next.AddedLayers) != 2 ||
-			next.AddedLayers[0].Digest != first.AddedLayers[0].Digest || next.AddedLayers[1].Digest == first.AddedLayers[1].Digest {
+		if next.Digest == first.Digest || len(next.AddedLayers) != 3 || next.AddedLayers[0].Digest != first.AddedLayers[0].Digest ||
+			next.AddedLayers[1].Digest != first.AddedLayers[1].Digest || next.AddedLayers[2].Digest == first.AddedLayers[2].Digest {
 			t.Fatalf("before %+v\nafter %+v", first.AddedLayers, next.AddedLayers)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
@@ -95,10 +96,10 @@ func DryRun(o Options) (Summary, error) {
 
 // renderContext renders the Containerfile, compiles the layer's binaries for the target
 // (static, -trimpath, stripped) and stages every file of the layer in the context's tree at its
-// destination path with its mode.
+// destination path with its mode, and each preloaded image's binary in that image's root.
 func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 	in := containerfile.Inputs{Base: base, Extensions: o.Extensions, PackageSource: l.Packages.Source,
-		Packages: l.Packages.Names, Finalize: l.Finalize, Labels: l.Labels(o.Version, o.Commit)}
+		Packages: l.Packages.Names, Finalize: l.Finalize, Labels: l.Labels(o.Version, o.Commit), ImageStore: l.ImageStorePath()}
 	cf, err := containerfile.Render(in)
 	if err != nil {
 		return err
@@ -134,23 +135,39 @@ func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 		if name, ok := strings.CutPrefix(f.From, "bin/"); ok {
 			src = filepath.Join(bin, name)
 		}
-		data, err := os.ReadFile(src)
-		if err != nil {
+		if err := stage(src, filepath.Join(dir, containerfile.Tree, filepath.FromSlash(f.To)), f.ModeBits()); err != nil {
 			return fmt.Errorf("layer %s: files: %w", l.Name, err)
 		}
-		dst := filepath.Join(dir, containerfile.Tree, filepath.FromSlash(f.To))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(dst, data, 0o600); err != nil {
-			return err
-		}
-		// Chmod after writing: the mode must not depend on the umask.
-		if err := os.Chmod(dst, os.FileMode(f.ModeBits())); err != nil {
-			return err
+	}
+	for i, img := range l.Images {
+		name := strings.TrimPrefix(img.Binary, "bin/")
+		if err := stage(filepath.Join(bin, name), filepath.Join(imageRoot(dir, i), "usr", "bin", name), 0o755); err != nil {
+			return fmt.Errorf("layer %s: images[%d]: %w", l.Name, i, err)
 		}
 	}
 	return nil
+}
+
+// imageRoot is the folder of the build context holding the root file system of the layer's
+// i-th preloaded image.
+func imageRoot(dir string, i int) string {
+	return filepath.Join(dir, "image-roots", strconv.Itoa(i))
+}
+
+// stage copies src to dst with mode, creating dst's folders.
+func stage(src, dst string, mode uint32) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, data, 0o600); err != nil {
+		return err
+	}
+	// Chmod after writing: the mode must not depend on the umask.
+	return os.Chmod(dst, os.FileMode(mode))
 }
 
 // renderManifests writes what it has the inputs for: the node configuration MachineConfig (from

@@ -15,6 +15,9 @@ import (
 // Tree is the folder of the build context that holds our files at their destination paths.
 const Tree = "tree"
 
+// ImageStore is the folder of the build context that holds the preloaded images' store.
+const ImageStore = "image-store"
+
 // Inputs are everything the Containerfile depends on.
 type Inputs struct {
 	Base          string // digest-pinned
@@ -23,6 +26,9 @@ type Inputs struct {
 	Packages      []string
 	Labels        map[string]string
 	Finalize      string // bootc-lint, ostree-commit or none
+	// ImageStore is where the context's ImageStore folder goes in the image; empty: the layer
+	// preloads no image.
+	ImageStore string
 }
 
 type label struct{ Key, Value string }
@@ -70,9 +76,10 @@ func Render(in Inputs) (string, error) {
 	var b bytes.Buffer
 	err = tmpl.Execute(&b, struct {
 		Inputs
-		Labels []label
-		Tree   string
-	}{in, labels, Tree})
+		Labels         []label
+		Tree           string
+		ImageStoreTree string
+	}{in, labels, Tree, ImageStore})
 	if err != nil {
 		return "", err
 	}

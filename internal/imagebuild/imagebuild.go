@@ -189,18 +189,55 @@ func Push(ctx context.Context, store storage.Store, name, dest string, sys *type
 	if err != nil {
 		return "", fmt.Errorf("--push %q: %w", dest, err)
 	}
-	// Our own image, read from our own store: no signature to check.
-	policy, err := signature.NewPolicyContext(&signature.Policy{Default: signature.PolicyRequirements{signature.NewPRInsecureAcceptAnything()}})
-	if err != nil {
-		return "", err
-	}
-	defer policy.Destroy()
-	raw, err := copy.Image(ctx, policy, dst, src, &copy.Options{DestinationCtx: sys, ReportWriter: log})
+	raw, err := copyOwnImage(ctx, dst, src, sys, log)
 	if err != nil {
 		return "", fmt.Errorf("pushing to %s: %w", dest, err)
 	}
 	d, err := manifest.Digest(raw)
 	return d.String(), err
+}
+
+// copyOwnImage copies one of our own images, read from our own store: no signature to check.
+func copyOwnImage(ctx context.Context, dst, src types.ImageReference, sys *types.SystemContext, log io.Writer) ([]byte, error) {
+	policy, err := signature.NewPolicyContext(&signature.Policy{Default: signature.PolicyRequirements{signature.NewPRInsecureAcceptAnything()}})
+	if err != nil {
+		return nil, err
+	}
+	defer policy.Destroy()
+	return copy.Image(ctx, policy, dst, src, &copy.Options{DestinationCtx: sys, ReportWriter: log})
+}
+
+// CopyToNewStore makes an overlay store at graphRoot (which must not exist) holding images
+// names from store, under the same names: a store a node's podman reads as an additional image
+// store. Overlay because that is the driver podman uses on the nodes; a store's driver is fixed.
+func CopyToNewStore(ctx context.Context, store storage.Store, names []string, graphRoot string) error {
+	if _, err := os.Lstat(graphRoot); err == nil {
+		return fmt.Errorf("%s exists", graphRoot)
+	}
+	runRoot, err := os.MkdirTemp("", "tnf-image-store-run-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(runRoot)
+	dstStore, err := storage.GetStore(storage.StoreOptions{GraphRoot: graphRoot, RunRoot: runRoot, GraphDriverName: "overlay"})
+	if err != nil {
+		return fmt.Errorf("overlay store %s: %w", graphRoot, err)
+	}
+	defer CloseStore(dstStore)
+	for _, name := range names {
+		src, err := is.Transport.ParseStoreReference(store, name)
+		if err != nil {
+			return err
+		}
+		dst, err := is.Transport.ParseStoreReference(dstStore, name)
+		if err != nil {
+			return err
+		}
+		if _, err := copyOwnImage(ctx, dst, src, nil, io.Discard); err != nil {
+			return fmt.Errorf("copying %s into %s: %w", name, graphRoot, err)
+		}
+	}
+	return nil
 }
 
 // currentLimits are this process's own limits for RUN steps: buildah would otherwise raise the

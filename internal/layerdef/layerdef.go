@@ -22,7 +22,27 @@ type Layer struct {
 	OS       OS       `json:"os"`
 	Packages Packages `json:"packages"`
 	Files    []File   `json:"files"`
+	Images   []Image  `json:"images,omitempty"`
 	Finalize string   `json:"finalize"` // bootc-lint, ostree-commit or none
+}
+
+// ImageStore is where a layer's preloaded images live in it: a read-only container store that
+// podman reads as an additional image store (storage.conf's additionalimagestores).
+const ImageStore = "/usr/lib/containers/storage"
+
+// ImageStorePath is where the layer's preloaded images go: ImageStore, or "" for none.
+func (l Layer) ImageStorePath() string {
+	if len(l.Images) == 0 {
+		return ""
+	}
+	return ImageStore
+}
+
+// Image is a container image holding one of our binaries (at /usr/bin/NAME), preloaded into
+// the layer's ImageStore, so that podman runs it on a node that reaches no registry.
+type Image struct {
+	Name   string `json:"name"`   // the name pod manifests use, with a tag
+	Binary string `json:"binary"` // bin/NAME
 }
 
 // Release is the OpenShift release the base comes from.
@@ -61,6 +81,7 @@ var (
 	packageName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9.+_-]*$`)
 	imageRef    = regexp.MustCompile(`^[a-z0-9][a-z0-9.:/_-]*(:[a-zA-Z0-9_][a-zA-Z0-9._-]*)?(@sha256:[0-9a-f]{64})?$`)
 	version     = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
+	taggedName  = regexp.MustCompile(`^[^@]*/[^/@]*:[a-zA-Z0-9_][a-zA-Z0-9._-]*$`)
 )
 
 // Parse reads one definition; file names it in errors.
@@ -138,6 +159,20 @@ func (l Layer) validate() error {
 			return fmt.Errorf("%s.mode: %q is not a four-digit octal mode", field, f.Mode)
 		}
 	}
+	names := map[string]bool{}
+	for i, img := range l.Images {
+		field := fmt.Sprintf("images[%d]", i)
+		if !imageRef.MatchString(img.Name) || !taggedName.MatchString(img.Name) {
+			return fmt.Errorf("%s.name: %q is not an image name with a tag", field, img.Name)
+		}
+		if names[img.Name] {
+			return fmt.Errorf("%s.name: %q is listed twice", field, img.Name)
+		}
+		names[img.Name] = true
+		if name, ok := strings.CutPrefix(img.Binary, "bin/"); !ok || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("%s.binary: %q is not bin/NAME", field, img.Binary)
+		}
+	}
 	switch l.Finalize {
 	case "bootc-lint", "ostree-commit", "none":
 	default:
@@ -146,11 +181,20 @@ func (l Layer) validate() error {
 	return nil
 }
 
-// Binaries are the bin/NAME outputs the layer needs, sorted.
+// Binaries are the bin/NAME outputs the layer needs (its files' and its images'), sorted.
 func (l Layer) Binaries() []string {
-	var out []string
+	seen := map[string]bool{}
+	from := make([]string, 0, len(l.Files)+len(l.Images))
 	for _, f := range l.Files {
-		if name, ok := strings.CutPrefix(f.From, "bin/"); ok {
+		from = append(from, f.From)
+	}
+	for _, img := range l.Images {
+		from = append(from, img.Binary)
+	}
+	var out []string
+	for _, f := range from {
+		if name, ok := strings.CutPrefix(f, "bin/"); ok && !seen[name] {
+			seen[name] = true
 			out = append(out, name)
 		}
 	}

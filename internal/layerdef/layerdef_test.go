@@ -2,6 +2,7 @@ package layerdef
 
 import (
 	"io/fs"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -35,10 +36,15 @@ release: {version: "4.19", image: quay.io/openshift-release-dev/ocp-release:4.19
 os: {id: rhel, version: "9.6"}
 packages: {source: rhcos-extensions, names: [pacemaker]}
 files: [{from: bin/tnfctl, to: /usr/bin/tnfctl, mode: "0755"}]
+images: [{name: localhost/tnf/etcd:v1, binary: bin/etcd}]
 finalize: bootc-lint
 `
-	if _, err := Parse("good.yaml", []byte(good)); err != nil {
+	l, err := Parse("good.yaml", []byte(good))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if got := l.Binaries(); !reflect.DeepEqual(got, []string{"etcd", "tnfctl"}) {
+		t.Errorf("binaries %v: an image's binary is one", got)
 	}
 	rows := []struct{ old, new, want string }{
 		{"name: x", "name: x\nflavour: spicy", `unknown field "flavour"`},
@@ -53,6 +59,10 @@ finalize: bootc-lint
 		{"from: bin/tnfctl", "from: ../secrets", "files[0].from"},
 		{`mode: "0755"`, `mode: "rwx"`, "files[0].mode"},
 		{"finalize: bootc-lint", "finalize: maybe", "finalize"},
+		{"name: localhost/tnf/etcd:v1", "name: localhost/tnf/etcd", "images[0].name"},
+		{"name: localhost/tnf/etcd:v1", "name: 'etcd:v1'", "images[0].name"},
+		{"binary: bin/etcd", "binary: cmd/etcd", "images[0].binary"},
+		{"{name: localhost/tnf/etcd:v1, binary: bin/etcd}", "{name: localhost/tnf/etcd:v1, binary: bin/etcd}, {name: localhost/tnf/etcd:v1, binary: bin/etcdctl}", "images[1].name"},
 		{"os: {id: rhel, version: \"9.6\"}", "os: {id: rhel}", "os"},
 	}
 	for _, r := range rows {

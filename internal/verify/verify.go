@@ -1,6 +1,7 @@
 // Package verify checks a built layer image against its definition: every file the layer
 // promises is there with its mode, the HA stack's commands are installed, no layer carries
-// secret material, and the labels say which layer, version, source and release it is.
+// secret material, every preloaded image is in the image store, and the labels say which layer,
+// version, source and release it is.
 //
 // A Checker sees the image's tar entries one by one (what imageread.Reader.Walk yields) and its
 // metadata; it does no I/O of its own, so its rules are tested on hand-made layers.
@@ -9,6 +10,7 @@ package verify
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -38,8 +40,12 @@ type entry struct {
 type Checker struct {
 	layer    layerdef.Layer
 	tree     map[string]entry // the merged filesystem so far
+	images   map[string]bool  // the names in the image store's newest images.json
 	findings []string
 }
+
+// storeImages is the image store's list of images (containers/storage's own record).
+var storeImages = clean(layerdef.ImageStore + "/overlay-images/images.json")
 
 // New checks an image against layer definition l.
 func New(l layerdef.Layer) *Checker {
@@ -74,6 +80,22 @@ func (c *Checker) Entry(layer int, hdr *tar.Header, r io.Reader) error {
 		return nil
 	}
 	c.tree[name] = entry{layer: layer, typeflag: hdr.Typeflag, mode: hdr.Mode & 0o7777, uid: hdr.Uid, gid: hdr.Gid, link: hdr.Linkname}
+	if name == storeImages && hdr.Typeflag == tar.TypeReg {
+		var records []struct {
+			Names []string `json:"names"`
+		}
+		if err := json.NewDecoder(r).Decode(&records); err != nil {
+			c.findf("layer %d: /%s: %v", layer, name, err)
+			return nil
+		}
+		c.images = map[string]bool{}
+		for _, rec := range records {
+			for _, n := range rec.Names {
+				c.images[n] = true
+			}
+		}
+		return nil
+	}
 	// A secret in any layer is in the image, whatever a later layer does with it.
 	if why := secretPath(name); why != "" && hdr.Typeflag != tar.TypeDir {
 		c.findf("layer %d: /%s: %s", layer, name, why)
@@ -155,6 +177,11 @@ func (c *Checker) Finish(img imageread.Image, version string) []string {
 			c.findf("%s: mode %04o, want %s", f.To, e.mode, f.Mode)
 		case e.uid != 0 || e.gid != 0:
 			c.findf("%s: owner %d:%d, want 0:0", f.To, e.uid, e.gid)
+		}
+	}
+	for _, img := range l.Images {
+		if _, ok := c.tree[storeImages]; !ok || !c.images[img.Name] {
+			c.findf("image %s: not in %s", img.Name, layerdef.ImageStore)
 		}
 	}
 	for _, cmd := range haCommands {

@@ -36,9 +36,9 @@ func good() []file {
 
 var labels = map[string]string{layerdef.LabelLayer: "ocp-4.19", layerdef.LabelVersion: "1.0", layerdef.LabelCommit: "abc", layerdef.LabelRelease: "4.19"}
 
-func check(t *testing.T, files []file, img imageread.Image, version string) []string {
+func check(t *testing.T, l layerdef.Layer, files []file, img imageread.Image, version string) []string {
 	t.Helper()
-	c := New(layer)
+	c := New(l)
 	for _, f := range files {
 		hdr := &tar.Header{Name: f.name, Typeflag: f.flag, Mode: f.mode, Linkname: f.link, Size: int64(len(f.content))}
 		if err := c.Entry(f.layer, hdr, strings.NewReader(f.content)); err != nil {
@@ -118,7 +118,7 @@ func TestChecker(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := check(t, tt.files, tt.img, tt.version)
+			got := check(t, layer, tt.files, tt.img, tt.version)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("findings:\n%q\nwant:\n%q", got, tt.want)
 			}
@@ -130,8 +130,38 @@ func TestChecker(t *testing.T) {
 func TestFindingsHoldNoSecret(t *testing.T) {
 	files := append(good(), file{1, "etc/tnf/secrets/n.password", tar.TypeReg, 0o600, "hunter2", ""},
 		file{1, "k.pem", tar.TypeReg, 0o600, "-----BEGIN PRIVATE KEY-----\nhunter2", ""})
-	got := check(t, files, imageread.Image{Labels: labels, Env: []string{"PASSWORD=hunter2"}}, "")
+	got := check(t, layer, files, imageread.Image{Labels: labels, Env: []string{"PASSWORD=hunter2"}}, "")
 	if len(got) != 3 || strings.Contains(strings.Join(got, "\n"), "hunter2") {
 		t.Fatalf("%q", got)
+	}
+}
+
+// TestPreloadedImages: each image of the definition must be named in the image store's own
+// record, as the newest layer left it.
+func TestPreloadedImages(t *testing.T) {
+	l := layer
+	l.Images = []layerdef.Image{{Name: "localhost/tnf/etcd:v1", Binary: "bin/etcd"}}
+	store := strings.TrimPrefix(layerdef.ImageStore, "/") + "/overlay-images/images.json"
+	record := func(layer int, content string) file { return file{layer, store, tar.TypeReg, 0o644, content, ""} }
+	missing := []string{"image localhost/tnf/etcd:v1: not in /usr/lib/containers/storage"}
+	tests := []struct {
+		name  string
+		files []file
+		want  []string
+	}{
+		{"in the store", append(good(), record(2, `[{"id":"f7","names":["localhost/tnf/etcd:v1"]}]`)), nil},
+		{"no store", good(), missing},
+		{"another image", append(good(), record(2, `[{"id":"f7","names":["localhost/tnf/etcd:v0"]}]`)), missing},
+		{"replaced by a later layer", append(good(), record(2, `[{"names":["localhost/tnf/etcd:v1"]}]`), record(3, `[]`)), missing},
+		{"whited out", append(good(), record(2, `[{"names":["localhost/tnf/etcd:v1"]}]`),
+			file{3, strings.TrimSuffix(store, "images.json") + ".wh.images.json", tar.TypeReg, 0, "", ""}), missing},
+		{"not a record", append(good(), record(2, `{`)), append(missing, "layer 2: /"+store+": unexpected EOF")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := check(t, l, tt.files, imageread.Image{Labels: labels}, ""); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("findings:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
 	}
 }
