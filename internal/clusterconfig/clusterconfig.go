@@ -15,6 +15,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/duration"
+	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 )
 
 // Paths on the nodes.
@@ -39,7 +40,14 @@ type Config struct {
 	Resources Resources         `json:"resources,omitempty"`
 	// CorosyncAuthkeyFile is the cluster's shared Corosync key (on the nodes: AuthkeyFile).
 	CorosyncAuthkeyFile string `json:"corosyncAuthkeyFile,omitempty"`
+	// EtcdPodManifestFile is an external-etcd static pod manifest the node configuration ships
+	// for the etcd agent's podman runtime (on the nodes: EtcdPodManifest, where the agent reads
+	// it by default). On an OpenShift cluster the cluster-etcd-operator writes that file itself.
+	EtcdPodManifestFile string `json:"etcdPodManifestFile,omitempty"`
 }
+
+// EtcdPodManifest is where the node configuration puts a shipped external-etcd pod manifest.
+const EtcdPodManifest = etcdnode.DefaultPodManifest
 
 // Resources say how Pacemaker runs cri-o and kubelet (default: their systemd units; a test
 // cluster without systemd names stand-ins) and add parameters to the etcd agent.
@@ -153,6 +161,9 @@ func (c Config) Validate() error {
 	}
 	if c.CorosyncAuthkeyFile != AuthkeyFile {
 		return fmt.Errorf("corosyncAuthkeyFile: %q, want %s", c.CorosyncAuthkeyFile, AuthkeyFile)
+	}
+	if f := c.EtcdPodManifestFile; f != "" && f != EtcdPodManifest {
+		return fmt.Errorf("etcdPodManifestFile: %q, want %s", f, EtcdPodManifest)
 	}
 	if !names[c.FenceRaceWinner] {
 		return fmt.Errorf("fenceRaceWinner: %q is not one of the nodes", c.FenceRaceWinner)

@@ -47,9 +47,42 @@ func TestLoadTNF(t *testing.T) {
 	if secrets["/etc/tnf/secrets/node1.password"] != "one" || secrets["/etc/tnf/secrets/node2.password"] != "two" {
 		t.Fatalf("secrets: %v", secrets)
 	}
+	if len(in.Files) != 0 || c.EtcdPodManifestFile != "" {
+		t.Fatalf("a pod manifest without etcdPodManifestFile: %v", in.Files)
+	}
 	out, _ := c.Marshal()
 	if strings.Index(string(out), "name: node1") > strings.Index(string(out), "name: node2") {
 		t.Fatalf("cluster.yaml nodes not sorted:\n%s", out)
+	}
+}
+
+const etcdPod = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: etcdctl\n    image: a\n  - name: etcd\n    image: localhost/tnf/etcd:v1\n"
+
+// TestEtcdPodManifest: a shipped manifest goes where the agent reads it, and cluster.yaml names
+// that path.
+func TestEtcdPodManifest(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "pw1", "one")
+	write(t, dir, "pw2", "two")
+	write(t, dir, "etcd-pod.yaml", etcdPod)
+	in, err := LoadTNF(write(t, dir, "tnf.yaml", goodTNF+"etcdPodManifestFile: etcd-pod.yaml\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Files) != 1 || in.Files[0].Path != EtcdPodManifest || string(in.Files[0].Data) != etcdPod {
+		t.Fatalf("files: %+v", in.Files)
+	}
+	if in.Config.EtcdPodManifestFile != EtcdPodManifest {
+		t.Fatalf("cluster.yaml: etcdPodManifestFile %q", in.Config.EtcdPodManifestFile)
+	}
+	out, _ := in.Config.Marshal()
+	p := write(t, dir, "cluster.yaml", string(out))
+	if _, err := Load(p); err != nil {
+		t.Fatal(err)
+	}
+	p = write(t, dir, "cluster.yaml", strings.Replace(string(out), EtcdPodManifest, "/etc/etcd.yaml", 1))
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "etcdPodManifestFile") {
+		t.Errorf("cluster.yaml naming another manifest path: %v", err)
 	}
 }
 
@@ -57,6 +90,9 @@ func TestBadInputs(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "pw1", "one")
 	write(t, dir, "pw2", "two")
+	write(t, dir, "no-etcd.yaml", strings.Replace(etcdPod, "name: etcd\n", "name: etcd-2\n", 1))
+	write(t, dir, "no-image.yaml", strings.Replace(etcdPod, "image: localhost/tnf/etcd:v1", "image: ''", 1))
+	write(t, dir, "deployment.yaml", strings.Replace(etcdPod, "kind: Pod", "kind: Deployment", 1))
 	tnfRows := []struct{ old, new, want string }{
 		{"clusterName: lab", "clusterName: lab\ncolour: red", `unknown field "colour"`},
 		{"clusterName: lab", "clusterName: ''", "clusterName"},
@@ -68,6 +104,10 @@ func TestBadInputs(t *testing.T) {
 		{"username: admin, passwordFile: pw1", "passwordFile: pw1", "nodes[1].bmc.username"},
 		{"clusterName: lab", "clusterName: lab\nfenceRaceWinner: node3", "fenceRaceWinner"},
 		{"clusterName: lab", "clusterName: lab\nfenceDelay: {winner: 1s, other: 5s}", "fenceDelay.winner"},
+		{"clusterName: lab", "clusterName: lab\netcdPodManifestFile: missing.yaml", "etcdPodManifestFile"},
+		{"clusterName: lab", "clusterName: lab\netcdPodManifestFile: no-etcd.yaml", "no container named etcd"},
+		{"clusterName: lab", "clusterName: lab\netcdPodManifestFile: no-image.yaml", "spec.containers[1].image"},
+		{"clusterName: lab", "clusterName: lab\netcdPodManifestFile: deployment.yaml", "kind"},
 	}
 	for _, r := range tnfRows {
 		p := write(t, dir, "tnf.yaml", strings.Replace(goodTNF, r.old, r.new, 1))

@@ -17,11 +17,15 @@ type Secret struct {
 	Data []byte
 }
 
+// File is a file the MachineConfig writes with mode 0644.
+type File = Secret
+
 // Input is what build-layer reads: the project's tnf.yaml (cluster.yaml plus, per node, where to
 // read the BMC password on the build machine) or an install-config.
 type Input struct {
 	Config  Config
 	Secrets []Secret
+	Files   []File
 }
 
 // tnfFile is tnf.yaml: cluster.yaml's fields, with passwordFile naming a file on the build
@@ -47,6 +51,17 @@ func LoadTNF(path string) (Input, error) {
 		}
 		in.Secrets = append(in.Secrets, authkeySecret(key))
 	}
+	if src := in.Config.EtcdPodManifestFile; src != "" {
+		pod, err := readBeside(path, src)
+		if err != nil {
+			return Input{}, fmt.Errorf("%s: etcdPodManifestFile: %w", path, err)
+		}
+		if err := checkEtcdPod(pod); err != nil {
+			return Input{}, fmt.Errorf("%s: etcdPodManifestFile %s: %w", path, src, err)
+		}
+		in.Files = append(in.Files, File{Path: EtcdPodManifest, Data: pod})
+		in.Config.EtcdPodManifestFile = EtcdPodManifest
+	}
 	for i := range in.Config.Nodes {
 		n := &in.Config.Nodes[i]
 		src := n.BMC.PasswordFile
@@ -61,6 +76,36 @@ func LoadTNF(path string) (Input, error) {
 		in.Secrets = append(in.Secrets, Secret{Path: n.BMC.PasswordFile, Data: []byte(strings.TrimRight(string(pw), "\r\n"))})
 	}
 	return in, in.finish(path)
+}
+
+// checkEtcdPod checks that a manifest is a pod with an etcd container naming its image, which is
+// what the agent's podman runtime reads. Only those fields: decoding the whole Pod type here
+// would put the Kubernetes API types into tnfctl, which reads cluster.yaml with this package.
+func checkEtcdPod(data []byte) error {
+	var pod struct {
+		Kind string `json:"kind"`
+		Spec struct {
+			Containers []struct {
+				Name  string `json:"name"`
+				Image string `json:"image"`
+			} `json:"containers"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &pod); err != nil {
+		return err
+	}
+	if pod.Kind != "Pod" {
+		return fmt.Errorf("kind: %q, want Pod", pod.Kind)
+	}
+	for i, c := range pod.Spec.Containers {
+		if c.Name == "etcd" {
+			if c.Image == "" {
+				return fmt.Errorf("spec.containers[%d].image: missing", i)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("spec.containers: no container named etcd")
 }
 
 // readStrict reads a YAML file into v; unknown fields are errors, which name the file.

@@ -134,6 +134,7 @@ controlPlane:
 	if err != nil {
 		t.Fatal(err)
 	}
+	in.Files = append(in.Files, clusterconfig.File{Path: clusterconfig.EtcdPodManifest, Data: []byte("kind: Pod\n")})
 	mc, err := NodeConfig("master", in)
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +164,9 @@ controlPlane:
 			data = string(b)
 		}
 		files[f.Path], modes[f.Path] = data, *f.Mode
+	}
+	if modes[clusterconfig.EtcdPodManifest] != 0o644 || files[clusterconfig.EtcdPodManifest] != "kind: Pod\n" {
+		t.Fatalf("pod manifest: %o %q", modes[clusterconfig.EtcdPodManifest], files[clusterconfig.EtcdPodManifest])
 	}
 	if modes["/etc/tnf/cluster.yaml"] != 0o644 || modes["/etc/tnf/secrets/master-0.password"] != 0o600 || modes["/etc/tnf/secrets/master-1.password"] != 0o600 {
 		t.Fatalf("modes: %v", modes)

@@ -40,7 +40,7 @@ type butaneContents struct {
 }
 
 // NodeConfig renders the node configuration MachineConfig for the pool: /etc/tnf/cluster.yaml
-// (0644) and one 0600 file per BMC password. It goes through butane's openshift 4.19.0 variant
+// (0644), the input's other files (0644) and one 0600 file per secret. It goes through butane's openshift 4.19.0 variant
 // in-process and the Ignition it carries is validated as spec 3.5.
 func NodeConfig(pool string, in clusterconfig.Input) (*mcfgv1.MachineConfig, error) {
 	clusterYAML, err := in.Config.Marshal()
@@ -48,6 +48,9 @@ func NodeConfig(pool string, in clusterconfig.Input) (*mcfgv1.MachineConfig, err
 		return nil, err
 	}
 	files := []butaneFile{{Path: clusterconfig.Path, Mode: 0o644, Contents: butaneContents{Inline: string(clusterYAML)}}}
+	for _, f := range in.Files {
+		files = append(files, butaneFile{Path: f.Path, Mode: 0o644, Contents: butaneContents{Inline: string(f.Data)}})
+	}
 	for _, s := range in.Secrets {
 		files = append(files, butaneFile{Path: s.Path, Mode: 0o600, Contents: butaneContents{Inline: string(s.Data)}})
 	}

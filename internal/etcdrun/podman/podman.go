@@ -107,6 +107,10 @@ func (p Runtime) Start(ctx context.Context, s etcdrun.Spec) error {
 	if err != nil {
 		return err
 	}
+	// podman refuses to mount a missing folder; etcd run directly makes its data dir itself.
+	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
+		return err
+	}
 	_, err = p.podman(ctx, args...)
 	return err
 }
