@@ -15,7 +15,7 @@ import (
 // acknowledges alone. One run: each takes minutes. The writer tries every 500 ms, so the
 // failover is known to about 0.5 s; the cold boot is polled every 3 s.
 func BenchmarkBoot(b *testing.B) {
-	l := newLab(b)
+	l := newLab(b, image.disk)
 	began := time.Now()
 	for _, n := range nodeNames {
 		l.power(n, redfish.OnResetType)

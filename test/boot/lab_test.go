@@ -53,9 +53,9 @@ type vm struct {
 	sshClient *sshConn
 }
 
-// newLab makes a fresh overlay disk per machine and starts the emulator (machines off) and the
-// switch. Everything is stopped by PID when the test ends, also when it fails.
-func newLab(t testing.TB) *lab {
+// newLab makes a fresh overlay disk over base per machine and starts the emulator (machines off)
+// and the switch. Everything is stopped by PID when the test ends, also when it fails.
+func newLab(t testing.TB, base string) *lab {
 	t.Helper()
 	l := &lab{t: t, dir: t.TempDir(), vms: map[string]*vm{}}
 	var err error
@@ -76,7 +76,7 @@ func newLab(t testing.TB) *lab {
 			t.Fatal(err)
 		}
 		disk := filepath.Join(l.dir, name+".qcow2")
-		if out, err := exec.Command("qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", image.disk, disk).CombinedOutput(); err != nil {
+		if out, err := exec.Command("qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", base, disk).CombinedOutput(); err != nil {
 			t.Fatalf("qemu-img: %v: %s", err, out)
 		}
 		cmd := l.qemuCommand(v, i, disk)

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +32,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/bootdisk"
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/imageread"
+	"github.com/tnf-layer/tnf-layer/internal/manifests"
 )
 
 // labImage is the disk every test's machines start from, made once.
@@ -44,6 +47,72 @@ type labImage struct {
 	signer    ssh.Signer
 	key       []byte // the signer's private key in OpenSSH form, for a person to log in
 	cluster   string // out/lab-cluster: tnf.yaml and the BMC passwords
+	rootfs    string // the disk's root file system
+
+	podmanOnce sync.Once
+	podman     string // the podman variant's disk, made by podmanDisk
+	podmanErr  error
+}
+
+// podmanDisk is the lab disk with the node configuration of a site whose etcd runs in podman:
+// out/lab-cluster/tnf.yaml plus the etcd agent's podman runtime and the lab's external-etcd pod
+// manifest (testdata/external-etcd-pod.yaml, naming the etcd image the lab layer preloads),
+// rendered into a MachineConfig by build-layer's own code and applied like the first one.
+func (img *labImage) podmanDisk(t testing.TB) string {
+	img.podmanOnce.Do(func() { img.podman, img.podmanErr = img.makePodmanDisk() })
+	if img.podmanErr != nil {
+		t.Fatal(img.podmanErr)
+	}
+	return img.podman
+}
+
+func (img *labImage) makePodmanDisk() (string, error) {
+	began := time.Now()
+	data, err := os.ReadFile(filepath.Join(img.cluster, "tnf.yaml"))
+	if err != nil {
+		return "", err
+	}
+	var tnf map[string]any
+	if err := yaml.Unmarshal(data, &tnf); err != nil {
+		return "", err
+	}
+	manifest, err := filepath.Abs("testdata/external-etcd-pod.yaml")
+	if err != nil {
+		return "", err
+	}
+	tnf["resources"] = map[string]any{"etcd": map[string]string{"runtime": "podman"}}
+	tnf["etcdPodManifestFile"] = manifest
+	if data, err = yaml.Marshal(tnf); err != nil {
+		return "", err
+	}
+	// Beside the original: its BMC password files are named relative to it.
+	path := filepath.Join(img.cluster, ".tnf-podman.yaml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "", err
+	}
+	defer os.Remove(path)
+	in, err := clusterconfig.LoadTNF(path)
+	if err != nil {
+		return "", err
+	}
+	mc, err := manifests.NodeConfig("master", in)
+	if err != nil {
+		return "", err
+	}
+	// The first node configuration's files all live in /etc/tnf: without it, the root file
+	// system is the image's again, onto which Ignition writes (it overwrites nothing).
+	if err := os.RemoveAll(filepath.Join(img.rootfs, "etc/tnf")); err != nil {
+		return "", err
+	}
+	if err := bootdisk.ApplyIgnition(mc.Spec.Config.Raw, img.rootfs, "podman node configuration"); err != nil {
+		return "", err
+	}
+	disk := filepath.Join(img.dir, "lab-podman.raw")
+	if err := bootdisk.MakeExt4(context.Background(), img.rootfs, disk, 4<<30, "root"); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(os.Stderr, "boot tests: podman variant's disk made in %v\n", time.Since(began).Round(time.Second))
+	return disk, nil
 }
 
 var image labImage
@@ -135,9 +204,8 @@ func prepare(img *labImage) error {
 	if err := bootdisk.MakeExt4(context.Background(), rootfs, img.disk, 4<<30, "root"); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(rootfs); err != nil {
-		return err
-	}
+	// The root file system stays (removed with img.dir) for the podman variant's disk.
+	img.rootfs = rootfs
 	fmt.Fprintf(os.Stderr, "boot tests: lab layer %s unpacked, configured and made into a disk in %v\n",
 		img.digest, time.Since(began).Round(time.Second))
 	return nil

@@ -89,42 +89,56 @@ func firstWrite(w *etcdcheck.Writer, t time.Time) []event {
 	return nil
 }
 
+// coldBoot is seed 002's cold boot: node 1 alone stays inert, node 2 boots, the cluster forms
+// through tnf-setup.service to two voting members; it returns a writer started on them.
+func (l *lab) coldBoot() *etcdcheck.Writer {
+	t0 := time.Now()
+	l.powerOn("node1")
+	l.stayInert("node1", inertFor)
+	l.powerOn("node2")
+	l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	l.voters("node1", 2)
+	for _, n := range nodeNames {
+		l.run(n, "systemctl is-active tnf-setup.service && test -f /var/lib/tnf/setup.done")
+	}
+	w := l.startWriter()
+	l.waitWrites(w, "both up")
+	l.logTimeline("cold boot", t0, l.journal("node1", t0), l.journal("node2", t0), firstWrite(w, t0))
+	return w
+}
+
+// nodeFailure cuts node 2's power from outside (a crash, not a fence): node 1 fences it and
+// serves alone; node 2 boots again (the fence's reboot), rejoins and is promoted, with every
+// write w saw acknowledged on both.
+func (l *lab) nodeFailure(w *etcdcheck.Writer) {
+	fault := time.Now()
+	l.power("node2", redfish.ForceOffResetType)
+	l.waitFenced("node1", "node2", 1)
+	l.waitWrites(w, "node1 alone")
+	l.waitBooted("node2")
+	l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	l.voters("node1", 2)
+	l.checkAcked(w.Acked(), nodeNames...)
+	l.logTimeline("node 2's power cut", fault, []event{{fault, "host", "node2 power cut (Redfish ForceOff)"}},
+		l.journal("node1", fault), l.journal("node2", fault), firstWrite(w, fault))
+}
+
 // TestNodeFailures is seed 002's timelines 1, 3 and 4 on one pair of machines, in order: a cold
 // boot with node 1 alone first, node 2's power cut, then both nodes' power cut and node 1
 // brought back alone (started by confirm-peer-down), node 2's return, and once more with
 // auto-unblock (node 1 starts alone only once node 2's BMC says Off). make boot-smoke runs the
 // first two.
 func TestNodeFailures(t *testing.T) {
-	l := newLab(t)
+	l := newLab(t, image.disk)
 	var w *etcdcheck.Writer
 	var earlier []string // acknowledged by an earlier writer
 	ok := t.Run("cold_boot", func(t *testing.T) {
 		l.t = t
-		t0 := time.Now()
-		l.powerOn("node1")
-		l.stayInert("node1", inertFor)
-		l.powerOn("node2")
-		l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
-		l.voters("node1", 2)
-		for _, n := range nodeNames {
-			l.run(n, "systemctl is-active tnf-setup.service && test -f /var/lib/tnf/setup.done")
-		}
-		w = l.startWriter()
-		l.waitWrites(w, "both up")
-		l.logTimeline("cold boot", t0, l.journal("node1", t0), l.journal("node2", t0), firstWrite(w, t0))
+		w = l.coldBoot()
 	})
 	ok = ok && t.Run("node_failure", func(t *testing.T) {
 		l.t = t
-		fault := time.Now()
-		l.power("node2", redfish.ForceOffResetType)
-		l.waitFenced("node1", "node2", 1)
-		l.waitWrites(w, "node1 alone")
-		l.waitBooted("node2")
-		l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
-		l.voters("node1", 2)
-		l.checkAcked(w.Acked(), nodeNames...)
-		l.logTimeline("node 2's power cut", fault, []event{{fault, "host", "node2 power cut (Redfish ForceOff)"}},
-			l.journal("node1", fault), l.journal("node2", fault), firstWrite(w, fault))
+		l.nodeFailure(w)
 	})
 	ok = ok && t.Run("two_failures", func(t *testing.T) {
 		l.t = t
@@ -196,7 +210,7 @@ func TestNodeFailures(t *testing.T) {
 // nodes race to fence; node 1, the designated survivor, wins and serves alone; node 2 boots
 // again and stays inert while the link is down, then rejoins when it heals.
 func TestNetworkFailure(t *testing.T) {
-	l := newLab(t)
+	l := newLab(t, image.disk)
 	for _, n := range nodeNames {
 		l.power(n, redfish.OnResetType)
 	}
@@ -225,4 +239,37 @@ func TestNetworkFailure(t *testing.T) {
 	l.checkAcked(w.Stop(), nodeNames...)
 	l.logTimeline("cluster link cut", fault, []event{{fault, "host", "cluster link cut"}, {healed, "host", "cluster link healed"}},
 		l.journal("node1", fault), l.journal("node2", fault), firstWrite(w, fault))
+}
+
+// TestPodmanRuntime is the cold boot and node 2's power cut once more with the etcd agent's
+// podman runtime: etcd runs from the image the lab layer preloads into its image store, with
+// the environment of the external-etcd pod manifest the node configuration ships.
+func TestPodmanRuntime(t *testing.T) {
+	l := newLab(t, image.podmanDisk(t))
+	var w *etcdcheck.Writer
+	ok := t.Run("cold_boot", func(t *testing.T) {
+		l.t = t
+		w = l.coldBoot()
+		l.etcdInPodman(nodeNames...)
+	})
+	_ = ok && t.Run("node_failure", func(t *testing.T) {
+		l.t = t
+		l.nodeFailure(w)
+		l.etcdInPodman(nodeNames...)
+	})
+}
+
+// etcdInPodman checks that etcd runs in the agent's container on each node: the preloaded image
+// (read-only: from the layer's image store, not pulled), with a value only the pod manifest has.
+func (l *lab) etcdInPodman(nodes ...string) {
+	l.t.Helper()
+	for _, n := range nodes {
+		out := l.run(n, `podman container inspect --format '{{.State.Running}} {{.ImageName}}' etcd && `+
+			`podman container inspect --format '{{range .Config.Env}}{{println .}}{{end}}' etcd | grep -x ETCD_QUOTA_BACKEND_BYTES=8589934592 && `+
+			`podman images --format '{{.Repository}}:{{.Tag}} read-only={{.ReadOnly}}'`)
+		if !strings.HasPrefix(out, "true localhost/tnf/etcd:v3.5.21") || !strings.Contains(out, "localhost/tnf/etcd:v3.5.21 read-only=true") {
+			l.t.Fatalf("%s: etcd is not the agent's container of the preloaded image:\n%s", n, out)
+		}
+		l.t.Logf("%s: etcd in podman:\n%s", n, out)
+	}
 }
