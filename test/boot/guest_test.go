@@ -5,6 +5,7 @@ package boot_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"golang.org/x/crypto/ssh"
 	"google.golang.org/grpc"
 
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
@@ -118,10 +120,15 @@ func (l *lab) waitFenced(by, target string, n int) {
 }
 
 // inertState is what a guest runs of what only Pacemaker may start: the cri-o and kubelet
-// stand-in units and anything listening on etcd's client port. Empty when inert.
-func (l *lab) inertState(name string) string {
+// stand-in units and anything listening on etcd's client port. Empty when inert; an error when
+// the guest could not be asked (that proves nothing either way).
+func (l *lab) inertState(name string) (string, error) {
 	l.t.Helper()
-	out, _ := l.vms[name].sshClient.run("systemctl is-active crio.service kubelet.service; ss -Hltn 'sport = :" + etcdPort + "'")
+	out, err := l.vms[name].sshClient.run("systemctl is-active crio.service kubelet.service; ss -Hltn 'sport = :" + etcdPort + "'")
+	var exit *ssh.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return "", err
+	}
 	var running []string
 	for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		switch {
@@ -131,16 +138,32 @@ func (l *lab) inertState(name string) string {
 			running = append(running, "listening: "+line)
 		}
 	}
-	return strings.Join(running, "; ")
+	return strings.Join(running, "; "), nil
 }
 
-// stayInert checks for d that the guest runs none of cri-o, kubelet and etcd.
+// stayInert checks for d that the guest runs none of cri-o, kubelet and etcd. A check that could
+// not reach the guest is retried; three in a row fail the test, and so does a reboot of the
+// guest meanwhile (it would have ended whatever ran).
 func (l *lab) stayInert(name string, d time.Duration) {
 	l.t.Helper()
+	bootID := l.run(name, "cat /proc/sys/kernel/random/boot_id")
+	failed := 0
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Second) {
-		if s := l.inertState(name); s != "" {
+		s, err := l.inertState(name)
+		switch {
+		case err != nil && failed == 2:
+			l.t.Fatalf("%s could not be checked three times in a row: %v", name, err)
+		case err != nil:
+			failed++
+			l.t.Logf("%s: not checked: %v", name, err)
+		case s != "":
 			l.t.Fatalf("%s is not inert: %s", name, s)
+		default:
+			failed = 0
 		}
+	}
+	if now := l.run(name, "cat /proc/sys/kernel/random/boot_id"); now != bootID {
+		l.t.Fatalf("%s rebooted while it was watched inert", name)
 	}
 	l.t.Logf("%s stayed inert for %v", name, d)
 }

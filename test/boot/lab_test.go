@@ -110,7 +110,7 @@ func newLab(t testing.TB, base string) *lab {
 			return
 		}
 		for _, n := range nodeNames {
-			out, err := l.vms[n].sshClient.run("journalctl --no-pager -n 60 -u tnf-setup.service -u corosync.service -u pacemaker.service; crm_mon -1")
+			out, err := l.vms[n].sshClient.run("journalctl --no-pager --list-boots; journalctl --no-pager -n 60 -u tnf-setup.service -u tnf-auto-unblock.service -u corosync.service -u pacemaker.service; crm_mon -1")
 			if err != nil {
 				out = fmt.Sprintf("(%v) console, last lines:\n%s", err, tailFile(l.vms[n].console, 40))
 			}

@@ -4,6 +4,7 @@ package boot_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -79,6 +80,12 @@ func (s *sshConn) run(cmd string) (string, error) {
 	timer := time.AfterFunc(commandLimit, func() { sess.Close() })
 	defer timer.Stop()
 	if err := sess.Run(cmd); err != nil {
+		// Anything but the command's own exit status means the connection may be gone (the
+		// guest lost its power or rebooted): the next command connects afresh.
+		var exit *ssh.ExitError
+		if !errors.As(err, &exit) {
+			s.close()
+		}
 		return out.String(), fmt.Errorf("%s: %v: %s", cmd, err, errOut.String())
 	}
 	return out.String(), nil
