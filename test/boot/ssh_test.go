@@ -98,7 +98,10 @@ func (s *sshConn) dial(addr string) (net.Conn, error) {
 		return nil, err
 	}
 	conn, err := c.Dial("tcp", addr)
-	if err != nil {
+	// A refused channel (nothing listens there yet) says nothing about the connection, which
+	// other commands share; only a failure of the connection itself drops it.
+	var refused *ssh.OpenChannelError
+	if err != nil && !errors.As(err, &refused) {
 		s.close()
 	}
 	return conn, err
