@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/containers/buildah"
+	"github.com/containers/image/v5/types"
 
 	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
 	"github.com/tnf-layer/tnf-layer/internal/imageread"
@@ -96,18 +97,10 @@ func TestLab(t *testing.T) {
 	})
 
 	t.Run("the etcd image preloaded in the image store", func(t *testing.T) {
-		ref, err := imageread.ParseReference(first.Pushed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := imageread.Open(ctx, ref, o.systemContext())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer img.Close()
+		img := openImage(t, ctx, first.Pushed, o.systemContext())
 		store := strings.TrimPrefix(layerdef.ImageStore, "/") + "/"
 		var named, binary bool
-		err = img.Walk(ctx, func(layer int, hdr *tar.Header, r io.Reader) error {
+		err := img.Walk(ctx, func(layer int, hdr *tar.Header, r io.Reader) error {
 			name := strings.TrimPrefix(hdr.Name, "./")
 			if !strings.HasPrefix(name, store) {
 				return nil
@@ -134,16 +127,8 @@ func TestLab(t *testing.T) {
 	})
 
 	t.Run("no BMC password in any layer", func(t *testing.T) {
-		ref, err := imageread.ParseReference(first.Pushed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := imageread.Open(ctx, ref, o.systemContext())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer img.Close()
-		err = img.Walk(ctx, func(layer int, hdr *tar.Header, r io.Reader) error {
+		img := openImage(t, ctx, first.Pushed, o.systemContext())
+		err := img.Walk(ctx, func(layer int, hdr *tar.Header, r io.Reader) error {
 			data, err := io.ReadAll(r)
 			if bytes.Contains(data, []byte("secret-pw")) {
 				t.Errorf("layer %d: %s holds a BMC password", layer, hdr.Name)
@@ -248,4 +233,19 @@ func TestBuildChecksManifestInputsFirst(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "missing.yaml") || progress.Len() != 0 {
 		t.Fatalf("error %v, progress %q", err, progress.String())
 	}
+}
+
+// openImage opens a pushed image for reading; the test closes it.
+func openImage(t *testing.T, ctx context.Context, name string, sys *types.SystemContext) *imageread.Reader {
+	t.Helper()
+	ref, err := imageread.ParseReference(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := imageread.Open(ctx, ref, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { img.Close() })
+	return img
 }
