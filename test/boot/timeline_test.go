@@ -5,6 +5,8 @@ package boot_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,6 +96,7 @@ func (l *lab) journal(name string, since time.Time) []event {
 
 // field is key's value in a slog text line (quoted values keep their quotes).
 func field(line, key string) string {
+	line = " " + line // a key may start the line
 	i := strings.Index(line, " "+key)
 	if i < 0 {
 		return ""
@@ -115,9 +118,28 @@ func trimTo(s, from string) string {
 	return s
 }
 
-// logTimeline prints the events in order, in seconds from t0.
+// bmcEvents are the power actions the emulator carried out since since, with the client that
+// asked (fence_redfish in a guest says python-requests; the test, gofish).
+func (l *lab) bmcEvents(since time.Time) []event {
+	data, err := os.ReadFile(filepath.Join(l.dir, "emulator.log"))
+	if err != nil {
+		l.t.Logf("no power actions: %v", err)
+		return nil
+	}
+	var events []event
+	for _, line := range strings.Split(string(data), "\n") {
+		at, err := time.Parse(time.RFC3339Nano, field(line, "time="))
+		if err != nil || field(line, "msg=") != `"power action"` || at.Before(since) {
+			continue
+		}
+		events = append(events, event{at, "bmc", fmt.Sprintf("%s %s by %s", field(line, "system="), field(line, "reset="), field(line, "client="))})
+	}
+	return events
+}
+
+// logTimeline prints the events in order, in seconds from t0, with the power actions since t0.
 func (l *lab) logTimeline(title string, t0 time.Time, events ...[]event) {
-	var all []event
+	all := l.bmcEvents(t0)
 	for _, e := range events {
 		all = append(all, e...)
 	}

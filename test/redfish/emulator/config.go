@@ -6,6 +6,7 @@ package emulator
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -26,6 +27,9 @@ type Config struct {
 	PlainHTTP bool     `json:"plainHTTP,omitempty"`
 	Systems   []System `json:"systems"`
 	Faults    Faults   `json:"faults,omitempty"`
+	// Log gets one line per power action carried out (nil: none), with the client's User-Agent:
+	// a boot test's timeline shows who powered a machine off or on (fence_redfish, or the test).
+	Log *slog.Logger `json:"-"`
 }
 
 // TLS names a certificate and key; when both are empty a CA and a server certificate are

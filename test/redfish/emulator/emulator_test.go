@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -122,7 +123,8 @@ func TestBadRequests(t *testing.T) {
 // TestGofish: gofish reads and resets a system with Basic auth and with a session.
 func TestGofish(t *testing.T) {
 	hash, _ := bcrypt.GenerateFromPassword([]byte("hashed-pw"), bcrypt.MinCost)
-	e := start(t, Config{Systems: []System{
+	var log bytes.Buffer
+	e := start(t, Config{Log: slog.New(slog.NewTextHandler(&log, nil)), Systems: []System{
 		fakeSystem("1", "admin", "pw1"),
 		{ID: "2", Username: "admin2", PasswordHash: string(hash), Power: Power{Backend: "fake", Fake: FakePower{Initial: "Off"}}},
 	}})
@@ -151,6 +153,9 @@ func TestGofish(t *testing.T) {
 			}
 			cl.Close()
 		}
+	}
+	if want := `msg="power action" system="System 2" reset=On client=gofish/1.0`; !strings.Contains(log.String(), want) {
+		t.Fatalf("no %q in the power actions' log:\n%s", want, log.String())
 	}
 	e.mu.Lock()
 	open := len(e.sessions)

@@ -454,6 +454,9 @@ func (e *Emulator) resetAction(w http.ResponseWriter, r *http.Request, ids map[s
 		redfishError(w, http.StatusInternalServerError, "InternalError", "reset "+t+": "+err.Error())
 		return
 	}
+	if e.cfg.Log != nil {
+		e.cfg.Log.Info("power action", "system", s.Name, "reset", t, "client", r.UserAgent())
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

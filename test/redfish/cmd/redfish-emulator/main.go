@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -59,6 +60,7 @@ func main() {
 			if certOut != "" {
 				cfg.TLS.CertOut = certOut
 			}
+			cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			emu, err := emulator.New(cfg)
 			if err != nil {
 				return err
