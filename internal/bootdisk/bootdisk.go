@@ -11,7 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"strings"
 
 	"github.com/containers/image/v5/types"
 	"github.com/containers/storage/pkg/archive"
@@ -44,15 +44,20 @@ func Unpack(ctx context.Context, ref types.ImageReference, sys *types.SystemCont
 // Boot is a kernel and its initrd.
 type Boot struct{ Kernel, Initrd string }
 
-// FindBoot returns the newest kernel in root's /boot with its initrd.
+// FindBoot returns the kernel in root's /boot with its initrd. An image with more than one
+// kernel is refused: which one a machine boots would be a guess (their names do not sort by
+// version: 6.1.0-9 sorts after 6.1.0-28).
 func FindBoot(root string) (Boot, error) {
 	kernels, _ := filepath.Glob(filepath.Join(root, "boot/vmlinuz-*"))
-	if len(kernels) == 0 {
+	switch len(kernels) {
+	case 0:
 		return Boot{}, fmt.Errorf("%s/boot: no vmlinuz-*: the image has no kernel", root)
+	case 1:
+	default:
+		return Boot{}, fmt.Errorf("%s/boot: %d kernels (%s): the image should carry one", root, len(kernels), strings.Join(kernels, ", "))
 	}
-	sort.Strings(kernels)
-	k := kernels[len(kernels)-1]
-	version := filepath.Base(k)[len("vmlinuz-"):]
+	k := kernels[0]
+	version := strings.TrimPrefix(filepath.Base(k), "vmlinuz-")
 	initrd := filepath.Join(root, "boot", "initrd.img-"+version)
 	if _, err := os.Stat(initrd); err != nil {
 		return Boot{}, fmt.Errorf("%s: the kernel's initrd is missing: %w", k, err)

@@ -1,5 +1,6 @@
-// Package releasetest writes release payload fixtures for tests: an OCI layout with one layer
-// holding release-manifests/image-references, the only part of a payload build-layer reads.
+// Package releasetest writes image fixtures for tests as OCI layouts: a release payload (one
+// layer holding release-manifests/image-references, the only part of a payload build-layer
+// reads) or an image of given layers; and runs a registry.
 package releasetest
 
 import (
@@ -50,8 +51,7 @@ func writeBlob(t testing.TB, dir, mediaType string, data []byte) map[string]any 
 // payload's format only, not of its other content.
 func WritePayload(t testing.TB, dir, tag string, refs []byte) {
 	var layer bytes.Buffer
-	zw := gzip.NewWriter(&layer)
-	tw := tar.NewWriter(zw)
+	tw := tar.NewWriter(&layer)
 	for name, body := range map[string][]byte{"release-manifests/0000_00_decoy.yaml": []byte("kind: Decoy\n"), "release-manifests/image-references": refs} {
 		if refs == nil && name == "release-manifests/image-references" {
 			continue
@@ -62,13 +62,27 @@ func WritePayload(t testing.TB, dir, tag string, refs []byte) {
 		tw.Write(body)
 	}
 	tw.Close()
-	zw.Close()
-	layerDesc := writeBlob(t, dir, "application/vnd.oci.image.layer.v1.tar+gzip", layer.Bytes())
+	WriteImage(t, dir, tag, layer.Bytes())
+}
+
+// WriteImage writes an amd64 image as an OCI layout tagged tag, one gzip layer per tar in
+// layers (bottom first).
+func WriteImage(t testing.TB, dir, tag string, layers ...[]byte) {
+	var descs []any
+	var diffIDs []string
+	for _, tarball := range layers {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(tarball)
+		zw.Close()
+		descs = append(descs, writeBlob(t, dir, "application/vnd.oci.image.layer.v1.tar+gzip", gz.Bytes()))
+		diffIDs = append(diffIDs, fmt.Sprintf("sha256:%x", sha256.Sum256(tarball)))
+	}
 	config, _ := json.Marshal(map[string]any{"architecture": "amd64", "os": "linux",
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + fmt.Sprintf("%x", sha256.Sum256(ungzip(t, layer.Bytes())))}}})
+		"rootfs": map[string]any{"type": "layers", "diff_ids": diffIDs}})
 	configDesc := writeBlob(t, dir, "application/vnd.oci.image.config.v1+json", config)
 	man, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-		"config": configDesc, "layers": []any{layerDesc}})
+		"config": configDesc, "layers": descs})
 	manDesc := writeBlob(t, dir, "application/vnd.oci.image.manifest.v1+json", man)
 	manDesc["annotations"] = map[string]string{"org.opencontainers.image.ref.name": tag}
 	index, _ := json.Marshal(map[string]any{"schemaVersion": 2, "manifests": []any{manDesc}})
@@ -77,16 +91,6 @@ func WritePayload(t testing.TB, dir, tag string, refs []byte) {
 			t.Fatal(err)
 		}
 	}
-}
-
-func ungzip(t testing.TB, b []byte) []byte {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	out.ReadFrom(zr)
-	return out.Bytes()
 }
 
 // Registry runs Debian's docker-registry on a free loopback port until the test ends and
