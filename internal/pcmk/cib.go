@@ -12,7 +12,8 @@ import (
 // with resources and constraints emptied is rebuilt offline with `pcs -f`, and only the
 // difference is patched into the live CIB. Node attributes, the etcd agent's claim and
 // everything else not built by the commands stay. An unchanged configuration is not touched: it
-// returns false.
+// returns false. The patch carries no CIB version (a status update would void it), so call it
+// once the DC has written its options: a set the offline copy lacked would be created twice.
 func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]string) (bool, error) {
 	dir, err := os.MkdirTemp("", "tnf-cib-")
 	if err != nil {
