@@ -41,13 +41,14 @@ lab: build
 
 # The QEMU boot tests (test/boot): the lab layer make lab pushed, booted on two TCG machines
 # whose power belongs to the Redfish emulator. boot-smoke is the cold boot and node 2's power cut,
-# with node 1 watched inert for one minute instead of three.
+# once with each etcd runtime (exec, podman), with node 1 watched inert for one minute instead of
+# three.
 BOOT_TEST = TNF_BIN=$(BIN) $(GO) test -count=1 -v -tags "boot $(TAGS)" -timeout 150m ./test/boot/
 boot-test: lab
 	$(BOOT_TEST)
 
 boot-smoke: lab
-	TNF_BOOT_INERT=1m $(BOOT_TEST) -run 'TestNodeFailures$$/^(cold_boot|node_failure)$$'
+	TNF_BOOT_INERT=1m $(BOOT_TEST) -run '^(TestNodeFailures|TestPodmanRuntime)$$/^(cold_boot|node_failure)$$'
 
 boot-bench: lab
 	TNF_BIN=$(BIN) $(GO) test -tags "boot $(TAGS)" -run '^$$' -bench Boot -benchtime 1x -timeout 60m ./test/boot/ | $(GO) run ./test/benchtable
