@@ -66,8 +66,8 @@ func WritePayload(t testing.TB, dir, tag string, refs []byte) {
 }
 
 // WriteImage writes an amd64 image as an OCI layout tagged tag, one gzip layer per tar in
-// layers (bottom first).
-func WriteImage(t testing.TB, dir, tag string, layers ...[]byte) {
+// layers (bottom first), and returns its manifest's digest.
+func WriteImage(t testing.TB, dir, tag string, layers ...[]byte) string {
 	var descs []any
 	var diffIDs []string
 	for _, tarball := range layers {
@@ -91,6 +91,7 @@ func WriteImage(t testing.TB, dir, tag string, layers ...[]byte) {
 			t.Fatal(err)
 		}
 	}
+	return manDesc["digest"].(string)
 }
 
 // Registry runs Debian's docker-registry on a free loopback port until the test ends and
