@@ -12,6 +12,21 @@ type Data struct {
 	ClusterID uint64 // etcd cluster ID
 	Index     uint64 // last raft index in the WAL
 	Learner   bool   // the member is a learner in its own membership
+	// Removed: the member is no longer in its own cluster's membership (it left gracefully).
+	// Its data never serves again; it is published as no data (see etcdnode.Record).
+	Removed bool
+}
+
+// outOfService says the local data can never lead: a learner's may be incomplete, a removed
+// member's belongs to a cluster that no longer counts it.
+func (d Data) outOfService() string {
+	switch {
+	case d.Learner:
+		return "the local member is a learner: its data may be incomplete, it never leads"
+	case d.Removed:
+		return "the local member left its cluster (graceful leave): its data never leads, it joins the peer"
+	}
+	return ""
 }
 
 // Peer is what this node knows about the peer's etcd right now.
@@ -99,20 +114,20 @@ func decided(a Action, format string, args ...any) Decision {
 //   - two nodes that see each other never both create a cluster (Leads + NeedsClaim);
 //   - only one node can be granted the claim, and a claim held by a peer that is not fenced blocks;
 //   - a node joins as a learner only of a serving voter, so both can never end as learners;
-//   - a node never forces while it is itself a learner, and never leads from data older than
-//     the peer's, nor from data of another cluster.
+//   - a node never forces while it is itself a learner, never leads from a removed member's data,
+//     and never leads from data older than the peer's, nor from data of another cluster.
 func Decide(in Input) Decision {
 	l, p := in.Local, in.PeerData
 	switch in.Peer {
 	case PeerVoter:
-		if l.Present && !l.Learner && l.ClusterID == p.ClusterID && l.Index > p.Index {
+		if l.Present && l.outOfService() == "" && l.ClusterID == p.ClusterID && l.Index > p.Index {
 			return decided(Refuse, "local data (cluster %x, index %d) is newer than the serving peer's (index %d): "+
 				"the nodes diverged; keep one data dir and move the other aside by hand", l.ClusterID, l.Index, p.Index)
 		}
 		return decided(JoinAsLearner, "peer %s serves as a voter (cluster %x, index %d): move local data aside and join as a learner",
 			in.PeerName, p.ClusterID, p.Index)
 	case PeerLearner:
-		if l.Present && !l.Learner && l.ClusterID == p.ClusterID {
+		if l.Present && l.outOfService() == "" && l.ClusterID == p.ClusterID {
 			return decided(StartExisting, "peer %s is a learner of this member: start the existing member, it has quorum alone", in.PeerName)
 		}
 		return decided(Refuse, "peer %s is a learner and no voter of its cluster is running", in.PeerName)
@@ -139,8 +154,8 @@ func Decide(in Input) Decision {
 			return decided(Wait, "neither node has data; %s bootstraps the cluster (first by name)", in.PeerName)
 		}
 		lead = decided(NewCluster, "no data on either node: bootstrap a new cluster of one")
-	case l.Learner:
-		return blocked("the local member is a learner: its data may be incomplete, it never leads")
+	case l.outOfService() != "":
+		return blocked("%s", l.outOfService())
 	case p.Known && p.Present && p.ClusterID != l.ClusterID:
 		return decided(Refuse, "local data belongs to cluster %x but peer %s published cluster %x: never reuse data of another cluster",
 			l.ClusterID, in.PeerName, p.ClusterID)

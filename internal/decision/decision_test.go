@@ -16,6 +16,7 @@ var (
 		"newer":   {Known: true, Present: true, ClusterID: clusterC, Index: 110},
 		"other":   {Known: true, Present: true, ClusterID: clusterD, Index: 100},
 		"learner": {Known: true, Present: true, ClusterID: clusterC, Index: 100, Learner: true},
+		"removed": {Known: true, Present: true, ClusterID: clusterC, Index: 100, Removed: true},
 	}
 )
 
@@ -69,6 +70,12 @@ func TestDecideTable(t *testing.T) {
 		{"learner", PeerFenced, [3]Action{R, R, R}},
 		{"learner", PeerVoter, [3]Action{J, J, J}},
 		{"learner", PeerLearner, [3]Action{R, R, R}},
+
+		{"removed", PeerAbsent, [3]Action{R, R, R}},
+		{"removed", PeerReady, [3]Action{W, W, W}},
+		{"removed", PeerFenced, [3]Action{R, R, R}},
+		{"removed", PeerVoter, [3]Action{J, J, J}},
+		{"removed", PeerLearner, [3]Action{R, R, R}},
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -113,6 +120,7 @@ func TestDecideEdges(t *testing.T) {
 		{"no data, peer not yet published", "node1", localData["none"], unknown, PeerReady, Wait},
 		{"no data, peer gone without data", "node2", localData["none"], empty, PeerAbsent, NewCluster},
 		{"no data, peer gone, never published", "node2", localData["none"], unknown, PeerFenced, NewCluster},
+		{"peer left gracefully (published as no data), tie on index", "node2", localData["equal"], published(localData["removed"], true), PeerReady, ForceNewCluster},
 		{"peer published other cluster, we have none, it is serving", "node1", localData["none"], Data{Known: true, Present: true, ClusterID: clusterD, Index: 5}, PeerVoter, JoinAsLearner},
 	}
 	for _, r := range rows {
@@ -139,6 +147,7 @@ func worlds() [][2]node {
 		{Known: true, Present: true, ClusterID: clusterC, Index: 90},
 		{Known: true, Present: true, ClusterID: clusterC, Index: 100},
 		{Known: true, Present: true, ClusterID: clusterC, Index: 100, Learner: true},
+		{Known: true, Present: true, ClusterID: clusterC, Index: 100, Removed: true},
 		{Known: true, Present: true, ClusterID: clusterD, Index: 100},
 	}
 	var out [][2]node
@@ -150,10 +159,14 @@ func worlds() [][2]node {
 	return out
 }
 
-// published is what one node sees of the other's record: either nothing yet, or the real data.
+// published is what one node sees of the other's record: either nothing yet, or the real data
+// (a removed member's data is published as no data, as etcdnode.Record does).
 func published(d Data, known bool) Data {
-	if !known {
+	switch {
+	case !known:
 		return Data{}
+	case d.Removed:
+		return Data{Known: true}
 	}
 	return d
 }
@@ -205,8 +218,8 @@ func TestNeverBothLearners(t *testing.T) {
 				if d.Action == JoinAsLearner {
 					t.Errorf("joins a peer that is %s: %s", p, d.Reason)
 				}
-				if w[0].data.Learner && d.Action.Leads() {
-					t.Errorf("a learner leads: %s", d.Reason)
+				if (w[0].data.Learner || w[0].data.Removed) && d.Action.Leads() {
+					t.Errorf("a learner or removed member leads: %s", d.Reason)
 				}
 			}
 		}

@@ -224,7 +224,7 @@ func (a *Agent) demote(ctx context.Context) (ocf.Status, error) {
 	if st, err := a.localStatus(ctx); err == nil && st.Learner {
 		return ocf.Success, nil
 	}
-	if err := a.stopEtcd(ctx, stopGrace); err != nil {
+	if err := a.planned(ctx); err != nil {
 		return failed(err)
 	}
 	a.publishStopped()
@@ -247,7 +247,11 @@ func (a *Agent) publishStopped() {
 
 // stop never fails once etcd is down: a failed stop means fencing.
 func (a *Agent) stop(ctx context.Context) (ocf.Status, error) {
-	if err := a.stopEtcd(ctx, stopGrace); err != nil {
+	stop := func(ctx context.Context) error { return a.stopEtcd(ctx, stopGrace) }
+	if alive, err := a.running(ctx); err == nil && alive {
+		stop = a.planned
+	}
+	if err := stop(ctx); err != nil {
 		return failed(err)
 	}
 	a.publishStopped()

@@ -131,7 +131,7 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (d
 	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim}
 	d := decision.Decide(in)
 	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
-		"local", etcdnode.Record(local), "peer_data", describeData(peerData))
+		"local", describeData(local), "peer_data", describeData(peerData))
 	return in, d, nil
 }
 
@@ -146,8 +146,11 @@ func (a *Agent) decideStopped(ctx context.Context, fenced bool) (decision.Data, 
 }
 
 func describeData(d decision.Data) string {
-	if !d.Known {
+	switch {
+	case !d.Known:
 		return "unknown"
+	case d.Removed:
+		return etcdnode.Record(decision.Data{Known: true, Present: true, ClusterID: d.ClusterID, Index: d.Index}) + " (removed)"
 	}
 	return etcdnode.Record(d)
 }

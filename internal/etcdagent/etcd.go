@@ -81,7 +81,7 @@ func (a *Agent) probe(ctx context.Context, endpoint string) (status, error) {
 }
 
 func fromInfo(i etcddata.Info) decision.Data {
-	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Learner: i.Learner}
+	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Learner: i.Learner, Removed: i.Removed}
 }
 
 func fromStatus(s status) decision.Data {

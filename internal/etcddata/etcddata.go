@@ -29,6 +29,9 @@ type Info struct {
 	Index     uint64 // last raft index in the WAL (or the snapshot's, if later)
 	Commit    uint64 // commit index of the last hard state
 	Learner   bool
+	// Removed: the member is not in the raft membership its WAL ends with (it was removed,
+	// e.g. by its own graceful leave).
+	Removed bool
 }
 
 func walDir(dataDir string) string  { return filepath.Join(dataDir, "member", "wal") }
@@ -63,6 +66,7 @@ func readWAL(dataDir string, write bool) (walRead, error) {
 		return walRead{}, fmt.Errorf("%s: reading WAL snapshots: %w", dataDir, err)
 	}
 	var at walpb.Snapshot
+	var members membership
 	snapshot, err := snap.New(lg, snapDir(dataDir)).LoadNewestAvailable(walSnaps)
 	switch {
 	case errors.Is(err, snap.ErrNoSnapshot):
@@ -70,6 +74,7 @@ func readWAL(dataDir string, write bool) (walRead, error) {
 		return walRead{}, fmt.Errorf("%s: loading snapshot: %w", dataDir, err)
 	default:
 		at = walpb.Snapshot{Index: snapshot.Metadata.Index, Term: snapshot.Metadata.Term}
+		members = fromConfState(snapshot.Metadata.ConfState)
 	}
 	open := wal.OpenForRead
 	if write {
@@ -93,7 +98,77 @@ func readWAL(dataDir string, write bool) (walRead, error) {
 	if n := len(ents); n > 0 && ents[n-1].Index > info.Index {
 		info.Index = ents[n-1].Index
 	}
+	if err := members.replay(ents); err != nil {
+		w.Close()
+		return walRead{}, fmt.Errorf("%s: %w", dataDir, err)
+	}
+	info.Removed = members.removed(md.NodeID)
 	return walRead{w: w, info: info, state: state}, nil
+}
+
+// membership is the raft configuration: voter and learner IDs.
+type membership map[uint64]bool // member ID → learner
+
+func fromConfState(cs raftpb.ConfState) membership {
+	m := membership{}
+	for _, id := range cs.Voters {
+		m[id] = false
+	}
+	for _, id := range cs.Learners {
+		m[id] = true
+	}
+	return m
+}
+
+// replay applies the configuration changes in ents, as raft does when etcd replays its WAL.
+// Every entry counts, committed or not, as CommitTail makes them all committed before a forced
+// cluster. etcd turns a change it rejects at apply time into a no-op without rewriting the
+// entry; the only ones it rejects name a member that is already gone or already added, which
+// changes nothing here either.
+func (m *membership) replay(ents []raftpb.Entry) error {
+	for _, e := range ents {
+		var changes []raftpb.ConfChangeSingle
+		switch e.Type {
+		case raftpb.EntryConfChange:
+			var cc raftpb.ConfChange
+			if err := cc.Unmarshal(e.Data); err != nil {
+				return fmt.Errorf("configuration change at index %d: %w", e.Index, err)
+			}
+			changes = []raftpb.ConfChangeSingle{{Type: cc.Type, NodeID: cc.NodeID}}
+		case raftpb.EntryConfChangeV2:
+			var cc raftpb.ConfChangeV2
+			if err := cc.Unmarshal(e.Data); err != nil {
+				return fmt.Errorf("configuration change at index %d: %w", e.Index, err)
+			}
+			changes = cc.Changes
+		default:
+			continue
+		}
+		if *m == nil {
+			*m = membership{}
+		}
+		for _, c := range changes {
+			switch c.Type {
+			case raftpb.ConfChangeAddNode:
+				(*m)[c.NodeID] = false
+			case raftpb.ConfChangeAddLearnerNode:
+				(*m)[c.NodeID] = true
+			case raftpb.ConfChangeRemoveNode:
+				delete(*m, c.NodeID)
+			}
+		}
+	}
+	return nil
+}
+
+// removed says the member is not in a known membership. A WAL that holds no configuration at
+// all (none read) proves nothing.
+func (m membership) removed(id uint64) bool {
+	if len(m) == 0 {
+		return false
+	}
+	_, ok := m[id]
+	return !ok
 }
 
 // isLearner reads the member's entry in the backend's membership bucket.

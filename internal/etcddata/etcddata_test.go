@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"go.etcd.io/etcd/raft/v3/raftpb"
 )
 
 func TestInspectMissing(t *testing.T) {
@@ -40,5 +42,61 @@ func TestMoveAsideKeepsNewest(t *testing.T) {
 	}
 	if to, err := MoveAside(dir, 3, base); err != nil || to != "" {
 		t.Fatalf("moving a missing dir: %q, %v", to, err)
+	}
+}
+
+// TestMembershipReplay: the membership a WAL ends with, from a snapshot's configuration and the
+// configuration changes after it (v1, as etcd 3.5 writes them, and v2).
+func TestMembershipReplay(t *testing.T) {
+	cc := func(typ raftpb.ConfChangeType, id uint64) raftpb.Entry {
+		data, _ := (&raftpb.ConfChange{Type: typ, NodeID: id}).Marshal()
+		return raftpb.Entry{Type: raftpb.EntryConfChange, Data: data}
+	}
+	cc2 := func(typ raftpb.ConfChangeType, id uint64) raftpb.Entry {
+		data, _ := (&raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: typ, NodeID: id}}}).Marshal()
+		return raftpb.Entry{Type: raftpb.EntryConfChangeV2, Data: data}
+	}
+	normal := raftpb.Entry{Type: raftpb.EntryNormal, Data: []byte("put")}
+	rows := []struct {
+		name             string
+		snapshot         *raftpb.ConfState
+		ents             []raftpb.Entry
+		removed, learner map[uint64]bool
+	}{
+		{"no configuration at all proves nothing", nil, []raftpb.Entry{normal},
+			map[uint64]bool{1: false}, nil},
+		{"bootstrap of two", nil, []raftpb.Entry{cc(raftpb.ConfChangeAddNode, 1), cc(raftpb.ConfChangeAddNode, 2), normal},
+			map[uint64]bool{1: false, 2: false, 3: true}, map[uint64]bool{1: false}},
+		{"graceful leave of 2", nil, []raftpb.Entry{cc(raftpb.ConfChangeAddNode, 1), cc(raftpb.ConfChangeAddNode, 2), cc(raftpb.ConfChangeRemoveNode, 2)},
+			map[uint64]bool{1: false, 2: true}, nil},
+		{"learner joins after a snapshot, then is promoted", &raftpb.ConfState{Voters: []uint64{1}},
+			[]raftpb.Entry{cc(raftpb.ConfChangeAddLearnerNode, 3)}, map[uint64]bool{3: false}, map[uint64]bool{3: true}},
+		{"promoted", &raftpb.ConfState{Voters: []uint64{1}, Learners: []uint64{3}},
+			[]raftpb.Entry{cc2(raftpb.ConfChangeAddNode, 3)}, map[uint64]bool{3: false}, map[uint64]bool{3: false}},
+		{"removed after the snapshot", &raftpb.ConfState{Voters: []uint64{1, 2}},
+			[]raftpb.Entry{cc2(raftpb.ConfChangeRemoveNode, 1)}, map[uint64]bool{1: true, 2: false}, nil},
+	}
+	for _, r := range rows {
+		var m membership
+		if r.snapshot != nil {
+			m = fromConfState(*r.snapshot)
+		}
+		if err := m.replay(r.ents); err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		for id, want := range r.removed {
+			if got := m.removed(id); got != want {
+				t.Errorf("%s: member %d removed=%v, want %v", r.name, id, got, want)
+			}
+		}
+		for id, want := range r.learner {
+			if got := m[id]; got != want {
+				t.Errorf("%s: member %d learner=%v, want %v", r.name, id, got, want)
+			}
+		}
+	}
+	var m membership
+	if err := m.replay([]raftpb.Entry{{Type: raftpb.EntryConfChange, Data: []byte{0xff}}}); err == nil {
+		t.Error("a corrupt configuration change was read")
 	}
 }

@@ -36,6 +36,7 @@ type Config struct {
 	Backups        int
 	RequestTimeout time.Duration
 	AttributeStore string
+	GracefulLeave  bool
 }
 
 // DefaultPodManifest is where the cluster-etcd-operator's installer writes the external etcd pod.
@@ -68,6 +69,8 @@ var Parameters = []ocf.Parameter{
 	{Name: "log_file", Type: "string", Default: "/var/log/tnf-etcd.log", Shortdesc: "etcd log (runtime exec)", Longdesc: "File etcd's output is appended to."},
 	{Name: "backup_count", Type: "integer", Default: "3", Shortdesc: "Moved-aside data dirs kept", Longdesc: "How many moved-aside data directories are kept; older ones are deleted."},
 	{Name: "request_timeout", Type: "integer", Default: "5", Shortdesc: "etcd request timeout (s)", Longdesc: "Deadline of every single etcd request the agent makes."},
+	{Name: "graceful_leave", Type: "boolean", Default: "true", Shortdesc: "Leave the member list on a planned stop",
+		Longdesc: "On a planned stop or demote of a voter whose peer serves as a voter, hand leadership to the peer and remove the local member first, so the peer keeps quorum alone and nothing is forced. Of two nodes stopping at once only one leaves; the last voter never does."},
 	{Name: "attribute_store", Type: "string", Default: "crm", Shortdesc: "Where attributes are published",
 		Longdesc: "crm: Pacemaker's CIB through crm_attribute and cibadmin. file:PATH: a file shared by both nodes, for tests without a cluster."},
 }
@@ -154,6 +157,13 @@ func LoadConfig(env ocf.Env) (Config, error) {
 		}
 	default:
 		return c, configured("parameter runtime: %q is neither exec nor podman", c.Runtime)
+	}
+	switch v := get("graceful_leave"); strings.ToLower(v) {
+	case "true", "yes", "1", "on":
+		c.GracefulLeave = true
+	case "false", "no", "0", "off":
+	default:
+		return c, configured("parameter graceful_leave: %q is not a boolean (true or false)", v)
 	}
 	if c.AttributeStore != "crm" && !strings.HasPrefix(c.AttributeStore, "file:/") {
 		return c, configured("parameter attribute_store: %q is neither crm nor file:/ABSOLUTE/PATH", c.AttributeStore)

@@ -40,8 +40,11 @@ func (c Config) StartedFile() string { return filepath.Join(c.StateDir, "started
 func (c Config) LaunchedFile() string { return filepath.Join(c.StateDir, "launched") }
 
 // Record is what a node publishes about its data: "none" or "<cluster-hex>:<index>[:learner]".
+// A removed member's data (it left gracefully) is published as "none": it never leads again, and
+// a peer that compared indexes with it could wait for it to lead on a tie. The format is
+// unchanged, so agents of the previous version read it.
 func Record(d decision.Data) string {
-	if !d.Present {
+	if !d.Present || d.Removed {
 		return "none"
 	}
 	s := strconv.FormatUint(d.ClusterID, 16) + ":" + strconv.FormatUint(d.Index, 10)

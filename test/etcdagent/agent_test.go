@@ -175,6 +175,9 @@ func TestOlderNodeNeverLeads(t *testing.T) {
 	c := newCluster(t)
 	a, b := formCluster(t, c)
 	acked := writeKeys(t, a, 0, 10)
+	// A stop that keeps the member list (a node that left gracefully refuses for that reason,
+	// see TestGracefulLeave): the peer forces a cluster of one and goes ahead.
+	b.params["graceful_leave"] = "false"
 	b.must("stop", ocfSuccess)
 	a.notify("stop", b.name)
 	for k, v := range writeKeys(t, a, 10, 30) {

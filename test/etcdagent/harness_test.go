@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -44,6 +45,8 @@ type node struct {
 	name, ip string
 	dir      string
 	params   map[string]string
+	mu       sync.Mutex
+	agentLog strings.Builder // every action's stderr, in order
 }
 
 func newCluster(t testing.TB) *cluster {
@@ -111,6 +114,9 @@ func (n *node) run(action string, extra map[string]string) (int, string) {
 	cmd.Stderr = &stderr
 	began := time.Now()
 	err := cmd.Run()
+	n.mu.Lock()
+	n.agentLog.Write(stderr.Bytes())
+	n.mu.Unlock()
 	defer func() {
 		n.c.t.Logf("%s %s: exit %d in %v", n.name, action, cmd.ProcessState.ExitCode(), time.Since(began).Round(time.Millisecond))
 		if testing.Verbose() {

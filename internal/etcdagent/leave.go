@@ -1,0 +1,214 @@
+package etcdagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/tnf-layer/tnf-layer/internal/decision"
+)
+
+// leaveKey holds the leave claim: the member ID (hex) of the member that leaves gracefully. It
+// lives in etcd itself because taking it is a linearizable compare-and-swap that needs both
+// voters, which leaving needs anyway; and a holder that is no longer a member is stale by
+// construction (a member that returns joins with a new ID), so the claim is never released.
+const leaveKey = "tnf-layer/graceful-leave"
+
+// Bounds of a graceful leave inside a stop: at most maxLeave, and never so long that the stop
+// itself (stopGrace, then the ports) could miss its own deadline.
+const (
+	maxLeave      = 30 * time.Second
+	stopReserve   = stopGrace + 10*time.Second
+	leavePollStep = 100 * time.Millisecond
+)
+
+// leaveBudget is how long the leave may take within ctx; zero or less means there is no time.
+func leaveBudget(ctx context.Context) time.Duration {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return maxLeave
+	}
+	return min(maxLeave, time.Until(deadline)-stopReserve)
+}
+
+// planned stops the running etcd of a planned stop or demote: the stop policy first (see
+// decision.DecideStop), then etcd. Leaving never fails the stop: whatever goes wrong, etcd is
+// stopped within the action's deadline, as it was before graceful leave.
+func (a *Agent) planned(ctx context.Context) error {
+	if budget := leaveBudget(ctx); budget > 0 {
+		lctx, cancel := context.WithTimeout(ctx, budget)
+		if err := a.leaveOrStay(lctx); err != nil {
+			a.log.Warn("stopping without a graceful leave", "err", err)
+		}
+		cancel()
+	}
+	return a.stopEtcd(ctx, stopGrace)
+}
+
+// leaveOrStay gathers the stop policy's inputs, takes the leave claim when leaving is possible,
+// and carries out the decision.
+func (a *Agent) leaveOrStay(ctx context.Context) error {
+	s := decision.Stopping{Enabled: a.cfg.GracefulLeave}
+	self, err := a.localStatus(ctx)
+	s.LocalVoter = err == nil && !self.Learner && self.serving()
+	if !s.Enabled || !s.LocalVoter {
+		return a.stopDecided(ctx, s, nil, self, 0)
+	}
+	cli, err := a.client(ctx, a.selfURL())
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	voters, peerID, err := a.localMembers(ctx, cli, self.MemberID)
+	if err != nil {
+		return err
+	}
+	s.Voters = voters
+	if peer, err := a.probe(ctx, a.peerURL()); err == nil {
+		s.PeerVoter = !peer.Learner && peer.serving() && peer.ClusterID == self.ClusterID && peer.MemberID == peerID
+	}
+	if s.NeedsLeaveClaim() {
+		if s.Leave, err = a.takeLeaveClaim(ctx, cli, self.MemberID, peerID); err != nil {
+			a.log.Warn("taking the leave claim", "err", err)
+		}
+	}
+	return a.stopDecided(ctx, s, cli, self, peerID)
+}
+
+func (a *Agent) stopDecided(ctx context.Context, s decision.Stopping, cli *clientv3.Client, self status, peerID uint64) error {
+	d := decision.DecideStop(s)
+	a.log.Info("stop decision", "decision", d.Action.String(), "reason", d.Reason, "voters", s.Voters,
+		"peer_voter", s.PeerVoter, "leave_claim", s.Leave.String())
+	switch d.Action {
+	case decision.Leave:
+		return a.leave(ctx, cli, self, peerID)
+	case decision.StayLastVoter:
+		return a.waitPeerLeft(ctx, cli, peerID)
+	}
+	return nil
+}
+
+// localMembers reads the member list the local member holds (not linearizable: it is a voter
+// of a serving cluster, and the peer is checked separately), and returns how many vote and the
+// other voter's ID (0 when there is none).
+func (a *Agent) localMembers(ctx context.Context, cli *clientv3.Client, selfID uint64) (voters int, other uint64, err error) {
+	rctx, cancel := a.request(ctx)
+	defer cancel()
+	list, err := etcdserverpb.NewClusterClient(cli.ActiveConnection()).MemberList(rctx, &etcdserverpb.MemberListRequest{Linearizable: false})
+	if err != nil {
+		return 0, 0, fmt.Errorf("member list: %w", err)
+	}
+	for _, m := range list.Members {
+		if m.IsLearner {
+			continue
+		}
+		voters++
+		if m.ID != selfID {
+			other = m.ID
+		}
+	}
+	return voters, other, nil
+}
+
+// takeLeaveClaim writes this member's ID under leaveKey if the key is free or names a member
+// that is gone, in one transaction. It says who holds the claim afterwards.
+func (a *Agent) takeLeaveClaim(ctx context.Context, cli *clientv3.Client, selfID, peerID uint64) (decision.Claim, error) {
+	self := strconv.FormatUint(selfID, 16)
+	for range 3 {
+		rctx, cancel := a.request(ctx)
+		got, err := cli.Get(rctx, leaveKey)
+		cancel()
+		if err != nil {
+			return decision.ClaimNone, err
+		}
+		free := clientv3.Compare(clientv3.CreateRevision(leaveKey), "=", 0)
+		if len(got.Kvs) > 0 {
+			switch holder, _ := strconv.ParseUint(string(got.Kvs[0].Value), 16, 64); holder {
+			case selfID:
+				return decision.ClaimSelf, nil
+			case peerID:
+				return decision.ClaimPeer, nil
+			}
+			// Held by a member that is gone: stale.
+			free = clientv3.Compare(clientv3.ModRevision(leaveKey), "=", got.Kvs[0].ModRevision)
+		}
+		rctx, cancel = a.request(ctx)
+		txn, err := cli.Txn(rctx).If(free).Then(clientv3.OpPut(leaveKey, self)).Commit()
+		cancel()
+		if err != nil {
+			return decision.ClaimNone, err
+		}
+		if txn.Succeeded {
+			return decision.ClaimSelf, nil
+		}
+	}
+	return decision.ClaimNone, errors.New("the leave claim kept changing")
+}
+
+// leave hands leadership to the peer if this member leads, then removes this member through
+// the peer, while both still vote.
+func (a *Agent) leave(ctx context.Context, local *clientv3.Client, self status, peerID uint64) error {
+	if self.Leader == self.MemberID {
+		rctx, cancel := a.request(ctx)
+		_, err := local.MoveLeader(rctx, peerID)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("handing leadership to the peer: %w", err)
+		}
+		a.log.Info("leadership handed to the peer", "peer_member", fmt.Sprintf("%x", peerID))
+	}
+	cli, err := a.client(ctx, a.peerURL())
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	for {
+		rctx, cancel := a.request(ctx)
+		_, err := cli.MemberRemove(rctx, self.MemberID)
+		cancel()
+		switch {
+		case err == nil, errors.Is(err, rpctypes.ErrMemberNotFound):
+			a.log.Info("left the member list: the peer serves alone", "member", fmt.Sprintf("%x", self.MemberID))
+			return nil
+		case !errors.Is(err, rpctypes.ErrLeaderChanged) && !errors.Is(err, rpctypes.ErrNoLeader) && !errors.Is(err, rpctypes.ErrUnhealthy):
+			return fmt.Errorf("removing this member: %w", err)
+		}
+		// The leadership is still moving, or etcd's strict reconfiguration check wants the peer
+		// connected for five seconds before a voter leaves (a member that has just joined or
+		// restarted): ask again.
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("removing this member: %w", err)
+		case <-time.After(leavePollStep):
+		}
+	}
+}
+
+// waitPeerLeft waits until the leaving peer is gone from the local member list, so this node
+// stops as the last voter with the newest data; or until the peer's etcd stopped without
+// leaving (its leave failed), when there is nothing left to wait for.
+func (a *Agent) waitPeerLeft(ctx context.Context, cli *clientv3.Client, peerID uint64) error {
+	for {
+		st, err := a.localStatus(ctx)
+		if err == nil && st.serving() {
+			if _, other, err := a.localMembers(ctx, cli, st.MemberID); err == nil && other != peerID {
+				a.log.Info("the peer has left: stopping as the last voter")
+				return nil
+			}
+		}
+		if _, err := a.probe(ctx, a.peerURL()); err != nil {
+			return fmt.Errorf("the peer's etcd stopped without leaving: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the peer did not leave in time: %w", ctx.Err())
+		case <-time.After(leavePollStep):
+		}
+	}
+}

@@ -1,0 +1,120 @@
+//go:build integration
+
+package etcdagent_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestGracefulLeave: a planned stop of either member (the one that led the cold boot, then the
+// other) removes it from the member list first: the peer keeps serving alone at once, with no
+// notification, no monitor and nothing forced; the post-stop notification finds it the only
+// voter. The stopped node comes back as a learner and is promoted; no acknowledged write is lost.
+func TestGracefulLeave(t *testing.T) {
+	c := newCluster(t)
+	first, second := formCluster(t, c)
+	acked := writeKeys(t, first, 0, 20)
+	for i, pair := range [][2]*node{{first, second}, {second, first}} {
+		leaving, staying := pair[0], pair[1]
+		out := leaving.must("stop", ocfSuccess)
+		if !strings.Contains(out, "left the member list") {
+			t.Fatalf("%s's stop did not leave:\n%s", leaving.name, out)
+		}
+		// Served at once by the one that stayed: it never lost its quorum.
+		for k, v := range writeKeys(t, staying, 100*(i+1), 100*(i+1)+10) {
+			acked[k] = v
+		}
+		if m := staying.members(); len(m) != 1 {
+			t.Fatalf("%s's member list after the leave: %v", staying.name, m)
+		}
+		staying.must("monitor", ocfPromoted)
+		if out := staying.notify("stop", leaving.name); !strings.Contains(out, "already the only voter") {
+			t.Fatalf("%s's post-stop notification:\n%s", staying.name, out)
+		}
+		leaving.must("monitor", ocfNotRunning)
+		leaving.must("start", ocfSuccess)
+		if m := staying.members(); !m[leaving.name] {
+			t.Fatalf("%s did not come back as a learner: %v", leaving.name, m)
+		}
+		catchUpAndPromote(t, leaving, staying)
+		sameKeys(t, leaving, acked)
+	}
+	if logs := readLog(t, c); strings.Contains(logs, "forcing a new cluster") {
+		t.Fatalf("a planned stop forced a cluster:\n%s", logs)
+	}
+}
+
+// TestBothStopAtOnce: both members are stopped at the same moment (a site shutdown). Exactly one
+// leaves and the other stops as the last voter, without any fixed wait; the next cold boot
+// starts from the last voter's data with no admin step and loses no acknowledged write.
+func TestBothStopAtOnce(t *testing.T) {
+	c := newCluster(t)
+	first, second := formCluster(t, c)
+	acked := writeKeys(t, first, 0, 20)
+	outs := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, n := range []*node{first, second} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out := n.run("stop", nil)
+			mu.Lock()
+			defer mu.Unlock()
+			if code != ocfSuccess {
+				t.Errorf("%s stop: exit %d\n%s", n.name, code, out)
+			}
+			outs[n.name] = out
+		}()
+	}
+	wg.Wait()
+	left, last := "", ""
+	for name, out := range outs {
+		switch {
+		case strings.Contains(out, "left the member list"):
+			left += name
+		case strings.Contains(out, "stopping as the last voter"):
+			last += name
+		}
+	}
+	if left == "" || last == "" || len(left)+len(last) != len("node1node2") {
+		t.Fatalf("want one node to leave and the other to stay the last voter; left %q, last %q\n%v", left, last, outs)
+	}
+	leader, other := startAndLead(t, c, c.nodes["node1"], c.nodes["node2"])
+	if leader.name != last {
+		t.Fatalf("%s led the cold boot, want the last voter %s", leader.name, last)
+	}
+	catchUpAndPromote(t, other, leader)
+	sameKeys(t, other, acked)
+	sameKeys(t, leader, acked)
+}
+
+// TestStopWithoutLeave: with graceful_leave=false, and for a node whose peer is gone, a stop
+// only stops etcd and keeps the member list.
+func TestStopWithoutLeave(t *testing.T) {
+	c := newCluster(t)
+	for _, n := range c.nodes {
+		n.params["graceful_leave"] = "false"
+	}
+	first, second := formCluster(t, c)
+	if out := first.must("stop", ocfSuccess); !strings.Contains(out, "graceful leave is turned off") {
+		t.Fatalf("stop with graceful_leave=false:\n%s", out)
+	}
+	second.params["graceful_leave"] = "true"
+	if out := second.must("stop", ocfSuccess); !strings.Contains(out, "decision=stop-only") {
+		t.Fatalf("stop of the member left without quorum:\n%s", out)
+	}
+}
+
+func readLog(t *testing.T, c *cluster) string {
+	t.Helper()
+	var b strings.Builder
+	for _, n := range c.nodes {
+		n.mu.Lock()
+		b.WriteString(n.agentLog.String())
+		n.mu.Unlock()
+	}
+	return b.String()
+}
