@@ -214,6 +214,36 @@ func (c *cluster) signal(node string, pid int, sig unix.Signal) {
 	c.t.Logf("%s: %v sent to pid %d", node, sig, pid)
 }
 
+// assertStartedAfter checks that the processes later started after first (the start order at
+// boot), by their start times.
+func (c *cluster) assertStartedAfter(node string, first int, firstName string, later []int, laterName string) {
+	c.t.Helper()
+	t0 := startTicks(first)
+	if t0 == 0 || len(later) == 0 {
+		c.t.Fatalf("%s: no %s (pid %d) or no %s (%v)", node, firstName, first, laterName, later)
+	}
+	for _, pid := range later {
+		if t := startTicks(pid); t < t0 {
+			c.t.Fatalf("%s: %s (pid %d) started before %s (pid %d)", node, laterName, pid, firstName, first)
+		}
+	}
+}
+
+// startTicks is a process's start time in clock ticks after boot (0 if it is gone).
+func startTicks(pid int) uint64 {
+	stat := readFile(fmt.Sprintf("/proc/%d/stat", pid))
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 20 {
+		return 0
+	}
+	t, _ := strconv.ParseUint(f[19], 10, 64)
+	return t
+}
+
 func readFile(path string) string {
 	data, _ := os.ReadFile(path)
 	return string(data)

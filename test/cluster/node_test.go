@@ -40,9 +40,12 @@ func readLayout(dir string) (layout, error) {
 }
 
 // powerCommand is the emulator's exec backend: `<test binary> tnf-power on|off|status DIR NODE`.
+// The tests use it too, with three more actions: shutdown (a clean power-down: the cluster stack
+// stopped as systemd stops it, then the power cut), cluster-stop and cluster-start (Corosync and
+// Pacemaker stopped or started on a node that stays up).
 func powerCommand(args []string) error {
 	if len(args) != 3 {
-		return fmt.Errorf("usage: tnf-power on|off|status DIR NODE")
+		return fmt.Errorf("usage: tnf-power on|off|status|shutdown|cluster-stop|cluster-start DIR NODE")
 	}
 	l, err := readLayout(args[1])
 	if err != nil {
@@ -52,7 +55,7 @@ func powerCommand(args []string) error {
 	if !ok {
 		return fmt.Errorf("no node %q", args[2])
 	}
-	if args[0] == "on" || args[0] == "off" {
+	if args[0] != "status" {
 		unlock, err := n.lockPower()
 		if err != nil {
 			return err
@@ -70,6 +73,15 @@ func powerCommand(args []string) error {
 	case "off":
 		_ = os.Remove(n.path("powered-broken"))
 		return n.powerOff()
+	case "shutdown":
+		if err := n.stopCluster(); err != nil {
+			return err
+		}
+		return n.powerOff()
+	case "cluster-stop":
+		return n.stopCluster()
+	case "cluster-start":
+		return n.startCluster()
 	case "on":
 		if n.holder() > 0 {
 			return nil
@@ -186,7 +198,7 @@ func (n nodeSetup) boot(bin string) error {
 		fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s:/usr/lib/ocf/resource.d /usr/lib/ocf/resource.d", n.path("ocf")),
 		"mount -t tmpfs -o mode=0755 tmpfs /run", "mount -t tmpfs tmpfs /dev/shm", "hostname "+n.Name)
 	script := "set -e; " + strings.Join(mounts, "; ") + "; echo $$ $(readlink /proc/self/ns/mnt) > " + n.path("holder.new") + "; exec sleep infinity"
-	if err := start(n.path("log", "holder.out"), "ip", "netns", "exec", n.NetNS, "unshare", "-m", "-u", "--propagation", "private", "sh", "-c", script); err != nil {
+	if _, err := start(n.path("log", "holder.out"), "ip", "netns", "exec", n.NetNS, "unshare", "-m", "-u", "--propagation", "private", "sh", "-c", script); err != nil {
 		return err
 	}
 	if err := waitFile(n.path("holder.new"), 10*time.Second); err != nil {
@@ -203,39 +215,112 @@ func (n nodeSetup) boot(bin string) error {
 	if err := waitFile(n.path("disk", "etc", "corosync", "corosync.conf"), 20*time.Second); err != nil {
 		return fmt.Errorf("%s: no corosync.conf: %w", n.Name, err)
 	}
+	return n.startCluster()
+}
+
+// startCluster starts Corosync, then Pacemaker, as their units do.
+func (n nodeSetup) startCluster() error {
 	if err := n.daemon("corosync", "corosync", "-f"); err != nil {
 		return err
 	}
 	return n.daemon("pacemakerd", "pacemakerd")
 }
 
-// daemon starts argv inside the node, detached, its output appended to log/<name>.out.
+// stopCluster stops the cluster stack cleanly, as systemd does at a reboot or a `pcs cluster
+// stop`: SIGTERM to pacemakerd (pacemaker.service's stop), which stops every resource Pacemaker
+// runs here and then its daemons; then `corosync-cfgtool -H --force` (corosync.service's stop).
+// Each waits for the daemon's exit, bounded.
+func (n nodeSetup) stopCluster() error {
+	for _, d := range []struct {
+		name string
+		stop func(pid int) error
+	}{
+		{"pacemakerd", func(pid int) error { return syscall.Kill(pid, syscall.SIGTERM) }},
+		{"corosync", func(int) error { return n.exec("corosync-cfgtool", "-H", "--force") }},
+	} {
+		pid := n.daemonPID(d.name)
+		if pid == 0 {
+			continue
+		}
+		if err := d.stop(pid); err != nil {
+			return fmt.Errorf("%s: stopping %s: %w", n.Name, d.name, err)
+		}
+		if !waitGone(pid, 5*time.Minute) {
+			return fmt.Errorf("%s: %s (pid %d) did not stop within 5 minutes", n.Name, d.name, pid)
+		}
+	}
+	return nil
+}
+
+// daemon starts argv inside the node, detached, its output appended to log/<name>.out, and
+// keeps its PID in pid/<name>.
 func (n nodeSetup) daemon(name string, argv ...string) error {
 	h := n.holder()
 	if h == 0 {
 		return fmt.Errorf("%s is off", n.Name)
 	}
-	return start(n.path("log", name+".out"), append([]string{"nsenter", "-t", strconv.Itoa(h), "-m", "-n", "-u", "--"}, argv...)...)
+	pid, err := start(n.path("log", name+".out"), append([]string{"nsenter", "-t", strconv.Itoa(h), "-m", "-n", "-u", "--"}, argv...)...)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(n.path("pid"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(n.path("pid", name), []byte(strconv.Itoa(pid)), 0o644)
+}
+
+// daemonPID is the PID daemon recorded for name if that process still runs in this boot of the
+// node (nsenter execs the daemon, so it is the daemon's own PID), else 0.
+func (n nodeSetup) daemonPID(name string) int {
+	pid, _ := strconv.Atoi(readFile(n.path("pid", name)))
+	if pid <= 0 || !slices.Contains(n.processes(), pid) {
+		return 0
+	}
+	return pid
+}
+
+// exec runs argv inside the node and waits for it.
+func (n nodeSetup) exec(argv ...string) error {
+	h := n.holder()
+	if h == 0 {
+		return fmt.Errorf("%s is off", n.Name)
+	}
+	out, err := exec.Command("nsenter", append([]string{"-t", strconv.Itoa(h), "-m", "-n", "-u", "--"}, argv...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, out)
+	}
+	return nil
+}
+
+// waitGone polls until pid has exited, for at most limit.
+func waitGone(pid int, limit time.Duration) bool {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if syscall.Kill(pid, 0) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // start runs argv in its own session with output to logFile and does not wait: the node's
 // power-off stops it, by PID.
-func start(logFile string, argv ...string) error {
+func start(logFile string, argv ...string) (int, error) {
 	if err := os.MkdirAll(filepath.Dir(logFile), 0o755); err != nil {
-		return err
+		return 0, err
 	}
 	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return err
+		return 0, err
 	}
-	return cmd.Process.Release()
+	pid := cmd.Process.Pid
+	return pid, cmd.Process.Release()
 }
 
 func waitFile(path string, limit time.Duration) error {

@@ -5,6 +5,7 @@ package cluster_test
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -171,12 +172,17 @@ func TestTwoFailures(t *testing.T) {
 	c.checkAcked(w, "node1")
 }
 
-// Scenario 5: kubelet fails on node2. Pacemaker restarts it there (and etcd, which is ordered
-// after it) and fences nobody; when its stop fails as well, node1 fences node2, which reboots
-// and rejoins.
+// Scenario 5: kubelet fails on node2. Pacemaker restarts it there, and neither etcd (started
+// after kubelet at boot, but not bound to its restarts) nor anything else moves; nobody is
+// fenced. When its stop fails as well, node1 fences node2, which reboots and rejoins.
 func TestKubeletFailure(t *testing.T) {
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
+	for _, n := range c.nodes {
+		c.assertStartedAfter(n, c.standInPID(n, "kubelet"), "kubelet", c.etcdPIDs(n), "etcd")
+	}
+	etcdBefore := c.etcdPIDs("node2")
+	began := time.Now()
 	failed := c.standInPID("node2", "kubelet")
 	c.signal("node2", failed, unix.SIGKILL)
 	c.waitFor("kubelet restarted on node2", settle, func() (bool, string) {
@@ -185,6 +191,10 @@ func TestKubeletFailure(t *testing.T) {
 	})
 	c.waitRoles("node1", bothPromoted)
 	c.waitWrites(w, "kubelet restarted")
+	if now := c.etcdPIDs("node2"); !slices.Equal(now, etcdBefore) {
+		t.Fatalf("kubelet's restart restarted etcd on node2: pids %v, then %v", etcdBefore, now)
+	}
+	t.Logf("longest write gap through kubelet's restart: %v", w.LongestGap(began, time.Now()).Round(time.Millisecond))
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
 
 	if out, err := c.run("node2", "touch", "/run/tnf-standin/kubelet.stop-fails"); err != nil {

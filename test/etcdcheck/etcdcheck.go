@@ -85,6 +85,22 @@ func (w *Writer) FirstAckAfter(t time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// LongestGap is the longest time without an acknowledged write between from and to (from and
+// to count as the ends of the first and last gaps).
+func (w *Writer) LongestGap(from, to time.Time) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	longest, last := time.Duration(0), from
+	for _, at := range w.ackedAt {
+		if at.Before(from) || at.After(to) {
+			continue
+		}
+		longest = max(longest, at.Sub(last))
+		last = at
+	}
+	return max(longest, to.Sub(last))
+}
+
 // Stop ends the writer and returns every acknowledged key.
 func (w *Writer) Stop() []string {
 	w.cancel()

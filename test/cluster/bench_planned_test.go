@@ -1,0 +1,66 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
+)
+
+// BenchmarkPlannedReboot: the write unavailability a client of both members sees while one
+// node reboots cleanly: the longest gap between acknowledged writes, a new write attempted every
+// 50 ms (each with a 1 s deadline), from the shutdown until both are Promoted again. Each node
+// reboots in turn, alternately while its member leads and while it follows; runs per role:
+// TNF_PLANNED_RUNS (default 10). Once with graceful leave (the default) and once with graceful_leave=false, each on its
+// own cluster in the same run; forced clusters are counted from the agents' logs.
+func BenchmarkPlannedReboot(b *testing.B) {
+	runs := 10
+	if v := os.Getenv("TNF_PLANNED_RUNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("TNF_PLANNED_RUNS=%q: want a positive number", v)
+		}
+		runs = n
+	}
+	for _, leave := range []string{"true", "false"} {
+		b.Run("graceful-leave-"+leave, func(b *testing.B) {
+			c := newCluster(b, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["graceful_leave"] = leave })
+			c.up()
+			w := &writer{etcdcheck.Start(etcdcheck.PutThrough(c.etcdClient(c.nodes...)), 50*time.Millisecond, time.Second)}
+			defer w.Stop()
+			c.waitWrites(w, "both up")
+			gaps := map[string][]time.Duration{}
+			for i := range 2 * runs {
+				// Each node in turn, each role in turn: node1 leading, node2 following, node1
+				// following, node2 leading, …
+				node, role := c.nodes[i%2], []string{"leader", "follower"}[(i/2+i)%2]
+				c.makeRole(node, role)
+				began := time.Now()
+				c.power("shutdown", node)
+				c.waitWrites(w, node+" away")
+				c.power("on", node)
+				c.waitRoles(c.other(node), bothPromoted)
+				c.waitWrites(w, node+" back")
+				gap := w.LongestGap(began, time.Now())
+				b.Logf("run %d: %s (%s) rebooted, longest write gap %v", i/2+1, node, role, gap.Round(time.Millisecond))
+				gaps[role] = append(gaps[role], gap)
+			}
+			for _, role := range []string{"leader", "follower"} {
+				d := gaps[role]
+				slices.Sort(d)
+				b.ReportMetric(d[(len(d)-1)/2].Seconds(), role+"-gap-p50-s")
+				b.ReportMetric(d[len(d)-1].Seconds(), role+"-gap-max-s")
+			}
+			b.ReportMetric(float64(strings.Count(c.agentLogs(), "forcing a new cluster of one")), "forced-clusters")
+			b.ReportMetric(float64(c.fences("node1", "node1")+c.fences("node1", "node2")), "fencings")
+			b.ReportMetric(float64(runs), "runs-per-role")
+		})
+	}
+}

@@ -1,0 +1,231 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Planned stops (modelled on the field's two-node recovery suite): each costs the cluster no
+// fencing, no forced cluster and no acknowledged write; both end Promoted with the same data.
+
+// TestGracefulReboot: each node reboots cleanly twice, once while its etcd member leads and
+// once while it follows: it leaves the member list before its etcd stops (handing leadership
+// over first when it leads), the other serves on alone, and the node comes back as a learner
+// and is promoted.
+func TestGracefulReboot(t *testing.T) {
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	for _, node := range c.nodes {
+		for _, role := range []string{"leader", "follower"} {
+			c.makeRole(node, role)
+			c.reboot(w, node)
+		}
+	}
+	c.stopAndCheck(w)
+	c.assertPlanned()
+}
+
+// TestSequentialGracefulReboot: node1 reboots cleanly; as soon as both are Promoted again,
+// node2 does (its leave waits for etcd's check that the returned member has been connected
+// for five seconds, instead of failing).
+func TestSequentialGracefulReboot(t *testing.T) {
+	onlyInClusterTest(t)
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	c.reboot(w, "node1")
+	c.reboot(w, "node2")
+	c.stopAndCheck(w)
+	c.assertPlanned()
+}
+
+// TestBothGraceful: the cluster stack stops on both nodes at once (a `pcs cluster stop --all`:
+// the nodes stay up, their /run with them), then starts again; then both nodes reboot cleanly
+// at once (a site shutdown). Each time exactly one leaves, the other stops as the last voter,
+// and the cluster forms again from the last voter's data with no admin step.
+func TestBothGraceful(t *testing.T) {
+	onlyInClusterTest(t)
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	for _, how := range []struct{ stop, start string }{{"cluster-stop", "cluster-start"}, {"shutdown", "on"}} {
+		before := c.agentLogSizes()
+		c.both(how.stop)
+		c.both(how.start)
+		c.waitRoles("node1", bothPromoted)
+		c.waitWrites(w, "both back after "+how.stop)
+		round := c.agentLogsSince(before)
+		left, last := strings.Count(round, "left the member list"), strings.Count(round, "stopping as the last voter")
+		if left != 1 || last != 1 {
+			t.Errorf("%s on both: %d left and %d stayed the last voter, want one each; the stop decisions:\n%s",
+				how.stop, left, last, grepLines(round, "stop decision", "member list", "last voter", "graceful leave"))
+		}
+	}
+	c.stopAndCheck(w)
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
+}
+
+func grepLines(text string, words ...string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		for _, w := range words {
+			if strings.Contains(line, w) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestStandby: `pcs node standby` of node2 (maintenance) demotes and stops its etcd after it
+// left; node1 serves on; `pcs node unstandby` brings it back.
+func TestStandby(t *testing.T) {
+	onlyInClusterTest(t)
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	began := time.Now()
+	c.pcs("node1", "node", "standby", "node2")
+	c.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Stopped"})
+	c.waitWrites(w, "node2 in standby")
+	c.pcs("node1", "node", "unstandby", "node2")
+	c.waitRoles("node1", bothPromoted)
+	c.waitWrites(w, "node2 back")
+	t.Logf("longest write gap through standby and back: %v", w.LongestGap(began, time.Now()).Round(time.Millisecond))
+	c.stopAndCheck(w)
+	c.assertPlanned()
+}
+
+// onlyInClusterTest skips a scenario outside `make cluster-test` (TNF_CLUSTER_ALL=1), which runs
+// every scenario: `make test` keeps a representative subset within its time.
+func onlyInClusterTest(t *testing.T) {
+	if os.Getenv("TNF_CLUSTER_ALL") == "" {
+		t.Skip("runs in make cluster-test (TNF_CLUSTER_ALL=1)")
+	}
+}
+
+// reboot reboots node cleanly and waits until both are Promoted again; it logs the longest gap
+// between acknowledged writes meanwhile.
+func (c *cluster) reboot(w *writer, node string) {
+	c.t.Helper()
+	began := time.Now()
+	c.power("shutdown", node)
+	c.waitWrites(w, node+" away")
+	c.power("on", node)
+	c.waitRoles(c.other(node), bothPromoted)
+	c.waitWrites(w, node+" back")
+	c.t.Logf("%s rebooted cleanly in %v; longest write gap %v", node, time.Since(began).Round(time.Second),
+		w.LongestGap(began, time.Now()).Round(time.Millisecond))
+}
+
+// both runs a power action on both nodes at once.
+func (c *cluster) both(action string) {
+	c.t.Helper()
+	done := make(chan struct{}, len(c.nodes))
+	for _, n := range c.nodes {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			c.power(action, n)
+		}()
+	}
+	for range c.nodes {
+		<-done
+	}
+}
+
+func (c *cluster) other(node string) string {
+	if node == "node1" {
+		return "node2"
+	}
+	return "node1"
+}
+
+// makeRole makes node's etcd member the leader or a follower, moving the leadership if needed.
+func (c *cluster) makeRole(node, role string) {
+	c.t.Helper()
+	leader := c.etcdLeader()
+	if (leader == node) == (role == "leader") {
+		return
+	}
+	target := node
+	if role == "follower" {
+		target = c.other(node)
+	}
+	targetCli := c.etcdClient(target)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := targetCli.Status(ctx, "http://"+c.ip[target]+":"+etcdPort)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.etcdClient(leader).MoveLeader(ctx, st.Header.MemberId); err != nil {
+		c.t.Fatalf("moving etcd's leadership to %s: %v", target, err)
+	}
+	c.t.Logf("etcd's leadership moved to %s", target)
+}
+
+// etcdLeader is the node whose etcd member leads.
+func (c *cluster) etcdLeader() string {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		cli := c.etcdClient(n)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		st, err := cli.Status(ctx, "http://"+c.ip[n]+":"+etcdPort)
+		cancel()
+		if err != nil {
+			c.t.Fatalf("%s: %v", n, err)
+		}
+		if st.Leader == st.Header.MemberId {
+			return n
+		}
+	}
+	c.t.Fatal("no etcd member leads")
+	return ""
+}
+
+func (c *cluster) pcs(node string, args ...string) {
+	c.t.Helper()
+	if out, err := c.run(node, append([]string{"pcs"}, args...)...); err != nil {
+		c.t.Fatalf("pcs %s on %s: %v\n%s", strings.Join(args, " "), node, err, out)
+	}
+	c.t.Logf("pcs %s", strings.Join(args, " "))
+}
+
+// agentLogs is what the etcd agent logged on both nodes (Pacemaker's log keeps its output).
+func (c *cluster) agentLogs() string { return c.agentLogsSince(nil) }
+
+// agentLogsSince is what the agent logged on each node after the given sizes of its log.
+func (c *cluster) agentLogsSince(from map[string]int) string {
+	var b strings.Builder
+	for _, n := range c.nodes {
+		log := readFile(filepath.Join(c.dir, n, "disk", "var-log", "pacemaker", "pacemaker.log"))
+		b.WriteString(log[min(from[n], len(log)):])
+	}
+	return b.String()
+}
+
+// agentLogSizes are the sizes of the nodes' logs now, for agentLogsSince.
+func (c *cluster) agentLogSizes() map[string]int {
+	sizes := map[string]int{}
+	for _, n := range c.nodes {
+		sizes[n] = len(readFile(filepath.Join(c.dir, n, "disk", "var-log", "pacemaker", "pacemaker.log")))
+	}
+	return sizes
+}
+
+// assertPlanned checks what a planned stop must cost: nobody fenced, nothing forced.
+func (c *cluster) assertPlanned() {
+	c.t.Helper()
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
+	if n := strings.Count(c.agentLogs(), "forcing a new cluster of one"); n > 0 {
+		c.t.Fatalf("a planned stop forced a cluster %d times", n)
+	}
+	if !strings.Contains(c.agentLogs(), "left the member list") {
+		c.t.Fatal(fmt.Errorf("no graceful leave in the agents' logs"))
+	}
+}
