@@ -3,9 +3,6 @@
 package cluster_test
 
 import (
-	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,17 +15,11 @@ import (
 // node reboots cleanly: the longest gap between acknowledged writes, a new write attempted every
 // 50 ms (each with a 1 s deadline), from the shutdown until both are Promoted again. Each node
 // reboots in turn, alternately while its member leads and while it follows; runs per role:
-// TNF_PLANNED_RUNS (default 10). Once with graceful leave (the default) and once with graceful_leave=false, each on its
-// own cluster in the same run; forced clusters are counted from the agents' logs.
+// TNF_PLANNED_RUNS (default 10). Once with graceful leave (the default) and once with
+// graceful_leave=false, each on its own cluster in the same run; forced clusters are counted
+// from the agents' logs.
 func BenchmarkPlannedReboot(b *testing.B) {
-	runs := 10
-	if v := os.Getenv("TNF_PLANNED_RUNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			b.Fatalf("TNF_PLANNED_RUNS=%q: want a positive number", v)
-		}
-		runs = n
-	}
+	runs := runsFromEnv(b, "TNF_PLANNED_RUNS")
 	for _, leave := range []string{"true", "false"} {
 		b.Run("graceful-leave-"+leave, func(b *testing.B) {
 			c := newCluster(b, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["graceful_leave"] = leave })
@@ -42,21 +33,10 @@ func BenchmarkPlannedReboot(b *testing.B) {
 				// following, node2 leading, …
 				node, role := c.nodes[i%2], []string{"leader", "follower"}[(i/2+i)%2]
 				c.makeRole(node, role)
-				began := time.Now()
-				c.power("shutdown", node)
-				c.waitWrites(w, node+" away")
-				c.power("on", node)
-				c.waitRoles(c.other(node), bothPromoted)
-				c.waitWrites(w, node+" back")
-				gap := w.LongestGap(began, time.Now())
-				b.Logf("run %d: %s (%s) rebooted, longest write gap %v", i/2+1, node, role, gap.Round(time.Millisecond))
-				gaps[role] = append(gaps[role], gap)
+				gaps[role] = append(gaps[role], c.reboot(w, node))
 			}
 			for _, role := range []string{"leader", "follower"} {
-				d := gaps[role]
-				slices.Sort(d)
-				b.ReportMetric(d[(len(d)-1)/2].Seconds(), role+"-gap-p50-s")
-				b.ReportMetric(d[len(d)-1].Seconds(), role+"-gap-max-s")
+				reportP50Max(b, role+"-gap", gaps[role])
 			}
 			b.ReportMetric(float64(strings.Count(c.agentLogs(), "forcing a new cluster of one")), "forced-clusters")
 			b.ReportMetric(float64(c.fences("node1", "node1")+c.fences("node1", "node2")), "fencings")

@@ -36,14 +36,7 @@ type failoverTimeline struct {
 // 200 ms (tnfctl status --json on the survivor), so each is known to about ±0.3 s; the total
 // is the write's own acknowledgement time, to 0.2 s.
 func BenchmarkClusterFailover(b *testing.B) {
-	runs := 10
-	if v := os.Getenv("TNF_FAILOVER_RUNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			b.Fatalf("TNF_FAILOVER_RUNS=%q: want a positive number", v)
-		}
-		runs = n
-	}
+	runs := runsFromEnv(b, "TNF_FAILOVER_RUNS")
 	powerOff := func(node string) func(*cluster) { return func(c *cluster) { c.power("off", node) } }
 	for _, f := range []failoverFault{
 		{name: "race-loser-killed", survivor: "node1", victim: "node2", inject: powerOff("node2")},
@@ -156,9 +149,27 @@ func report(b *testing.B, timelines []failoverTimeline) {
 		for _, t := range timelines {
 			d = append(d, p.of(t))
 		}
-		slices.Sort(d)
-		b.ReportMetric(d[(len(d)-1)/2].Seconds(), p.name+"-p50-s")
-		b.ReportMetric(d[len(d)-1].Seconds(), p.name+"-max-s")
+		reportP50Max(b, p.name, d)
 	}
 	b.ReportMetric(float64(len(timelines)), "runs")
+}
+
+// reportP50Max reports the median and the maximum of d, in seconds, as NAME-p50-s and NAME-max-s.
+func reportP50Max(b *testing.B, name string, d []time.Duration) {
+	d = slices.Sorted(slices.Values(d))
+	b.ReportMetric(d[(len(d)-1)/2].Seconds(), name+"-p50-s")
+	b.ReportMetric(d[len(d)-1].Seconds(), name+"-max-s")
+}
+
+// runsFromEnv is the number of runs the variable asks for, 10 by default.
+func runsFromEnv(b *testing.B, variable string) int {
+	v := os.Getenv(variable)
+	if v == "" {
+		return 10
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive number", variable, v)
+	}
+	return n
 }

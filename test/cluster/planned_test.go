@@ -109,9 +109,9 @@ func onlyInClusterTest(t *testing.T) {
 	}
 }
 
-// reboot reboots node cleanly and waits until both are Promoted again; it logs the longest gap
-// between acknowledged writes meanwhile.
-func (c *cluster) reboot(w *writer, node string) {
+// reboot reboots node cleanly and waits until both are Promoted again; it returns (and logs)
+// the longest gap between acknowledged writes meanwhile.
+func (c *cluster) reboot(w *writer, node string) time.Duration {
 	c.t.Helper()
 	began := time.Now()
 	c.power("shutdown", node)
@@ -119,8 +119,9 @@ func (c *cluster) reboot(w *writer, node string) {
 	c.power("on", node)
 	c.waitRoles(c.other(node), bothPromoted)
 	c.waitWrites(w, node+" back")
-	c.t.Logf("%s rebooted cleanly in %v; longest write gap %v", node, time.Since(began).Round(time.Second),
-		w.LongestGap(began, time.Now()).Round(time.Millisecond))
+	gap := w.LongestGap(began, time.Now())
+	c.t.Logf("%s rebooted cleanly in %v; longest write gap %v", node, time.Since(began).Round(time.Second), gap.Round(time.Millisecond))
+	return gap
 }
 
 // both runs a power action on both nodes at once.
