@@ -91,6 +91,11 @@ func printStatus(w io.Writer, st clusterStatus) {
 		}
 		fmt.Fprintf(w, "  node %-20s %s\n", n.Name, state)
 	}
+	for _, n := range p.Nodes {
+		if n.EtcdAgent != "" {
+			fmt.Fprintf(w, "  etcd on %s: %s\n", n.Name, n.EtcdAgent)
+		}
+	}
 	fmt.Fprintln(w, "Resources:")
 	for _, r := range p.Resources {
 		failed := ""

@@ -56,6 +56,13 @@ func TestStatusText(t *testing.T) {
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
 				Resources: stopped},
 		}},
+		{"refusing-older-data", clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": false, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-1", WithQuorum: true,
+				Nodes: []pcmk.NodeStatus{{Name: "master-0"}, {Name: "master-1", Online: true,
+					EtcdAgent: "refuse: the local member left its cluster (graceful leave): its data never leads, it joins the peer"}},
+				Resources: append(stack("master-1", "Unpromoted"), stopped...)},
+		}},
 		{"pacemaker-down", clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
 			Error:    "crm_mon: exit status 102: Error: cluster is not available on this node",

@@ -105,7 +105,36 @@ func (a *Agent) start(ctx context.Context) (ocf.Status, error) {
 	if err := a.store.Set(ctx, a.cfg.Self, etcdnode.AttrInstance, "started", attrs.Reboot); err != nil {
 		return failed(err)
 	}
+	if ocf.Contains(a.env.Notify().Start, a.cfg.Peer) {
+		a.waitPeerStarted(ctx)
+	}
 	return a.settle(ctx, local, false)
+}
+
+// peerStartBound bounds how long a start waits for the peer's start that Pacemaker runs in the
+// same transition.
+const peerStartBound = 20 * time.Second
+
+// waitPeerStarted waits until the peer's instance, which Pacemaker starts in this same
+// transition (both nodes back from a crash, a cold boot), has published its data and marked
+// itself started. Without the wait this node would decide on the record the peer published
+// before it went down, possibly older than its data, and claim the lead its peer then takes
+// from it (a failed promote and a restart). A peer whose start fails first only delays this one
+// by the bound; the decision then treats it as absent, as before.
+func (a *Agent) waitPeerStarted(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, peerStartBound)
+	defer cancel()
+	for {
+		if _, ok, err := a.store.Get(wctx, a.cfg.Peer, etcdnode.AttrInstance, attrs.Reboot); err == nil && ok {
+			return
+		}
+		select {
+		case <-wctx.Done():
+			a.log.Warn("the peer's instance, started in the same transition, did not mark itself started in time", "bound", peerStartBound)
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // settle is the ready state's step: join a serving peer, or publish whether this node may lead.
@@ -257,6 +286,7 @@ func (a *Agent) stop(ctx context.Context) (ocf.Status, error) {
 	a.publishStopped()
 	for _, err := range []error{
 		a.store.Set(ctx, a.cfg.Self, etcdnode.AttrInstance, "", attrs.Reboot),
+		a.cfg.SetDecision(ctx, a.store, ""),
 		a.setScore(ctx, -1),
 		remove(a.cfg.StartedFile()),
 	} {

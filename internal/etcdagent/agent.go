@@ -132,6 +132,13 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (d
 	d := decision.Decide(in)
 	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
 		"local", describeData(local), "peer_data", describeData(peerData))
+	why := ""
+	if d.Action == decision.Wait || d.Action == decision.Refuse {
+		why = d.Action.String() + ": " + d.Reason
+	}
+	if err := a.cfg.SetDecision(ctx, a.store, why); err != nil {
+		a.log.Warn("publishing the decision for tnfctl status", "err", err)
+	}
 	return in, d, nil
 }
 

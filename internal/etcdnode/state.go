@@ -13,6 +13,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/certpool"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
 
 // Attributes the agent publishes.
@@ -23,6 +24,9 @@ const (
 	// AttrInstance (lifetime reboot) is set while the node's instance is started: the peer is
 	// "ready" rather than absent.
 	AttrInstance = "tnf-etcd-instance"
+	// AttrDecision (lifetime reboot) says why the agent neither leads nor joins, for tnfctl
+	// status; it is deleted while the agent leads, joins or serves.
+	AttrDecision = pcmk.EtcdAgentDecision
 )
 
 // Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead
@@ -96,6 +100,11 @@ func (c Config) setCached(ctx context.Context, store attrs.Store, cache, name, v
 // Publish writes this node's data record for the peer.
 func (c Config) Publish(ctx context.Context, store attrs.Store, d decision.Data) error {
 	return c.setCached(ctx, store, "published", AttrData, Record(d), attrs.Forever)
+}
+
+// SetDecision publishes why the agent waits or refuses ("" deletes it).
+func (c Config) SetDecision(ctx context.Context, store attrs.Store, why string) error {
+	return c.setCached(ctx, store, "decision", AttrDecision, why, attrs.Reboot)
 }
 
 // SetScore sets this node's promotion score; a negative score deletes it.

@@ -22,7 +22,14 @@ type NodeStatus struct {
 	Online  bool   `json:"online"`
 	Unclean bool   `json:"unclean"`
 	Pending bool   `json:"pending"`
+	// EtcdAgent is why the etcd agent on this node neither leads nor joins, when it does not
+	// (its node attribute EtcdAgentDecision).
+	EtcdAgent string `json:"etcdAgent,omitempty"`
 }
+
+// EtcdAgentDecision is the node attribute (lifetime reboot) in which the etcd agent says why it
+// waits or refuses; it is deleted while the agent leads, joins or serves.
+const EtcdAgentDecision = "tnf-etcd-decision"
 
 // ResourceRole is one resource instance: its role on the node it runs on ("Stopped" instances
 // have no node).
@@ -57,6 +64,13 @@ type crmMon struct {
 		Unclean bool   `xml:"unclean,attr"`
 		Pending bool   `xml:"pending,attr"`
 	} `xml:"nodes>node"`
+	NodeAttributes []struct {
+		Name       string `xml:"name,attr"`
+		Attributes []struct {
+			Name  string `xml:"name,attr"`
+			Value string `xml:"value,attr"`
+		} `xml:"attribute"`
+	} `xml:"node_attributes>node"`
 	Resources struct {
 		Plain  []crmResource `xml:"resource"`
 		Clones []struct {
@@ -85,7 +99,7 @@ type crmResource struct {
 // Status reads crm_mon once, with the whole fencing history (level 3: level 2 keeps only the
 // latest success per node, which hides a node fenced twice).
 func (t Tools) Status(ctx context.Context) (Status, error) {
-	out, err := t.Run(ctx, "crm_mon", "--one-shot", "--inactive", "--fence-history=3", "--output-as=xml")
+	out, err := t.Run(ctx, "crm_mon", "--one-shot", "--inactive", "--fence-history=3", "--show-node-attributes", "--output-as=xml")
 	if err != nil {
 		return Status{}, err
 	}
@@ -101,8 +115,16 @@ func parseStatus(data []byte) (Status, error) {
 	if m.Summary.DC.Present {
 		s.DC = m.Summary.DC.Name
 	}
+	agent := map[string]string{}
+	for _, n := range m.NodeAttributes {
+		for _, a := range n.Attributes {
+			if a.Name == EtcdAgentDecision {
+				agent[n.Name] = a.Value
+			}
+		}
+	}
 	for _, n := range m.Nodes {
-		s.Nodes = append(s.Nodes, NodeStatus(n))
+		s.Nodes = append(s.Nodes, NodeStatus{Name: n.Name, Online: n.Online, Unclean: n.Unclean, Pending: n.Pending, EtcdAgent: agent[n.Name]})
 	}
 	add := func(r crmResource) {
 		role := ResourceRole{ID: r.ID, Agent: r.Agent, Role: r.Role, Failed: r.Failed}

@@ -118,3 +118,49 @@ func readLog(t *testing.T, c *cluster) string {
 	}
 	return b.String()
 }
+
+// TestBothCrashDecidesOnFreshRecords: both members crash after writes their published records
+// do not show yet (records are refreshed by the monitor), and Pacemaker starts both instances in
+// one transition, as it does when both nodes come back. Each start waits for the other's fresh
+// record (the peer is in the start's notify_start_uname), so exactly one may lead: neither
+// decides on the stale record and claims a lead its peer then takes from it.
+func TestBothCrashDecidesOnFreshRecords(t *testing.T) {
+	c := newCluster(t)
+	first, second := formCluster(t, c)
+	first.must("monitor", ocfPromoted)
+	second.must("monitor", ocfPromoted)
+	acked := writeKeys(t, first, 0, 50) // not published: no monitor after them
+	first.fence()
+	second.fence()
+
+	both := map[string]string{"OCF_RESKEY_CRM_meta_notify_start_uname": "node1 node2"}
+	var wg sync.WaitGroup
+	for _, n := range []*node{second, first} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if code, out := n.run("start", both); code != ocfSuccess {
+				t.Errorf("%s start: exit %d\n%s", n.name, code, out)
+			}
+		}()
+	}
+	wg.Wait()
+	var scored []*node
+	for _, n := range []*node{first, second} {
+		if _, ok := n.score(); ok {
+			scored = append(scored, n)
+		}
+	}
+	if len(scored) != 1 {
+		t.Fatalf("%d nodes may lead after both started, want exactly 1\n%s", len(scored), c.dump())
+	}
+	leader, other := scored[0], first
+	if leader == first {
+		other = second
+	}
+	leader.must("promote", ocfSuccess)
+	leader.notify("promote", leader.name)
+	other.notify("promote", leader.name)
+	catchUpAndPromote(t, other, leader)
+	sameKeys(t, other, acked)
+}
