@@ -5,6 +5,8 @@
 package nodesetup
 
 import (
+	"maps"
+	"slices"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -63,14 +65,14 @@ func Run(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(CorosyncLogDir, 0o750); err != nil {
 		return err
 	}
-	if err := writeStep(step, CorosyncConf, []byte(conf), 0o644); err != nil {
+	if _, err := writeStep(step, CorosyncConf, []byte(conf), 0o644); err != nil {
 		return err
 	}
 	key, err := authkey(cfg.CorosyncAuthkeyFile)
 	if err != nil {
 		return err
 	}
-	if err := writeStep(step, AuthkeyPath, key, 0o400); err != nil {
+	if _, err := writeStep(step, AuthkeyPath, key, 0o400); err != nil {
 		return err
 	}
 	creds := map[string]bmc.Credential{}
@@ -82,12 +84,17 @@ func Run(ctx context.Context, o Options) error {
 		}
 		creds[n.Name], passwords[n.Name] = cred, cred.Password
 	}
+	rotated := map[string]bool{} // fence devices whose password this run changed
 	for _, s := range pcsconfig.Secrets(passwords) {
 		if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
 			return err
 		}
-		if err := writeStep(step, s.Path, s.Data, 0o600); err != nil {
+		written, err := writeStep(step, s.Path, s.Data, 0o600)
+		if err != nil {
 			return err
+		}
+		if written {
+			rotated[s.Device] = true
 		}
 	}
 	if err := o.Services.KeepOutOfBoot(ctx, step, "crio.service", "kubelet.service"); err != nil {
@@ -104,6 +111,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	step("corosync", "running")
+	if err := reregister(ctx, tools, rotated, step); err != nil {
+		return err
+	}
 
 	if cfg.FenceRaceWinner == self.Name {
 		if err := configure(ctx, o, cfg, creds, peer.Name, tools, step); err != nil {
@@ -179,19 +189,49 @@ func authkey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// writeStep writes a file unless it already holds data with mode.
-func writeStep(step func(string, string), path string, data []byte, mode os.FileMode) error {
+// reregister restarts the running fence devices whose password changed (a rotated BMC
+// credential). Pacemaker's fencer reads a device's cibsecret once and keeps the value for as long
+// as the device stays registered: without a restart it would go on with the old password, its
+// monitor would fail, and the device's recovery would drop any fencing queued meanwhile. A
+// device that does not run yet (the first setup) reads the new files when it starts.
+func reregister(ctx context.Context, tools pcmk.Tools, rotated map[string]bool, step func(string, string)) error {
+	if len(rotated) == 0 {
+		return nil
+	}
+	st, err := tools.Status(ctx)
+	if err != nil {
+		step("fence devices", "not restarted, Pacemaker does not answer yet: they read the new passwords when they start")
+		return nil
+	}
+	for _, id := range slices.Sorted(maps.Keys(rotated)) {
+		if !slices.ContainsFunc(st.Resources, func(r pcmk.ResourceRole) bool { return r.ID == id && r.Role == "Started" }) {
+			continue
+		}
+		if err := tools.Restart(ctx, id, restartTimeout); err != nil {
+			return fmt.Errorf("restarting %s to load its new password: %w", id, err)
+		}
+		step(id, "restarted with its new password")
+	}
+	return nil
+}
+
+// restartTimeout bounds a fence device's restart: its stop and start are quick, but the cluster
+// may be finishing a transition first.
+const restartTimeout = 2 * time.Minute
+
+// writeStep writes a file unless it already holds data with mode, and says whether it wrote.
+func writeStep(step func(string, string), path string, data []byte, mode os.FileMode) (bool, error) {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		if st, err := os.Stat(path); err == nil && st.Mode().Perm() == mode {
 			step(path, "unchanged")
-			return nil
+			return false, nil
 		}
 	}
 	if err := fsutil.WriteFileAtomic(path, data, mode); err != nil {
-		return err
+		return false, err
 	}
 	step(path, "written")
-	return nil
+	return true, nil
 }
 
 // waitFor polls ok once a second until it is true, for at most limit.

@@ -1,6 +1,7 @@
 package pcmk
 
 import (
+	"time"
 	"context"
 	"fmt"
 	"os"
@@ -62,6 +63,13 @@ func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]
 // ConfirmFenced tells Pacemaker that node is safely down, as a fence device would have.
 func (t Tools) ConfirmFenced(ctx context.Context, node string) error {
 	_, err := t.Run(ctx, "stonith_admin", "--confirm", node)
+	return err
+}
+
+// Restart restarts a resource through the cluster (crm_resource --restart: stopped, then
+// started again, waiting for each, at most timeout).
+func (t Tools) Restart(ctx context.Context, id string, timeout time.Duration) error {
+	_, err := t.Run(ctx, "crm_resource", "--resource", id, "--restart", "--timeout", fmt.Sprintf("%ds", int(timeout.Seconds())))
 	return err
 }
 

@@ -194,8 +194,9 @@ func Commands(c clusterconfig.Config) ([][]string, error) {
 
 // Secret is one file of cibsecret's local store.
 type Secret struct {
-	Path string
-	Data []byte
+	Device string // the fence device that reads it
+	Path   string
+	Data   []byte
 }
 
 // Secrets are the files that hold the fence devices' passwords on a node, in cibsecret's
@@ -205,9 +206,10 @@ type Secret struct {
 func Secrets(passwords map[string]string) []Secret {
 	var out []Secret
 	for n, pw := range passwords {
-		p := path.Join(SecretsDir, FenceDevice(n), "password")
-		out = append(out, Secret{p, []byte(pw + "\n")},
-			Secret{p + ".sign", []byte(fmt.Sprintf("%x\n", md5.Sum([]byte(pw))))})
+		dev := FenceDevice(n)
+		p := path.Join(SecretsDir, dev, "password")
+		out = append(out, Secret{dev, p, []byte(pw + "\n")},
+			Secret{dev, p + ".sign", []byte(fmt.Sprintf("%x\n", md5.Sum([]byte(pw))))})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out

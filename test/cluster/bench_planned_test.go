@@ -3,6 +3,8 @@
 package cluster_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,4 +45,34 @@ func BenchmarkPlannedReboot(b *testing.B) {
 			b.ReportMetric(float64(runs), "runs-per-role")
 		})
 	}
+}
+
+// BenchmarkBothCrash: both nodes lose power at once and are powered on again together; from the
+// power-on to the first write the cluster acknowledges (a new client every 200 ms), and to both
+// Promoted. Runs: TNF_BOTHCRASH_RUNS (default 10), on one cluster.
+func BenchmarkBothCrash(b *testing.B) {
+	runs := runsFromEnv(b, "TNF_BOTHCRASH_RUNS")
+	c := newCluster(b, nil)
+	c.up()
+	var written, promoted []time.Duration
+	for i := range runs {
+		c.crashBoth()
+		ctx, cancel := context.WithTimeout(context.Background(), settle)
+		began := time.Now()
+		c.both("on")
+		first := c.firstWrite(ctx, fmt.Sprintf("bench/both-crash/%d", i), c.nodes...)
+		c.waitRoles("node1", bothPromoted)
+		promoted = append(promoted, time.Since(began))
+		select {
+		case at := <-first:
+			written = append(written, at.Sub(began))
+		case <-ctx.Done():
+			b.Fatalf("run %d: no write acknowledged within %v", i+1, settle)
+		}
+		cancel()
+		b.Logf("run %d: first write %v, both promoted %v", i+1, written[i].Round(100*time.Millisecond), promoted[i].Round(time.Second))
+	}
+	reportP50Max(b, "first-write", written)
+	reportP50Max(b, "both-promoted", promoted)
+	b.ReportMetric(float64(runs), "runs")
 }

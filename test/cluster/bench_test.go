@@ -71,7 +71,7 @@ func (c *cluster) failover(f failoverFault, run int) failoverTimeline {
 	began := time.Now()
 	f.inject(c)
 	// Writes start once the fault is complete: one sent earlier may still reach both members.
-	written := c.firstWrite(ctx, f.survivor, fmt.Sprintf("bench/%s/%d", f.name, run))
+	written := c.firstWrite(ctx, fmt.Sprintf("bench/%s/%d", f.name, run), f.survivor)
 	var tl failoverTimeline
 	for tl.detected == 0 || tl.fenced == 0 {
 		if ctx.Err() != nil {
@@ -96,9 +96,9 @@ func (c *cluster) failover(f failoverFault, run int) failoverTimeline {
 	return tl
 }
 
-// firstWrite starts a write on node every 200 ms, each through a new client (so no client's
-// reconnection backoff is measured), until one is acknowledged; it sends that time.
-func (c *cluster) firstWrite(ctx context.Context, node, key string) <-chan time.Time {
+// firstWrite starts a write through nodes every 200 ms, each through a new client (so no
+// client's reconnection backoff is measured), until one is acknowledged; it sends that time.
+func (c *cluster) firstWrite(ctx context.Context, key string, nodes ...string) <-chan time.Time {
 	first := make(chan time.Time, 1)
 	go func() {
 		ctx, cancel := context.WithCancel(ctx)
@@ -112,7 +112,7 @@ func (c *cluster) firstWrite(ctx context.Context, node, key string) <-chan time.
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cli, err := c.newEtcdClient(node)
+				cli, err := c.newEtcdClient(nodes...)
 				if err != nil {
 					return
 				}

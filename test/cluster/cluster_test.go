@@ -191,6 +191,22 @@ func (c *cluster) startEmulator() {
 	}
 }
 
+// restartEmulator stops the BMC emulator by its PID and starts it again, reading its
+// configuration (and the BMC passwords) anew.
+func (c *cluster) restartEmulator() {
+	c.t.Helper()
+	if err := unix.Kill(c.emuPID, unix.SIGKILL); err != nil {
+		c.t.Fatal(err)
+	}
+	for i := 0; unix.Kill(c.emuPID, 0) == nil; i++ {
+		if i == 100 {
+			c.t.Fatalf("the emulator (pid %d) did not exit", c.emuPID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.startEmulator()
+}
+
 // dial connects from inside a network namespace: the socket is made on a thread that entered
 // the namespace, and the thread is thrown away afterwards.
 func (c *cluster) dial(netns, addr string) (net.Conn, error) {

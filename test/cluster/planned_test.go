@@ -230,3 +230,79 @@ func (c *cluster) assertPlanned() {
 		c.t.Fatal(fmt.Errorf("no graceful leave in the agents' logs"))
 	}
 }
+
+// TestGracefulThenUngraceful: node2 reboots cleanly (it left) and node1 serves alone; then
+// node1's power is cut while node2 is away. node2 boots alone and stays inert; after
+// confirm-peer-down it still refuses to lead from the data it had when it left (older than
+// what node1 served since), and tnfctl status says why. When node1 returns, its data leads and
+// node2 joins: nothing acknowledged is lost.
+func TestGracefulThenUngraceful(t *testing.T) {
+	onlyInClusterTest(t)
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	c.power("shutdown", "node2")
+	c.waitWrites(w, "node1 alone after node2 left")
+	c.power("off", "node1")
+	c.power("on", "node2")
+	c.stayInert("node2", 15*time.Second)
+	tnfctl := filepath.Join(c.bin, "tnfctl")
+	if out, err := c.run("node2", tnfctl, "confirm-peer-down", "--yes"); err != nil {
+		t.Fatalf("confirm-peer-down --yes: %v\n%s", err, out)
+	}
+	const why = "etcd on node2: refuse: the local member left its cluster"
+	c.waitFor("tnfctl status on node2 says why etcd does not lead", settle, func() (bool, string) {
+		out, err := c.run("node2", tnfctl, "status")
+		return err == nil && strings.Contains(out, why), out
+	})
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(2 * time.Second) {
+		if _, st, err := c.status("node2"); err == nil && st.Role("etcd", "node2") == "Promoted" {
+			t.Fatal("node2 leads from the data it had when it left")
+		}
+	}
+	c.power("on", "node1")
+	c.waitRoles("node1", bothPromoted)
+	c.stopAndCheck(w)
+	c.assertFenced("node2", map[string]int{"node2": 0})
+}
+
+// TestBMCCredentialRotation: both BMC passwords change, at the BMCs and in each node's
+// configuration; running setup again on each node (what the node disruption policy does, no
+// reboot) puts the new ones where the fencer reads them. A fencing afterwards succeeds with the
+// new password, and the old ones are gone from the nodes.
+func TestBMCCredentialRotation(t *testing.T) {
+	onlyInClusterTest(t)
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	old := map[string]string{}
+	for _, n := range c.nodes {
+		old[n] = c.password(n)
+		pw := []byte(randomText(16) + "\n")
+		c.write(filepath.Join(c.dir, "bmc", n+".password"), pw, 0o600)
+		for _, on := range c.nodes {
+			c.write(filepath.Join(c.layout.Nodes[on].Dir, "disk", "etc", "tnf", "secrets", n+".password"), pw, 0o600)
+		}
+	}
+	c.restartEmulator()
+	for _, n := range c.nodes {
+		out, err := c.run(n, filepath.Join(c.bin, "tnfctl"), "setup", "--wait", "1m")
+		// The fence race winner checks both BMCs with the new passwords before anything else.
+		if err != nil || (n == "node1" && strings.Count(out, "fence_redfish: ok") != 2) ||
+			strings.Count(out, "restarted with its new password") != 2 {
+			t.Fatalf("setup again on %s: %v\n%s", n, err, out)
+		}
+		t.Logf("setup again on %s:\n%s", n, out)
+	}
+	c.waitWrites(w, "after the rotation")
+	c.power("off", "node2")
+	c.waitFenced("node1", "node2", 1)
+	c.waitWrites(w, "node1 alone")
+	c.waitRoles("node1", bothPromoted)
+	c.stopAndCheck(w)
+	for _, n := range c.nodes {
+		for _, pw := range old {
+			if out, err := c.run(n, "grep", "-rlF", pw, "/etc/tnf", "/var/lib/pacemaker"); err == nil {
+				t.Errorf("%s still holds an old BMC password in %s", n, strings.TrimSpace(out))
+			}
+		}
+	}
+}

@@ -245,6 +245,12 @@ func TestBothCrash(t *testing.T) {
 	c.crashBoth()
 	c.up()
 	c.waitWrites(w, "both back")
+	// Each start decided on the other's fresh record: no lead was claimed and then refused.
+	for _, line := range strings.Split(c.agentLogs(), "\n") {
+		if strings.Contains(line, "action=promote") && strings.Contains(line, "level=ERROR") {
+			t.Fatalf("a promote failed after both crashed:\n%s", line)
+		}
+	}
 
 	c.link("down")
 	c.waitFenced("node1", "node2", 1)
