@@ -5,15 +5,15 @@
 package nodesetup
 
 import (
-	"maps"
-	"slices"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 

@@ -1,11 +1,11 @@
 package pcmk
 
 import (
-	"time"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // ApplyConfiguration makes the live CIB's resources, constraints and cluster options what the pcs
