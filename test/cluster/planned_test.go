@@ -306,3 +306,48 @@ func TestBMCCredentialRotation(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeReplacement: node2's hardware dies (node1 fences it and serves alone) and a new machine
+// with the same name and the same node configuration takes its place: nothing of the old one's
+// state (etcd data, CIB, Corosync files, /var/lib/tnf). It boots, runs setup, joins the running
+// cluster, its etcd joins as a learner and is promoted. Then the same for node1, the fence race
+// winner, whose setup must leave the live configuration as it is.
+func TestNodeReplacement(t *testing.T) {
+	onlyInClusterTest(t)
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	for _, dead := range []string{"node2", "node1"} {
+		survivor := c.other(dead)
+		n := c.layout.Nodes[dead]
+		c.write(n.path("broken"), nil, 0o644)
+		c.power("off", dead)
+		c.waitFenced(survivor, dead, 1)
+		c.waitWrites(w, survivor+" alone")
+		c.power("off", dead)
+		for _, state := range []string{"var-lib/etcd", "var-lib/pacemaker", "var-lib/corosync", "var-lib/tnf", "etc/corosync"} {
+			if err := os.RemoveAll(n.path("disk", state)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Remove(n.path("broken")); err != nil {
+			t.Fatal(err)
+		}
+		before := len(readFile(n.path("log", "setup.out")))
+		c.power("on", dead)
+		c.waitRoles(survivor, bothPromoted)
+		c.waitWrites(w, dead+" replaced")
+		c.waitFor(dead+"'s setup done", settle, func() (bool, string) {
+			_, err := os.Stat(n.path("disk", "var-lib", "tnf", "setup.done"))
+			return err == nil, ""
+		})
+		setup := readFile(n.path("log", "setup.out"))[before:]
+		want := "cluster configuration: left to node1"
+		if dead == "node1" {
+			want = "cluster configuration: unchanged"
+		}
+		if !strings.Contains(setup, want) {
+			t.Fatalf("%s's setup on the new machine, want %q:\n%s", dead, want, setup)
+		}
+	}
+	c.stopAndCheck(w)
+}
