@@ -177,6 +177,9 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 		}
 		return a.settle(ctx, local, false)
 	}
+	if err := a.reloadTrust(ctx); err != nil {
+		return failed(err)
+	}
 	st, err := a.localStatus(ctx)
 	if err != nil {
 		return failed(fmt.Errorf("etcd does not answer: %w", err))

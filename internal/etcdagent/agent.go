@@ -208,8 +208,33 @@ func (a *Agent) launch(ctx context.Context, initial map[string]string, state str
 	if err := touch(a.cfg.LaunchedFile()); err != nil {
 		return err
 	}
+	trust, err := a.cfg.TrustFingerprint()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(a.cfg.TrustFile(), []byte(trust), 0o600); err != nil {
+		return err
+	}
 	a.log.Info("launching etcd", "runtime", a.cfg.Runtime, "state", state, "force_new_cluster", force)
 	return a.rt.Start(ctx, spec)
+}
+
+// reloadTrust restarts a running etcd in place when its CA bundles changed since it was
+// launched: the same member on the same data, no leave, no rejoin; the peer rides it out as a
+// member that was away for a moment.
+func (a *Agent) reloadTrust(ctx context.Context) error {
+	if !a.cfg.TrustChanged() {
+		return nil
+	}
+	a.log.Info("the CA bundle changed since etcd started: restarting it in place to trust the new CA")
+	if err := a.stopEtcd(ctx, stopGrace); err != nil {
+		return err
+	}
+	if err := a.launch(ctx, nil, "existing", false); err != nil {
+		return err
+	}
+	_, err := a.waitFor(ctx, "answer after the restart in place", func(status) bool { return true })
+	return err
 }
 
 // waitFor polls the local member until ok accepts its status or ctx ends.

@@ -27,14 +27,14 @@ type gatewayStatus struct {
 // FastMonitor answers the monitor of the common case, a started voter with a leader, in a few
 // milliseconds: one status read through etcd's JSON gateway (the gRPC client would cost more to
 // start than the whole check), then the record and the score, written only when they changed.
-// Anything else (not started, a learner, no leader, no answer, an error) is not handled here:
-// handled is false and the full agent decides.
+// Anything else (not started, a learner, no leader, no answer, an error, a CA bundle that changed
+// since etcd started) is not handled here: handled is false and the full agent decides.
 func FastMonitor(env ocf.Env) (st ocf.Status, handled bool) {
 	c, err := LoadConfig(env)
 	if err != nil {
 		return 0, false
 	}
-	if _, err := os.Stat(c.StartedFile()); err != nil {
+	if _, err := os.Stat(c.StartedFile()); err != nil || c.TrustChanged() {
 		return 0, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.RequestTimeout)

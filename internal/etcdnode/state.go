@@ -2,6 +2,8 @@ package etcdnode
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"crypto/tls"
 	"fmt"
 	"os"
@@ -42,6 +44,41 @@ func (c Config) StartedFile() string { return filepath.Join(c.StateDir, "started
 
 // LaunchedFile marks that etcd was launched and should be running.
 func (c Config) LaunchedFile() string { return filepath.Join(c.StateDir, "launched") }
+
+// TrustFile keeps the fingerprint of the CA bundles etcd was launched with.
+func (c Config) TrustFile() string { return filepath.Join(c.StateDir, "trust-loaded") }
+
+// TrustFingerprint is the SHA-256 of the CA bundles etcd trusts (clients' and peers'), "" when
+// TLS is off. etcd re-reads its own certificate and key at every handshake, but reads a CA
+// bundle only when it starts: a changed fingerprint means etcd must be restarted to trust the
+// new CA (the cluster-etcd-operator rotates its signer by writing a bundle of old and new).
+func (c Config) TrustFingerprint() (string, error) {
+	if c.TLS == nil {
+		return "", nil
+	}
+	h := sha256.New()
+	for _, f := range []string{c.TLS.TrustedCAFile, c.TLS.PeerTrustedCAFile} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// TrustChanged reports whether the CA bundles differ from the ones etcd was launched with.
+func (c Config) TrustChanged() bool {
+	if c.TLS == nil {
+		return false
+	}
+	loaded, err := os.ReadFile(c.TrustFile())
+	if err != nil {
+		return false // launched by a version that did not record it: nothing to compare
+	}
+	now, err := c.TrustFingerprint()
+	return err == nil && now != string(loaded)
+}
 
 // Record is what a node publishes about its data: "none" or "<cluster-hex>:<index>[:learner]".
 // A removed member's data (it left gracefully) is published as "none": it never leads again, and

@@ -10,59 +10,90 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"maps"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
 
-// enableTLS gives every node of c a certificate for its IP, signed by one CA, used as serving,
-// peer and client certificate (as OpenShift's etcd peer certificates are), and turns TLS on.
-func enableTLS(t testing.TB, c *cluster) {
+// testCA signs the nodes' certificates.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+func newTestCA(t testing.TB, name string) testCA {
 	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "etcd test CA"},
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: name},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
 		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	write := func(path string, typ string, der []byte) {
-		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	cert, _ := x509.ParseCertificate(der)
+	return testCA{cert, key}
+}
+
+func (ca testCA) pem() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
+}
+
+// issue writes n's certificate for its IP, signed by ca, and its key, where n's parameters say.
+func (ca testCA) issue(t testing.TB, n *node) {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: n.name},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		// 127.0.0.1 too: etcd checks a peer's certificate against the address the connection
+		// comes from, and on loopback the kernel picks 127.0.0.1 as the source.
+		IPAddresses: []net.IP{net.ParseIP(n.ip), net.IPv4(127, 0, 0, 1)}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
 	}
-	caFile := filepath.Join(c.dir, "ca.pem")
-	write(caFile, "CERTIFICATE", caDER)
-	c.caFile = caFile
-	for i, n := range []*node{c.nodes["node1"], c.nodes["node2"]} {
-		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(int64(10 + i)), Subject: pkix.Name{CommonName: n.name},
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-			KeyUsage:    x509.KeyUsageDigitalSignature,
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-			// 127.0.0.1 too: etcd checks a peer's certificate against the address the connection
-			// comes from, and on loopback the kernel picks 127.0.0.1 as the source.
-			IPAddresses: []net.IP{net.ParseIP(n.ip), net.IPv4(127, 0, 0, 1)}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keyDER, _ := x509.MarshalECPrivateKey(key)
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	writePEM(t, n.params["cert_file"], pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	writePEM(t, n.params["key_file"], pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
+}
+
+// writePEM replaces a file atomically, as the cluster-etcd-operator's installer does.
+func writePEM(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path+".new", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// enableTLS gives every node of c a certificate for its IP, signed by one CA, used as serving,
+// peer and client certificate (as OpenShift's etcd peer certificates are), and turns TLS on.
+func enableTLS(t testing.TB, c *cluster) testCA {
+	t.Helper()
+	ca := newTestCA(t, "etcd test CA")
+	c.caFile = filepath.Join(c.dir, "ca.pem")
+	writePEM(t, c.caFile, ca.pem())
+	for _, n := range []*node{c.nodes["node1"], c.nodes["node2"]} {
 		if err := os.MkdirAll(n.dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
 		n.params["cert_file"] = filepath.Join(n.dir, "cert.pem")
 		n.params["key_file"] = filepath.Join(n.dir, "key.pem")
-		n.params["trusted_ca_file"] = caFile
-		write(n.params["cert_file"], "CERTIFICATE", der)
-		write(n.params["key_file"], "EC PRIVATE KEY", keyDER)
+		n.params["trusted_ca_file"] = c.caFile
+		ca.issue(t, n)
 	}
+	return ca
 }
 
 // clientTLS is what the test's own etcd clients present.
@@ -99,4 +130,68 @@ func TestTLS(t *testing.T) {
 	leader.must("start", ocfSuccess)
 	catchUpAndPromote(t, leader, other)
 	sameKeys(t, leader, acked)
+}
+
+// TestCARotation: the CA is rotated as the cluster-etcd-operator does it: first the bundle of
+// the old and the new CA, and only once etcd trusts it every certificate reissued by the new
+// one, each file written in place. etcd reads its certificate at every handshake but its CA
+// bundle only at start: each node's next monitor after the bundle changed restarts etcd in
+// place, and nothing restarts for the new certificates. Both keep their member IDs (no leave, no
+// rejoin as a learner, no data moved aside), and clients that trust the new CA and present new
+// certificates read every write.
+func TestCARotation(t *testing.T) {
+	c := newCluster(t)
+	oldCA := enableTLS(t, c)
+	leader, other := formCluster(t, c)
+	acked := writeKeys(t, leader, 0, 20)
+	ids := memberIDs(t, leader)
+
+	newCA := newTestCA(t, "etcd test CA (rotated)")
+	writePEM(t, c.caFile, append(oldCA.pem(), newCA.pem()...))
+	for _, n := range []*node{leader, other} {
+		if out := n.must("monitor", ocfPromoted); !strings.Contains(out, "restarting it in place") {
+			t.Fatalf("%s's monitor after the new CA bundle:\n%s", n.name, out)
+		}
+	}
+	for _, n := range []*node{leader, other} {
+		newCA.issue(t, n)
+	}
+	for k, v := range writeKeys(t, other, 20, 30) {
+		acked[k] = v
+	}
+	for _, n := range []*node{leader, other} {
+		if out := n.must("monitor", ocfPromoted); strings.Contains(out, "restarting") {
+			t.Fatalf("%s restarted for new certificates:\n%s", n.name, out)
+		}
+		sameKeys(t, n, acked)
+		if got := memberIDs(t, n); !maps.Equal(got, ids) {
+			t.Fatalf("%s's members after the rotation: %v, before: %v", n.name, got, ids)
+		}
+		if len(backups(t, n)) != 0 {
+			t.Fatalf("%s moved its data aside: %v", n.name, backups(t, n))
+		}
+	}
+	if logs := readLog(t, c); strings.Count(logs, "restarting it in place") != 2 || strings.Contains(logs, "left the member list") {
+		t.Fatalf("want exactly one restart in place per node and no leave:\n%s", logs)
+	}
+}
+
+// memberIDs is name → member ID of n's member list; a learner's name is marked.
+func memberIDs(t *testing.T, n *node) map[string]uint64 {
+	t.Helper()
+	ctx, cancel := ctx5()
+	defer cancel()
+	r, err := n.client().MemberList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, m := range r.Members {
+		name := m.Name
+		if m.IsLearner {
+			name += " (learner)"
+		}
+		out[name] = m.ID
+	}
+	return out
 }
