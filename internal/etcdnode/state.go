@@ -3,8 +3,8 @@ package etcdnode
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"crypto/tls"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
