@@ -28,8 +28,15 @@ func startAndLead(t testing.TB, c *cluster, first, second *node) (leader, other 
 	// The first one started before its peer had published: it looks again at its monitor.
 	first.must("monitor", ocfSuccess)
 	second.must("monitor", ocfSuccess)
+	return promoteTheScored(t, c)
+}
+
+// promoteTheScored asserts that exactly one node has a promotion score, promotes it as
+// Pacemaker would and notifies both; it returns that node and the other.
+func promoteTheScored(t testing.TB, c *cluster) (leader, other *node) {
+	t.Helper()
 	var scored []*node
-	for _, n := range []*node{first, second} {
+	for _, n := range []*node{c.nodes["node1"], c.nodes["node2"]} {
 		if _, ok := n.score(); ok {
 			scored = append(scored, n)
 		}

@@ -145,22 +145,8 @@ func TestBothCrashDecidesOnFreshRecords(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var scored []*node
-	for _, n := range []*node{first, second} {
-		if _, ok := n.score(); ok {
-			scored = append(scored, n)
-		}
-	}
-	if len(scored) != 1 {
-		t.Fatalf("%d nodes may lead after both started, want exactly 1\n%s", len(scored), c.dump())
-	}
-	leader, other := scored[0], first
-	if leader == first {
-		other = second
-	}
-	leader.must("promote", ocfSuccess)
-	leader.notify("promote", leader.name)
-	other.notify("promote", leader.name)
+	// No monitor in between: the starts alone decided.
+	leader, other := promoteTheScored(t, c)
 	catchUpAndPromote(t, other, leader)
 	sameKeys(t, other, acked)
 }
