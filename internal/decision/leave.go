@@ -5,7 +5,7 @@ package decision
 // stopped by Pacemaker at all, so a stop always runs on a node that may talk to its peer.
 type Stopping struct {
 	Enabled    bool  // the graceful_leave parameter
-	LocalVoter bool  // the local etcd answers as a voter of a cluster with a leader
+	LocalVoter bool  // the local etcd answers as a voter (its leader may be moving this instant)
 	Voters     int   // voting members in the local member list
 	PeerVoter  bool  // the peer's etcd answers as a voter of the same cluster with a leader
 	Leave      Claim // who holds the leave claim (taken only when the rest allows leaving)
@@ -39,7 +39,13 @@ type StopDecision struct {
 // NeedsLeaveClaim reports whether s allows leaving, so the node must try to take the leave
 // claim (the cluster-wide arbiter between two nodes stopping at once) before deciding.
 func (s Stopping) NeedsLeaveClaim() bool {
-	return s.Enabled && s.LocalVoter && s.Voters >= 2 && s.PeerVoter
+	return s.ReadsLeaveClaim() && s.PeerVoter
+}
+
+// ReadsLeaveClaim reports whether the claim's holder matters to the decision: whenever both
+// members vote, since a peer that holds it is leaving and this node must stay the last voter.
+func (s Stopping) ReadsLeaveClaim() bool {
+	return s.Enabled && s.LocalVoter && s.Voters >= 2
 }
 
 // DecideStop is the stop policy. Invariants (proven in the table tests):
@@ -52,17 +58,17 @@ func DecideStop(s Stopping) StopDecision {
 	case !s.Enabled:
 		return StopDecision{StopOnly, "graceful leave is turned off (graceful_leave=false)"}
 	case !s.LocalVoter:
-		return StopDecision{StopOnly, "the local etcd is not a serving voter: it holds no vote to hand over"}
+		return StopDecision{StopOnly, "the local etcd does not answer as a voter: it holds no vote to hand over"}
 	case s.Voters < 2:
 		return StopDecision{StopOnly, "the local member is the only voter: the last voter never removes itself"}
+	case s.Leave == ClaimPeer:
+		// Before the peer check: a peer that is handing its leadership over does not look like
+		// a serving voter for a moment, and stopping now would make its leave fail.
+		return StopDecision{StayLastVoter, "the peer is leaving: stay the last voter until it has left, then stop"}
 	case !s.PeerVoter:
 		return StopDecision{StopOnly, "the peer's etcd does not serve as a voter: removing this member needs both votes"}
-	}
-	switch s.Leave {
-	case ClaimSelf:
+	case s.Leave == ClaimSelf:
 		return StopDecision{Leave, "both members vote and this node holds the leave claim: leave, the peer keeps quorum alone"}
-	case ClaimPeer:
-		return StopDecision{StayLastVoter, "the peer is leaving: stay the last voter until it has left, then stop"}
 	}
 	return StopDecision{StopOnly, "the leave claim could not be taken: stop without leaving"}
 }

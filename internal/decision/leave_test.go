@@ -15,8 +15,11 @@ func TestDecideStopTable(t *testing.T) {
 					for c := ClaimNone; c <= ClaimPeer; c++ {
 						s := Stopping{Enabled: enabled, LocalVoter: localVoter, Voters: voters, PeerVoter: peerVoter, Leave: c}
 						want := StopOnly
-						if enabled && localVoter && voters == 2 && peerVoter {
-							want = map[Claim]StopAction{ClaimNone: StopOnly, ClaimSelf: Leave, ClaimPeer: StayLastVoter}[c]
+						switch {
+						case enabled && localVoter && voters == 2 && c == ClaimPeer:
+							want = StayLastVoter
+						case enabled && localVoter && voters == 2 && peerVoter:
+							want = map[Claim]StopAction{ClaimNone: StopOnly, ClaimSelf: Leave}[c]
 						}
 						got := DecideStop(s)
 						name := fmt.Sprintf("%+v", s)
@@ -26,8 +29,9 @@ func TestDecideStopTable(t *testing.T) {
 						if got.Reason == "" {
 							t.Errorf("%s: no reason", name)
 						}
-						if s.NeedsLeaveClaim() != (enabled && localVoter && voters == 2 && peerVoter) {
-							t.Errorf("%s: NeedsLeaveClaim %v", name, s.NeedsLeaveClaim())
+						if s.NeedsLeaveClaim() != (enabled && localVoter && voters == 2 && peerVoter) ||
+							s.ReadsLeaveClaim() != (enabled && localVoter && voters == 2) {
+							t.Errorf("%s: NeedsLeaveClaim %v, ReadsLeaveClaim %v", name, s.NeedsLeaveClaim(), s.ReadsLeaveClaim())
 						}
 						seen++
 					}

@@ -56,7 +56,9 @@ func (a *Agent) planned(ctx context.Context) error {
 func (a *Agent) leaveOrStay(ctx context.Context) error {
 	s := decision.Stopping{Enabled: a.cfg.GracefulLeave}
 	self, err := a.localStatus(ctx)
-	s.LocalVoter = err == nil && !self.Learner && self.serving()
+	// A voter, with or without a leader this instant: the peer may be handing its leadership
+	// over for its own leave.
+	s.LocalVoter = err == nil && !self.Learner
 	if !s.Enabled || !s.LocalVoter {
 		return a.stopDecided(ctx, s, nil, self, 0)
 	}
@@ -70,12 +72,15 @@ func (a *Agent) leaveOrStay(ctx context.Context) error {
 		return err
 	}
 	s.Voters = voters
-	if peer, err := a.probe(ctx, a.peerURL()); err == nil {
+	peer, peerErr := a.probe(ctx, a.peerURL())
+	if peerErr == nil {
 		s.PeerVoter = !peer.Learner && peer.serving() && peer.ClusterID == self.ClusterID && peer.MemberID == peerID
 	}
-	if s.NeedsLeaveClaim() {
-		if s.Leave, err = a.takeLeaveClaim(ctx, cli, self.MemberID, peerID); err != nil {
-			a.log.Warn("taking the leave claim", "err", err)
+	// A peer whose etcd does not answer is not leaving: reading the claim would only wait out a
+	// request timeout on a member without quorum.
+	if s.ReadsLeaveClaim() && peerErr == nil {
+		if s.Leave, err = a.leaveClaim(ctx, cli, self.MemberID, peerID, s.NeedsLeaveClaim()); err != nil {
+			a.log.Warn("reading or taking the leave claim", "err", err)
 		}
 	}
 	return a.stopDecided(ctx, s, cli, self, peerID)
@@ -116,9 +121,9 @@ func (a *Agent) localMembers(ctx context.Context, cli *clientv3.Client, selfID u
 	return voters, other, nil
 }
 
-// takeLeaveClaim writes this member's ID under leaveKey if the key is free or names a member
-// that is gone, in one transaction. It says who holds the claim afterwards.
-func (a *Agent) takeLeaveClaim(ctx context.Context, cli *clientv3.Client, selfID, peerID uint64) (decision.Claim, error) {
+// leaveClaim says who holds the leave claim; with take, it first writes this member's ID under
+// leaveKey if the key is free or names a member that is gone, in one transaction.
+func (a *Agent) leaveClaim(ctx context.Context, cli *clientv3.Client, selfID, peerID uint64, take bool) (decision.Claim, error) {
 	self := strconv.FormatUint(selfID, 16)
 	for range 3 {
 		rctx, cancel := a.request(ctx)
@@ -137,6 +142,9 @@ func (a *Agent) takeLeaveClaim(ctx context.Context, cli *clientv3.Client, selfID
 			}
 			// Held by a member that is gone: stale.
 			free = clientv3.Compare(clientv3.ModRevision(leaveKey), "=", got.Kvs[0].ModRevision)
+		}
+		if !take {
+			return decision.ClaimNone, nil
 		}
 		rctx, cancel = a.request(ctx)
 		txn, err := cli.Txn(rctx).If(free).Then(clientv3.OpPut(leaveKey, self)).Commit()
