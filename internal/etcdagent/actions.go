@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
-
 	"github.com/tnf-layer/tnf-layer/internal/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
@@ -373,26 +371,13 @@ func (a *Agent) peerStopped(ctx context.Context) (ocf.Status, error) {
 }
 
 // onlyVoter reports whether the local member is the only voter of its cluster (the peer was a
-// learner), so it still has quorum.
+// learner, or left), so it still has quorum.
 func (a *Agent) onlyVoter(ctx context.Context) (bool, error) {
 	cli, err := a.client(ctx, a.selfURL())
 	if err != nil {
 		return false, err
 	}
 	defer cli.Close()
-	rctx, cancel := a.request(ctx)
-	defer cancel()
-	// Served from the local member: clientv3's MemberList is linearizable and would wait out
-	// the deadline on a member that has just lost its quorum.
-	list, err := etcdserverpb.NewClusterClient(cli.ActiveConnection()).MemberList(rctx, &etcdserverpb.MemberListRequest{Linearizable: false})
-	if err != nil {
-		return false, err
-	}
-	voters := 0
-	for _, m := range list.Members {
-		if !m.IsLearner {
-			voters++
-		}
-	}
-	return voters == 1, nil
+	voters, _, err := a.localMembers(ctx, cli, 0)
+	return voters == 1, err
 }

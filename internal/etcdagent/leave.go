@@ -99,9 +99,9 @@ func (a *Agent) stopDecided(ctx context.Context, s decision.Stopping, cli *clien
 	return nil
 }
 
-// localMembers reads the member list the local member holds (not linearizable: it is a voter
-// of a serving cluster, and the peer is checked separately), and returns how many vote and the
-// other voter's ID (0 when there is none).
+// localMembers reads the member list the local member holds, not linearizable: clientv3's
+// MemberList is, and would wait out the deadline on a member that has just lost its quorum. It
+// returns how many vote and the ID of a voter other than selfID (0 when there is none).
 func (a *Agent) localMembers(ctx context.Context, cli *clientv3.Client, selfID uint64) (voters int, other uint64, err error) {
 	rctx, cancel := a.request(ctx)
 	defer cancel()
