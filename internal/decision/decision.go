@@ -69,6 +69,14 @@ type Input struct {
 	PeerData       Data // live status when the peer's etcd answers, else its last published record
 	Peer           Peer
 	Claim          Claim
+	// GivenUp is the peer record an administrator gave up (tnfctl accept-data-loss): the peer's
+	// data of that cluster, up to that index, no longer has to lead. Zero: nothing given up.
+	GivenUp Data
+}
+
+// covers says a given-up record takes in the peer's data: same cluster, not further on.
+func (g Data) covers(p Data) bool {
+	return g.Present && p.Present && p.ClusterID == g.ClusterID && p.Index <= g.Index
 }
 
 // Action is what to do with the local etcd.
@@ -87,18 +95,24 @@ const (
 	NewCluster
 	// JoinAsLearner: move local data aside and join the serving peer as a learner.
 	JoinAsLearner
+	// RestoreNewCluster: restore the local keyspace as a new cluster of one, with a new cluster
+	// ID (claim first). Only after an administrator gave up the peer's newer data: the peer's
+	// data then never passes for this cluster's, and joins it when it returns.
+	RestoreNewCluster
 )
 
-var actionNames = []string{"wait", "refuse", "start-existing", "force-new-cluster", "new-cluster", "join-as-learner"}
+var actionNames = []string{"wait", "refuse", "start-existing", "force-new-cluster", "new-cluster", "join-as-learner", "restore-new-cluster"}
 
 func (a Action) String() string { return actionNames[a] }
 
 // Leads reports whether the action makes this node the one that serves first, so it gets a
 // promotion score.
-func (a Action) Leads() bool { return a == StartExisting || a == ForceNewCluster || a == NewCluster }
+func (a Action) Leads() bool { return a == StartExisting || a.NeedsClaim() }
 
 // NeedsClaim reports whether the action creates a cluster and so must hold the claim.
-func (a Action) NeedsClaim() bool { return a == ForceNewCluster || a == NewCluster }
+func (a Action) NeedsClaim() bool {
+	return a == ForceNewCluster || a == NewCluster || a == RestoreNewCluster
+}
 
 // Decision is an action and why.
 type Decision struct {
@@ -115,7 +129,9 @@ func decided(a Action, format string, args ...any) Decision {
 //   - only one node can be granted the claim, and a claim held by a peer that is not fenced blocks;
 //   - a node joins as a learner only of a serving voter, so both can never end as learners;
 //   - a node never forces while it is itself a learner, never leads from a removed member's data,
-//     and never leads from data older than the peer's, nor from data of another cluster.
+//     and never leads from data older than the peer's, nor from data of another cluster,
+//     unless an administrator gave that peer data up (GivenUp): then the local data is restored
+//     as a new cluster, never with no local data at all.
 func Decide(in Input) Decision {
 	l, p := in.Local, in.PeerData
 	switch in.Peer {
@@ -142,7 +158,14 @@ func Decide(in Input) Decision {
 		return decided(Refuse, why, args...)
 	}
 	var lead Decision
+	givenUp := l.Present && in.GivenUp.covers(p)
 	switch {
+	case givenUp && (l.outOfService() != "" || (l.ClusterID == p.ClusterID && l.Index < p.Index)):
+		lead = decided(RestoreNewCluster, "an administrator gave up peer %s's data up to index %d (cluster %x): "+
+			"restore the local data (%s) as a new cluster of one", in.PeerName, in.GivenUp.Index, p.ClusterID, describe(l))
+	case givenUp:
+		lead = decided(ForceNewCluster, "an administrator gave up peer %s's data (cluster %x, index %d): "+
+			"restart the local data (cluster %x, index %d) as a cluster of one", in.PeerName, p.ClusterID, p.Index, l.ClusterID, l.Index)
 	case !l.Present:
 		if p.Known && p.Present {
 			return blocked("no local data; peer %s has data (cluster %x, index %d) and must lead", in.PeerName, p.ClusterID, p.Index)

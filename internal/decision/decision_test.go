@@ -30,11 +30,7 @@ func TestDecideTable(t *testing.T) {
 		F = ForceNewCluster
 		J = JoinAsLearner
 	)
-	rows := []struct {
-		local string
-		peer  Peer
-		want  [3]Action // claim none, self, peer
-	}{
+	rows := []tableRow{
 		{"none", PeerAbsent, [3]Action{R, R, R}},
 		{"none", PeerReady, [3]Action{W, W, W}},
 		{"none", PeerFenced, [3]Action{R, R, R}},
@@ -77,10 +73,27 @@ func TestDecideTable(t *testing.T) {
 		{"removed", PeerVoter, [3]Action{J, J, J}},
 		{"removed", PeerLearner, [3]Action{R, R, R}},
 	}
+	if got, want := checkTable(t, rows, Input{Self: "node1", PeerName: "node2"}), len(localData)*len(peerNames)*len(claimNames); got != want {
+		t.Fatalf("table covers %d combinations, want all %d", got, want)
+	}
+}
+
+// tableRow is one local data and peer state, with the action wanted for each claim holder.
+type tableRow struct {
+	local string
+	peer  Peer
+	want  [3]Action // claim none, self, peer
+}
+
+// checkTable decides every row against peerRecord (base gives the names and what is given up)
+// and returns how many distinct combinations it covered.
+func checkTable(t *testing.T, rows []tableRow, base Input) int {
+	t.Helper()
 	seen := map[string]bool{}
 	for _, r := range rows {
 		for c, want := range r.want {
-			in := Input{Self: "node1", PeerName: "node2", Local: localData[r.local], PeerData: peerRecord, Peer: r.peer, Claim: Claim(c)}
+			in := base
+			in.Local, in.PeerData, in.Peer, in.Claim = localData[r.local], peerRecord, r.peer, Claim(c)
 			got := Decide(in)
 			name := fmt.Sprintf("%s/%s/claim-%s", r.local, r.peer, Claim(c))
 			seen[name] = true
@@ -92,9 +105,7 @@ func TestDecideTable(t *testing.T) {
 			}
 		}
 	}
-	if want := len(localData) * len(peerNames) * len(claimNames); len(seen) != want {
-		t.Fatalf("table covers %d combinations, want all %d", len(seen), want)
-	}
+	return len(seen)
 }
 
 // TestDecideEdges covers what the main table holds fixed: the tie-break, an unpublished or
@@ -129,6 +140,71 @@ func TestDecideEdges(t *testing.T) {
 			peerName = "node1"
 		}
 		got := Decide(Input{Self: r.self, PeerName: peerName, Local: r.local, PeerData: r.peer, Peer: r.state})
+		if got.Action != r.want {
+			t.Errorf("%s: got %s (%s), want %s", r.name, got.Action, got.Reason, r.want)
+		}
+	}
+}
+
+// TestDecideGivenUp covers every local data, peer state that is not serving, and claim holder
+// once an administrator gave up the peer's record (tnfctl accept-data-loss): data that could not
+// lead because of that record is restored as a new cluster, data that could lead but for it is
+// forced, no data stays refused; the claim still decides who creates a cluster.
+func TestDecideGivenUp(t *testing.T) {
+	const (
+		W = Wait
+		R = Refuse
+		F = ForceNewCluster
+		X = RestoreNewCluster
+	)
+	rows := []tableRow{
+		{"none", PeerAbsent, [3]Action{R, R, R}},
+		{"none", PeerReady, [3]Action{W, W, W}},
+		{"none", PeerFenced, [3]Action{R, R, R}},
+		{"older", PeerAbsent, [3]Action{X, X, W}},
+		{"older", PeerReady, [3]Action{X, X, W}},
+		{"older", PeerFenced, [3]Action{X, X, X}},
+		{"equal", PeerAbsent, [3]Action{F, F, W}},
+		{"equal", PeerReady, [3]Action{F, F, W}},
+		{"equal", PeerFenced, [3]Action{F, F, F}},
+		{"newer", PeerAbsent, [3]Action{F, F, W}},
+		{"newer", PeerReady, [3]Action{F, F, W}},
+		{"newer", PeerFenced, [3]Action{F, F, F}},
+		{"other", PeerAbsent, [3]Action{F, F, W}},
+		{"other", PeerReady, [3]Action{F, F, W}},
+		{"other", PeerFenced, [3]Action{F, F, F}},
+		{"learner", PeerAbsent, [3]Action{X, X, W}},
+		{"learner", PeerReady, [3]Action{X, X, W}},
+		{"learner", PeerFenced, [3]Action{X, X, X}},
+		{"removed", PeerAbsent, [3]Action{X, X, W}},
+		{"removed", PeerReady, [3]Action{X, X, W}},
+		{"removed", PeerFenced, [3]Action{X, X, X}},
+	}
+	base := Input{Self: "node2", PeerName: "node1", GivenUp: peerRecord}
+	if got, want := checkTable(t, rows, base), len(localData)*3*len(claimNames); got != want {
+		t.Fatalf("table covers %d combinations, want all %d", got, want)
+	}
+}
+
+// TestGivenUpOnlyWhatItNames: a given-up record takes in the peer's data only of its cluster and
+// up to its index; a serving peer is joined whatever was given up.
+func TestGivenUpOnlyWhatItNames(t *testing.T) {
+	further := Data{Known: true, Present: true, ClusterID: clusterC, Index: 101}
+	other := Data{Known: true, Present: true, ClusterID: clusterD, Index: 100}
+	rows := []struct {
+		name     string
+		givenUp  Data
+		peerData Data
+		peer     Peer
+		want     Action
+	}{
+		{"the peer wrote on after what was given up", peerRecord, further, PeerFenced, Refuse},
+		{"given up in another cluster", other, peerRecord, PeerFenced, Refuse},
+		{"more than the peer has", further, peerRecord, PeerFenced, RestoreNewCluster},
+		{"the peer serves", peerRecord, peerRecord, PeerVoter, JoinAsLearner},
+	}
+	for _, r := range rows {
+		got := Decide(Input{Self: "node2", PeerName: "node1", Local: localData["removed"], PeerData: r.peerData, Peer: r.peer, GivenUp: r.givenUp})
 		if got.Action != r.want {
 			t.Errorf("%s: got %s (%s), want %s", r.name, got.Action, got.Reason, r.want)
 		}
@@ -185,20 +261,23 @@ func TestNeverBothCreateACluster(t *testing.T) {
 				if da.Action.NeedsClaim() && db.Action.NeedsClaim() && aKnowsB && bKnowsA {
 					t.Errorf("both create a cluster: %+v / %+v: %s; %s", a.data, b.data, da.Reason, db.Reason)
 				}
-				// Whoever takes the claim first, the other must then stand back.
-				for _, first := range []int{0, 1} {
-					views := [2]Input{
-						{Self: a.name, PeerName: b.name, Local: a.data, PeerData: published(b.data, aKnowsB), Peer: PeerReady},
-						{Self: b.name, PeerName: a.name, Local: b.data, PeerData: published(a.data, bKnowsA), Peer: PeerReady},
-					}
-					if !Decide(views[first]).Action.NeedsClaim() {
-						continue
-					}
-					second := views[1-first]
-					for _, peerSeen := range []Peer{PeerReady, PeerAbsent} {
-						second.Peer, second.Claim = peerSeen, ClaimPeer
-						if d := Decide(second); d.Action.NeedsClaim() {
-							t.Errorf("%s creates a cluster while %s holds the claim: %s", second.Self, views[first].Self, d.Reason)
+				// Whoever takes the claim first, the other must then stand back, also when an
+				// administrator gave up the first one's data on the second (both may then lead).
+				for _, givenUp := range []Data{{}, a.data} {
+					for _, first := range []int{0, 1} {
+						views := [2]Input{
+							{Self: a.name, PeerName: b.name, Local: a.data, PeerData: published(b.data, aKnowsB), Peer: PeerReady},
+							{Self: b.name, PeerName: a.name, Local: b.data, PeerData: published(a.data, bKnowsA), Peer: PeerReady, GivenUp: givenUp},
+						}
+						if !Decide(views[first]).Action.NeedsClaim() {
+							continue
+						}
+						second := views[1-first]
+						for _, peerSeen := range []Peer{PeerReady, PeerAbsent} {
+							second.Peer, second.Claim = peerSeen, ClaimPeer
+							if d := Decide(second); d.Action.NeedsClaim() {
+								t.Errorf("%s creates a cluster while %s holds the claim: %s", second.Self, views[first].Self, d.Reason)
+							}
 						}
 					}
 				}

@@ -118,6 +118,19 @@ func (a *Agent) claimState(ctx context.Context) (decision.Claim, error) {
 	}
 }
 
+// givenUp reads the peer record an administrator gave up on this node (zero when none).
+func (a *Agent) givenUp(ctx context.Context) (decision.Data, error) {
+	v, ok, err := a.store.Get(ctx, a.cfg.Self, etcdnode.AttrGivenUp, attrs.Forever)
+	if err != nil || !ok {
+		return decision.Data{}, err
+	}
+	d, err := etcdnode.ParseRecord(v)
+	if err != nil {
+		return d, fmt.Errorf("%s on %s: %w", etcdnode.AttrGivenUp, a.cfg.Self, err)
+	}
+	return d, nil
+}
+
 // decide gathers the inputs (local data must be stopped) and decides.
 func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (decision.Input, decision.Decision, error) {
 	peer, peerData, err := a.peerView(ctx, fenced)
@@ -128,10 +141,14 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (d
 	if err != nil {
 		return decision.Input{}, decision.Decision{}, err
 	}
-	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim}
+	givenUp, err := a.givenUp(ctx)
+	if err != nil {
+		return decision.Input{}, decision.Decision{}, err
+	}
+	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim, GivenUp: givenUp}
 	d := decision.Decide(in)
 	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
-		"local", describeData(local), "peer_data", describeData(peerData))
+		"local", describeData(local), "peer_data", describeData(peerData), "given_up", describeData(givenUp))
 	why := ""
 	if d.Action == decision.Wait || d.Action == decision.Refuse {
 		why = d.Action.String() + ": " + d.Reason

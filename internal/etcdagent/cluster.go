@@ -9,8 +9,10 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/tnf-layer/tnf-layer/internal/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 	"github.com/tnf-layer/tnf-layer/internal/etcddata"
+	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 )
 
 // lead carries out a decision that makes this node serve first: start the existing member,
@@ -54,6 +56,16 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 		}
 		a.log.Info("forcing a new cluster of one", "committed_index", committed)
 		if err := a.launch(ctx, nil, "existing", true); err != nil {
+			return err
+		}
+	case decision.RestoreNewCluster:
+		r, err := etcddata.RestoreAsNewCluster(a.cfg.DataDir, a.cfg.Self, a.cfg.PeerURL(a.cfg.SelfIP), a.cfg.Backups, time.Now())
+		if err != nil {
+			return err
+		}
+		a.log.Warn("restored the local data as a new cluster of one: the peer's newer data was given up by an administrator",
+			"old_data", r.Backup, "token", r.Token, "revision_bump", etcddata.RevisionBump)
+		if err := a.launch(ctx, nil, "existing", false); err != nil {
 			return err
 		}
 	case decision.NewCluster:
@@ -106,6 +118,10 @@ func (a *Agent) join(ctx context.Context) error {
 	}
 	if moved != "" {
 		a.log.Info("moved local data aside", "to", moved)
+	}
+	// Data the peer had given up is gone from this node now: the peer's acceptance has done its work.
+	if err := a.store.Set(ctx, a.cfg.Peer, etcdnode.AttrGivenUp, "", attrs.Forever); err != nil {
+		a.log.Warn("deleting the peer's given-up record", "err", err)
 	}
 	added, err := a.addLearner(ctx, cli, selfPeerURL)
 	if err != nil {

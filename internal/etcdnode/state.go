@@ -29,6 +29,10 @@ const (
 	// AttrDecision (lifetime reboot) says why the agent neither leads nor joins, for tnfctl
 	// status; it is deleted while the agent leads, joins or serves.
 	AttrDecision = pcmk.EtcdAgentDecision
+	// AttrGivenUp (lifetime forever) is the peer's data record an administrator gave up on this
+	// node (tnfctl accept-data-loss), so this node may lead from older data. The peer deletes it
+	// when it joins this node's cluster, moving the given-up data aside.
+	AttrGivenUp = "tnf-etcd-given-up"
 )
 
 // Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead

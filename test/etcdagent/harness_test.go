@@ -258,8 +258,8 @@ func (n *node) keys(prefix string) map[string]string {
 	return out
 }
 
-// members returns name → learner of n's member list.
-func (n *node) members() map[string]bool {
+// memberList is n's member list.
+func (n *node) memberList() *clientv3.MemberListResponse {
 	n.c.t.Helper()
 	ctx, cancel := ctx5()
 	defer cancel()
@@ -267,6 +267,13 @@ func (n *node) members() map[string]bool {
 	if err != nil {
 		n.c.t.Fatal(err)
 	}
+	return r
+}
+
+// members returns name → learner of n's member list.
+func (n *node) members() map[string]bool {
+	n.c.t.Helper()
+	r := n.memberList()
 	out := map[string]bool{}
 	for _, m := range r.Members {
 		out[m.Name] = m.IsLearner

@@ -179,12 +179,7 @@ func TestCARotation(t *testing.T) {
 // memberIDs is name → member ID of n's member list; a learner's name is marked.
 func memberIDs(t *testing.T, n *node) map[string]uint64 {
 	t.Helper()
-	ctx, cancel := ctx5()
-	defer cancel()
-	r, err := n.client().MemberList(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := n.memberList()
 	out := map[string]uint64{}
 	for _, m := range r.Members {
 		name := m.Name
