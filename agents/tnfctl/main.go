@@ -1,5 +1,6 @@
 // Command tnfctl is the node-side tool of a two-node cluster: first-boot setup, status, the
-// admin's confirmation that the peer is down, the BMC-verified automatic unblock, BMC checks.
+// admin's confirmation that the peer is down, the admin's acceptance of etcd data loss, the
+// BMC-verified automatic unblock, BMC checks.
 package main
 
 import (
@@ -36,7 +37,7 @@ func main() {
 	}
 	root.PersistentFlags().StringVar(&nf.config, "config", clusterconfig.Path, "the node configuration")
 	root.PersistentFlags().StringVar(&nf.node, "node", "", "this node's name (default: the host name)")
-	root.AddCommand(fenceCheckCommand(), setupCommand(&nf), statusCommand(), confirmCommand(&nf), autoUnblockCommand(&nf))
+	root.AddCommand(fenceCheckCommand(), setupCommand(&nf), statusCommand(), confirmCommand(&nf), acceptLossCommand(&nf), autoUnblockCommand(&nf))
 	if err := root.Execute(); err != nil {
 		var ec exitCoder
 		if errors.As(err, &ec) {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/unblock"
 )
@@ -30,17 +31,65 @@ func confirmCommand(nf *nodeFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !yes {
-				if !term.IsTerminal(int(os.Stdin.Fd())) {
-					return errors.New("no terminal to ask on: pass --yes to confirm")
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Is %s powered off and will it stay off? Type yes to confirm: ", peer.Name)
-				answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-				if strings.TrimSpace(answer) != "yes" {
-					return errors.New("not confirmed")
-				}
+			if err := ask(cmd, yes, fmt.Sprintf("Is %s powered off and will it stay off? Type yes to confirm: ", peer.Name)); err != nil {
+				return err
 			}
 			return unblock.Confirm(cmd.Context(), pcmk.Tools{}, peer.Name, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (for scripts)")
+	return cmd
+}
+
+// ask asks the administrator on the terminal unless yes (--yes) was given.
+func ask(cmd *cobra.Command, yes bool, question string) error {
+	if yes {
+		return nil
+	}
+	if !term.IsTerminal(int(os.Stdin.Fd())) {
+		return errors.New("no terminal to ask on: pass --yes to confirm")
+	}
+	fmt.Fprint(cmd.OutOrStdout(), question)
+	answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	if strings.TrimSpace(answer) != "yes" {
+		return errors.New("not confirmed")
+	}
+	return nil
+}
+
+func acceptLossCommand(nf *nodeFlags) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "accept-data-loss",
+		Short: "Let this node lead from etcd data older than its peer's, giving up the peer's newer writes",
+		Long: "For a site whose peer is gone for good while this node's etcd refuses to lead from data older than " +
+			"what the peer last published (tnfctl status says so). Names the writes given up and asks. Refuses while " +
+			"the peer is a Corosync member. The agent then restores this node's data as a new etcd cluster of one, with " +
+			"revisions raised so clients never see them go back; the peer's data is moved aside when it joins again.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, self, _, err := nf.load()
+			if err != nil {
+				return err
+			}
+			agent, err := etcdnode.ConfigOf(self.Name, cfg.NodeIPMap(), cfg.Resources.Etcd)
+			if err != nil {
+				return fmt.Errorf("%s: resources.etcd: %w", nf.config, err)
+			}
+			store := agent.Store()
+			loss, err := unblock.AssessLoss(cmd.Context(), pcmk.Tools{}, store, agent)
+			if err != nil {
+				return err
+			}
+			loss.Describe(cmd.OutOrStdout())
+			if err := ask(cmd, yes, fmt.Sprintf("Give up %s's data? Type yes to confirm: ", loss.Peer)); err != nil {
+				return err
+			}
+			if err := loss.Accept(cmd.Context(), store); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "accepted: the etcd agent on %s leads from its data at its next check; tnfctl status shows it\n", loss.Self)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (for scripts)")

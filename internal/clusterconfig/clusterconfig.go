@@ -46,6 +46,17 @@ type Config struct {
 	EtcdPodManifestFile string `json:"etcdPodManifestFile,omitempty"`
 }
 
+// NodeIPMap is the etcd agent's node_ip_map: "name:ip" of each node, by name, joined by ";".
+func (c Config) NodeIPMap() string {
+	nodes := append([]Node(nil), c.Nodes...)
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	var pairs []string
+	for _, n := range nodes {
+		pairs = append(pairs, n.Name+":"+n.IP)
+	}
+	return strings.Join(pairs, ";")
+}
+
 // EtcdPodManifest is where the node configuration puts a shipped external-etcd pod manifest.
 const EtcdPodManifest = etcdnode.DefaultPodManifest
 

@@ -290,3 +290,14 @@ func (c Config) Store() attrs.Store {
 	}
 	return attrs.CRM{}
 }
+
+// ConfigOf is the configuration the agent runs with on node self, from the resource's parameters
+// as the node configuration gives them (resources.etcd) and node_ip_map: for tools beside the
+// agent (tnfctl) that must find its data dir and attribute store.
+func ConfigOf(self, nodeIPMap string, params map[string]string) (Config, error) {
+	env := map[string]string{"OCF_RESKEY_CRM_meta_on_node": self, "OCF_RESKEY_node_ip_map": nodeIPMap}
+	for k, v := range params {
+		env["OCF_RESKEY_"+k] = v
+	}
+	return LoadConfig(ocf.MapEnv(env))
+}

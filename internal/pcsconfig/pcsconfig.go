@@ -61,10 +61,8 @@ func from(c clusterconfig.Config) (inputs, error) {
 	in := inputs{ClusterName: c.ClusterName, TokenMS: c.Token.Milliseconds()}
 	nodes := append([]clusterconfig.Node(nil), c.Nodes...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	var ipMap []string
 	for i, n := range nodes {
 		in.Nodes = append(in.Nodes, node{ID: i + 1, Name: n.Name, IP: n.IP})
-		ipMap = append(ipMap, n.Name+":"+n.IP)
 		// The password's value stays out of the CIB: only the reference goes in.
 		cred, err := n.CredentialWith(SecretRef)
 		if err != nil {
@@ -81,7 +79,7 @@ func from(c clusterconfig.Config) (inputs, error) {
 		}
 		in.Fencing = append(in.Fencing, fencing{ID: FenceDevice(n.Name), Node: n.Name, Delay: pcsDuration(delay.Milliseconds()), Options: opts})
 	}
-	in.NodeIPMap = strings.Join(ipMap, ";")
+	in.NodeIPMap = c.NodeIPMap()
 	var err error
 	if in.Crio, err = toAgent("resources.crio", c.Resources.Crio); err != nil {
 		return inputs{}, err

@@ -270,6 +270,11 @@ func (c *cluster) power(action, node string) {
 }
 
 // run runs a command inside a node, as an admin on it would.
+// tnfctl runs tnfctl on node.
+func (c *cluster) tnfctl(node string, args ...string) (string, error) {
+	return c.run(node, append([]string{filepath.Join(c.bin, "tnfctl")}, args...)...)
+}
+
 func (c *cluster) run(node string, argv ...string) (string, error) {
 	n := c.layout.Nodes[node]
 	h := n.holder()
@@ -285,7 +290,7 @@ func (c *cluster) run(node string, argv ...string) (string, error) {
 
 // status is Pacemaker's and Corosync's view from node, through tnfctl status --json.
 func (c *cluster) status(node string) (pcmk.Membership, *pcmk.Status, error) {
-	out, err := c.run(node, filepath.Join(c.bin, "tnfctl"), "status", "--json")
+	out, err := c.tnfctl(node, "status", "--json")
 	if err != nil {
 		return pcmk.Membership{}, nil, fmt.Errorf("%v: %s", err, out)
 	}

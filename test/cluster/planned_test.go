@@ -242,28 +242,74 @@ func TestGracefulThenUngraceful(t *testing.T) {
 	onlyInClusterTest(t)
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
+	c.olderDataAlone(w)
+	c.power("on", "node1")
+	c.waitRoles("node1", bothPromoted)
+	c.stopAndCheck(w)
+	c.assertFenced("node2", map[string]int{"node2": 0})
+}
+
+// olderDataAlone: node2 shuts down gracefully (it leaves), node1 takes writes alone, node1's
+// power is cut and node2 comes back alone: it stays inert, and after confirm-peer-down it still
+// refuses to lead from its older data, and tnfctl status says why.
+func (c *cluster) olderDataAlone(w *writer) {
+	c.t.Helper()
 	c.power("shutdown", "node2")
 	c.waitWrites(w, "node1 alone after node2 left")
 	c.power("off", "node1")
 	c.power("on", "node2")
 	c.stayInert("node2", 15*time.Second)
-	tnfctl := filepath.Join(c.bin, "tnfctl")
-	if out, err := c.run("node2", tnfctl, "confirm-peer-down", "--yes"); err != nil {
-		t.Fatalf("confirm-peer-down --yes: %v\n%s", err, out)
+	if out, err := c.tnfctl("node2", "confirm-peer-down", "--yes"); err != nil {
+		c.t.Fatalf("confirm-peer-down --yes: %v\n%s", err, out)
 	}
 	const why = "etcd on node2: refuse: the local member left its cluster"
 	c.waitFor("tnfctl status on node2 says why etcd does not lead", settle, func() (bool, string) {
-		out, err := c.run("node2", tnfctl, "status")
+		out, err := c.tnfctl("node2", "status")
 		return err == nil && strings.Contains(out, why), out
 	})
 	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(2 * time.Second) {
 		if _, st, err := c.status("node2"); err == nil && st.Role("etcd", "node2") == "Promoted" {
-			t.Fatal("node2 leads from the data it had when it left")
+			c.t.Fatal("node2 leads from the data it had when it left")
 		}
 	}
+}
+
+// TestAcceptDataLoss: as TestGracefulThenUngraceful, but node1 is gone for good. The
+// administrator runs tnfctl accept-data-loss on node2: it refuses while node1 is a Corosync
+// member and, without --yes, without a terminal; with --yes it names the writes given up, and
+// node2 leads from the data it had when it left (every write acknowledged before node2's
+// shutdown began is there; node1's later ones are not). When node1 does come back, its data is
+// moved aside and it joins node2's cluster.
+func TestAcceptDataLoss(t *testing.T) {
+	onlyInClusterTest(t)
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	if out, err := c.tnfctl("node2", "accept-data-loss", "--yes"); err == nil || !strings.Contains(out, "live Corosync member") {
+		t.Fatalf("accept-data-loss --yes while node1 is a member: %v\n%s", err, out)
+	}
+	before := w.Acked()
+	c.olderDataAlone(w)
+	acked := w.Stop() // node1 is off: nothing more is acknowledged
+
+	if out, err := c.tnfctl("node2", "accept-data-loss"); err == nil || !strings.Contains(out, "pass --yes") {
+		t.Fatalf("accept-data-loss without --yes and without a terminal: %v\n%s", err, out)
+	}
+	out, err := c.tnfctl("node2", "accept-data-loss", "--yes")
+	if err != nil || !strings.Contains(out, "node1 accepted after raft index") {
+		t.Fatalf("accept-data-loss --yes: %v\n%s", err, out)
+	}
+	t.Logf("accept-data-loss --yes on node2:\n%s", out)
+	c.waitRoles("node2", map[string]string{"node2": "Promoted"})
+	// Checked before a new writer reuses the same keys; node1 later holds what node2 holds
+	// (stopAndCheck compares their revisions and hashes).
+	c.checkAcked(before, "node2")
+	t.Logf("writes given up: %d of the %d acknowledged after node2's shutdown began",
+		c.missing(acked[len(before):], "node2"), len(acked)-len(before))
+	w2 := c.startWriter()
+	c.waitWrites(w2, "node2 leads from its own data")
 	c.power("on", "node1")
 	c.waitRoles("node1", bothPromoted)
-	c.stopAndCheck(w)
+	c.stopAndCheck(w2)
 	c.assertFenced("node2", map[string]int{"node2": 0})
 }
 
@@ -286,7 +332,7 @@ func TestBMCCredentialRotation(t *testing.T) {
 	}
 	c.restartEmulator()
 	for _, n := range c.nodes {
-		out, err := c.run(n, filepath.Join(c.bin, "tnfctl"), "setup", "--wait", "1m")
+		out, err := c.tnfctl(n, "setup", "--wait", "1m")
 		// The fence race winner checks both BMCs with the new passwords before anything else.
 		if err != nil || (n == "node1" && strings.Count(out, "fence_redfish: ok") != 2) ||
 			strings.Count(out, "restarted with its new password") != 2 {

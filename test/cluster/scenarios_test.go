@@ -42,7 +42,7 @@ func TestColdBoot(t *testing.T) {
 		}
 	}
 
-	out, err := c.run("node1", filepath.Join(c.bin, "tnfctl"), "setup", "--wait", "1m")
+	out, err := c.tnfctl("node1", "setup", "--wait", "1m")
 	if err != nil {
 		t.Fatalf("setup again: %v\n%s", err, out)
 	}
@@ -78,7 +78,7 @@ func TestNetworkSplit(t *testing.T) {
 	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
 	c.waitWrites(w, "node1 alone")
 	// The admin's view on the survivor (text): who is gone, who fenced it.
-	out, err := c.run("node1", filepath.Join(c.bin, "tnfctl"), "status")
+	out, err := c.tnfctl("node1", "status")
 	for _, want := range []string{"node2 absent", "quorate yes", "etcd           Promoted   node1", "reboot of node2 by node1: success"} {
 		if err != nil || !strings.Contains(out, want) {
 			t.Errorf("tnfctl status on node1 lacks %q (%v):\n%s", want, err, out)
@@ -128,27 +128,26 @@ func TestTwoFailures(t *testing.T) {
 	c.waitWrites(w, "node1 alone")
 	w.Stop()
 
-	tnfctl := filepath.Join(c.bin, "tnfctl")
 	bootAlone := func() {
 		c.power("off", "node1")
 		c.power("on", "node1")
 		c.stayInert("node1", 15*time.Second)
 	}
 	bootAlone()
-	if out, err := c.run("node1", tnfctl, "confirm-peer-down"); err == nil || !strings.Contains(out, "pass --yes") {
+	if out, err := c.tnfctl("node1", "confirm-peer-down"); err == nil || !strings.Contains(out, "pass --yes") {
 		t.Fatalf("confirm-peer-down without a terminal or --yes: %v\n%s", err, out)
 	}
-	out, err := c.run("node1", tnfctl, "confirm-peer-down", "--yes")
+	out, err := c.tnfctl("node1", "confirm-peer-down", "--yes")
 	if err != nil {
 		t.Fatalf("confirm-peer-down --yes: %v\n%s", err, out)
 	}
 	t.Logf("confirm-peer-down --yes:\n%s", out)
 	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
-	c.checkAcked(w, "node1")
+	c.checkAcked(w.Acked(), "node1")
 
 	// Auto-unblock: the BMC says On (powered, not booted), then does not answer, then Off.
 	bootAlone()
-	autoUnblock := func() (string, error) { return c.run("node1", tnfctl, "auto-unblock", "--gap", "2s") }
+	autoUnblock := func() (string, error) { return c.tnfctl("node1", "auto-unblock", "--gap", "2s") }
 	if out, err := autoUnblock(); err != nil || !strings.Contains(out, "waited alone") {
 		t.Fatalf("auto-unblock, first pass: %v\n%s", err, out)
 	}
@@ -169,7 +168,7 @@ func TestTwoFailures(t *testing.T) {
 	}
 	t.Logf("auto-unblock:\n%s", out)
 	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
-	c.checkAcked(w, "node1")
+	c.checkAcked(w.Acked(), "node1")
 }
 
 // Scenario 5: kubelet fails on node2. Pacemaker restarts it there, and neither etcd (started

@@ -91,19 +91,31 @@ func (c *cluster) stopAndCheck(w *writer) {
 		return views["node1"] == views["node2"], last
 	})
 	for _, n := range c.nodes {
-		c.checkAcked(w, n)
+		c.checkAcked(w.Acked(), n)
 	}
 	c.t.Logf("%d acknowledged writes, all on both members", w.Count())
 }
 
-// checkAcked checks that node holds every write the writer saw acknowledged, and takes a new
+// checkAcked checks that node holds every acknowledged write in acked, and takes a new
 // one.
-func (c *cluster) checkAcked(w *writer, node string) {
+func (c *cluster) checkAcked(acked []string, node string) {
 	c.t.Helper()
 	cli := c.etcdClient(node)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := etcdcheck.CheckAcked(ctx, cli, w.Acked()); err != nil {
+	if err := etcdcheck.CheckAcked(ctx, cli, acked); err != nil {
 		c.t.Fatalf("%s: %v", node, err)
 	}
+}
+
+// missing counts the keys node's etcd does not hold.
+func (c *cluster) missing(keys []string, node string) int {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := etcdcheck.Missing(ctx, c.etcdClient(node), keys)
+	if err != nil {
+		c.t.Fatalf("%s: %v", node, err)
+	}
+	return n
 }

@@ -123,22 +123,31 @@ func CheckAcked(ctx context.Context, cli *clientv3.Client, acked []string) error
 	if _, err := cli.Put(ctx, "check/writable", "v"); err != nil {
 		return fmt.Errorf("etcd does not take a write: %w", err)
 	}
-	resp, err := cli.Get(ctx, Prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	missing, err := Missing(ctx, cli, acked)
 	if err != nil {
 		return err
+	}
+	if missing > 0 {
+		return fmt.Errorf("%d of %d acknowledged writes are missing", missing, len(acked))
+	}
+	return nil
+}
+
+// Missing counts the keys the member behind cli does not hold.
+func Missing(ctx context.Context, cli *clientv3.Client, keys []string) (int, error) {
+	resp, err := cli.Get(ctx, Prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return 0, err
 	}
 	have := map[string]bool{}
 	for _, kv := range resp.Kvs {
 		have[string(kv.Key)] = true
 	}
 	missing := 0
-	for _, k := range acked {
+	for _, k := range keys {
 		if !have[k] {
 			missing++
 		}
 	}
-	if missing > 0 {
-		return fmt.Errorf("%d of %d acknowledged writes are missing", missing, len(acked))
-	}
-	return nil
+	return missing, nil
 }
