@@ -37,7 +37,7 @@ func isFile(p string) bool {
 
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "monitor" {
-		if st, handled := etcdnode.FastMonitor(ocf.OSEnv()); handled {
+		if st, handled := etcdnode.FastMonitor(ocf.OSEnv(), os.Stderr); handled {
 			os.Exit(int(st))
 		}
 	}

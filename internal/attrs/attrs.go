@@ -22,7 +22,14 @@ type Store interface {
 	Holder(ctx context.Context) (string, error)
 	// Release gives the claim up if owner holds it.
 	Release(ctx context.Context, owner string) error
+	// ReportFailure tells the cluster that resource failed on node, so that it recovers it now
+	// rather than at the next monitor.
+	ReportFailure(ctx context.Context, node, resource string) error
 }
+
+// FailedName is the node attribute (lifetime reboot) in which the file store records a reported
+// failure of resource, for tests that play the cluster manager's part.
+func FailedName(resource string) string { return "failed-" + BaseResource(resource) }
 
 // Lifetime says how long a node attribute lives.
 type Lifetime int

@@ -71,3 +71,7 @@ func (c CRM) Release(ctx context.Context, owner string) error {
 	_, err = c.tools().Run(ctx, "cibadmin", "--delete", "--xml-text", fmt.Sprintf(`<cluster_property_set id=%q/>`, claimSetID))
 	return err
 }
+
+func (c CRM) ReportFailure(ctx context.Context, node, resource string) error {
+	return c.tools().Fail(ctx, BaseResource(resource), node)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -89,6 +90,19 @@ func (f File) Set(_ context.Context, node, name, value string, lt Lifetime) erro
 			sec[node] = map[string]string{}
 		}
 		sec[node][name] = value
+		return true, nil
+	})
+}
+
+// ReportFailure records the failure as node attribute FailedName(resource) (a count).
+func (f File) ReportFailure(_ context.Context, node, resource string) error {
+	return f.update(func(st *fileState) (bool, error) {
+		sec := st.section(Reboot)
+		if sec[node] == nil {
+			sec[node] = map[string]string{}
+		}
+		n, _ := strconv.Atoi(sec[node][FailedName(resource)])
+		sec[node][FailedName(resource)] = strconv.Itoa(n + 1)
 		return true, nil
 	})
 }

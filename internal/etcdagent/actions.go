@@ -55,6 +55,9 @@ func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
 	log = log.With("node", cfg.Self)
 	// Finish a second before Pacemaker's own timeout would kill the action.
 	ctx, cancel := context.WithTimeout(context.Background(), env.Timeout(act.timeout)-time.Second)
+	if act.timeout == 0 {
+		ctx, cancel = context.WithCancel(context.Background())
+	}
 	defer cancel()
 	a := &Agent{cfg: cfg, env: env, store: cfg.Store(), rt: runtimeFor(cfg), log: log}
 	st, err := act.run(a, ctx)
@@ -80,6 +83,8 @@ var actionsByName = map[string]action{
 	"promote":      {timeout: 300 * time.Second, run: (*Agent).promote},
 	"demote":       {timeout: 120 * time.Second, run: (*Agent).demote},
 	"notify":       {timeout: 120 * time.Second, run: (*Agent).notify},
+	// Not an OCF action: the watcher the agent starts beside etcd (watch.go); it has no deadline.
+	"watch": {run: (*Agent).watch},
 }
 
 func failed(err error) (ocf.Status, error) { return ocf.ErrGeneric, err }

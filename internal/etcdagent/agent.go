@@ -233,7 +233,11 @@ func (a *Agent) launch(ctx context.Context, initial map[string]string, state str
 		return err
 	}
 	a.log.Info("launching etcd", "runtime", a.cfg.Runtime, "state", state, "force_new_cluster", force)
-	return a.rt.Start(ctx, spec)
+	if err := a.rt.Start(ctx, spec); err != nil {
+		return err
+	}
+	a.startWatcher(ctx)
+	return nil
 }
 
 // reloadTrust restarts a running etcd in place when its CA bundles changed since it was
@@ -287,6 +291,9 @@ const (
 
 // stopEtcd stops the local etcd and waits for its ports.
 func (a *Agent) stopEtcd(ctx context.Context, grace time.Duration) error {
+	if err := a.stopWatcher(ctx); err != nil {
+		return err
+	}
 	if err := a.rt.Stop(ctx, grace); err != nil {
 		return err
 	}

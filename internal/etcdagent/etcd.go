@@ -68,7 +68,8 @@ func (a *Agent) probe(ctx context.Context, endpoint string) (status, error) {
 		return status{}, err
 	}
 	defer cli.Close()
-	rctx, cancel := a.request(ctx)
+	// A status is answered without raft: liveness_timeout, not a request's deadline.
+	rctx, cancel := context.WithTimeout(ctx, a.cfg.LivenessTimeout)
 	defer cancel()
 	r, err := cli.Status(rctx, endpoint)
 	if err != nil {

@@ -41,35 +41,48 @@ func leaveBudget(ctx context.Context) time.Duration {
 // decision.DecideStop), then etcd. Leaving never fails the stop: whatever goes wrong, etcd is
 // stopped within the action's deadline, as it was before graceful leave.
 func (a *Agent) planned(ctx context.Context) error {
+	// A removed member's etcd exits by itself: that exit must not be reported as a failure.
+	if err := a.stopWatcher(ctx); err != nil {
+		return err
+	}
+	grace := stopGrace
 	if budget := leaveBudget(ctx); budget > 0 {
 		lctx, cancel := context.WithTimeout(ctx, budget)
-		if err := a.leaveOrStay(lctx); err != nil {
+		answered, err := a.leaveOrStay(lctx)
+		if err != nil {
 			a.log.Warn("stopping without a graceful leave", "err", err)
 		}
 		cancel()
+		if !answered {
+			// A frozen member serves nothing and is crash-safe (etcd syncs its WAL before it
+			// acknowledges): kill it at once, so the peer can go on alone.
+			a.log.Info("etcd did not answer its status: stopping it without a grace period")
+			grace = noQuorumGrace
+		}
 	}
-	return a.stopEtcd(ctx, stopGrace)
+	return a.stopEtcd(ctx, grace)
 }
 
 // leaveOrStay gathers the stop policy's inputs, takes the leave claim when leaving is possible,
-// and carries out the decision.
-func (a *Agent) leaveOrStay(ctx context.Context) error {
+// and carries out the decision. answered says the local member answered its status.
+func (a *Agent) leaveOrStay(ctx context.Context) (answered bool, err error) {
 	s := decision.Stopping{Enabled: a.cfg.GracefulLeave}
 	self, err := a.localStatus(ctx)
+	answered = err == nil
 	// A voter, with or without a leader this instant: the peer may be handing its leadership
 	// over for its own leave.
-	s.LocalVoter = err == nil && !self.Learner
+	s.LocalVoter = answered && !self.Learner
 	if !s.Enabled || !s.LocalVoter {
-		return a.stopDecided(ctx, s, nil, self, 0)
+		return answered, a.stopDecided(ctx, s, nil, self, 0)
 	}
 	cli, err := a.client(ctx, a.selfURL())
 	if err != nil {
-		return err
+		return answered, err
 	}
 	defer cli.Close()
 	voters, peerID, err := a.localMembers(ctx, cli, self.MemberID)
 	if err != nil {
-		return err
+		return answered, err
 	}
 	s.Voters = voters
 	peer, peerErr := a.probe(ctx, a.peerURL())
@@ -83,7 +96,7 @@ func (a *Agent) leaveOrStay(ctx context.Context) error {
 			a.log.Warn("reading or taking the leave claim", "err", err)
 		}
 	}
-	return a.stopDecided(ctx, s, cli, self, peerID)
+	return answered, a.stopDecided(ctx, s, cli, self, peerID)
 }
 
 func (a *Agent) stopDecided(ctx context.Context, s decision.Stopping, cli *clientv3.Client, self status, peerID uint64) error {

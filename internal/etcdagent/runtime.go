@@ -13,5 +13,5 @@ func runtimeFor(c etcdnode.Config) etcdrun.Runtime {
 	if c.Runtime == "podman" {
 		return podman.Runtime{Binary: c.PodmanBinary, Manifest: c.PodManifest, Container: "etcd"}
 	}
-	return etcdrun.Exec{Binary: c.EtcdBinary, PIDFile: filepath.Join(c.StateDir, "etcd.pid"), LogFile: c.LogFile}
+	return etcdrun.NewExec(c.EtcdBinary, filepath.Join(c.StateDir, "etcd.pid"), c.LogFile)
 }

@@ -35,8 +35,10 @@ type Config struct {
 	LogFile        string
 	Backups        int
 	RequestTimeout time.Duration
-	AttributeStore string
-	GracefulLeave  bool
+	// LivenessTimeout bounds a status read (see the liveness_timeout parameter).
+	LivenessTimeout time.Duration
+	AttributeStore  string
+	GracefulLeave   bool
 }
 
 // DefaultPodManifest is where the cluster-etcd-operator's installer writes the external etcd pod.
@@ -69,6 +71,8 @@ var Parameters = []ocf.Parameter{
 	{Name: "log_file", Type: "string", Default: "/var/log/tnf-etcd.log", Shortdesc: "etcd log (runtime exec)", Longdesc: "File etcd's output is appended to."},
 	{Name: "backup_count", Type: "integer", Default: "3", Shortdesc: "Moved-aside data dirs kept", Longdesc: "How many moved-aside data directories are kept; older ones are deleted."},
 	{Name: "request_timeout", Type: "integer", Default: "5", Shortdesc: "etcd request timeout (s)", Longdesc: "Deadline of every single etcd request the agent makes."},
+	{Name: "liveness_timeout", Type: "integer", Default: "2", Shortdesc: "etcd status timeout (s)",
+		Longdesc: "Deadline of a member's status read, which etcd answers without raft. A local member that does not answer it in time is frozen: the monitor fails at once and the member is killed without a grace period. Chosen far above the status latency measured under a heavy write load (see README)."},
 	{Name: "graceful_leave", Type: "boolean", Default: "true", Shortdesc: "Leave the member list on a planned stop",
 		Longdesc: "On a planned stop or demote of a voter whose peer serves as a voter, hand leadership to the peer and remove the local member first, so the peer keeps quorum alone and nothing is forced. Of two nodes stopping at once only one leaves; the last voter never does."},
 	{Name: "attribute_store", Type: "string", Default: "crm", Shortdesc: "Where attributes are published",
@@ -135,6 +139,10 @@ func LoadConfig(env ocf.Env) (Config, error) {
 		return c, err
 	}
 	c.RequestTimeout = time.Duration(secs) * time.Second
+	if secs, err = integer("liveness_timeout", 1, 300); err != nil {
+		return c, err
+	}
+	c.LivenessTimeout = time.Duration(secs) * time.Second
 	for _, p := range []struct{ name, val string }{{"data_dir", c.DataDir}, {"state_dir", c.StateDir}, {"log_file", c.LogFile}} {
 		if !filepath.IsAbs(p.val) {
 			return c, configured("parameter %s: %q is not an absolute path", p.name, p.val)

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -27,9 +30,12 @@ type gatewayStatus struct {
 // FastMonitor answers the monitor of the common case, a started voter with a leader, in a few
 // milliseconds: one status read through etcd's JSON gateway (the gRPC client would cost more to
 // start than the whole check), then the record and the score, written only when they changed.
-// Anything else (not started, a learner, no leader, no answer, an error, a CA bundle that changed
-// since etcd started) is not handled here: handled is false and the full agent decides.
-func FastMonitor(env ocf.Env) (st ocf.Status, handled bool) {
+// A launched member that does not answer its status within liveness_timeout is frozen: that is
+// a failure, reported at once (to stderr, which Pacemaker logs) rather than waited out again by
+// the full agent. Anything else (not started, a learner, no leader, a refused connection, an
+// error, a CA bundle that changed since etcd started) is not handled here: handled is false and
+// the full agent decides.
+func FastMonitor(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	c, err := LoadConfig(env)
 	if err != nil {
 		return 0, false
@@ -37,9 +43,15 @@ func FastMonitor(env ocf.Env) (st ocf.Status, handled bool) {
 	if _, err := os.Stat(c.StartedFile()); err != nil || c.TrustChanged() {
 		return 0, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.RequestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.LivenessTimeout)
 	defer cancel()
 	s, err := c.gatewayStatus(ctx)
+	if frozen(err) {
+		if _, launched := os.Stat(c.LaunchedFile()); launched == nil {
+			fmt.Fprintf(stderr, "ocf:tnf:etcd: etcd did not answer its status within %s: frozen (%v)\n", c.LivenessTimeout, err)
+			return ocf.ErrGeneric, true
+		}
+	}
 	if err != nil || s.IsLearner || s.Leader == "" || s.Leader == "0" {
 		return 0, false
 	}
@@ -58,12 +70,19 @@ func FastMonitor(env ocf.Env) (st ocf.Status, handled bool) {
 	return ocf.RunningPromoted, true
 }
 
+// frozen says the status read timed out: the member accepted the connection (the kernel does
+// that for a stopped process too) but did not answer.
+func frozen(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
 func (c Config) gatewayStatus(ctx context.Context) (gatewayStatus, error) {
 	tlsConf, err := c.TLSClientConfig()
 	if err != nil {
 		return gatewayStatus{}, err
 	}
-	client := &http.Client{Timeout: c.RequestTimeout, Transport: &http.Transport{TLSClientConfig: tlsConf}}
+	client := &http.Client{Timeout: c.LivenessTimeout, Transport: &http.Transport{TLSClientConfig: tlsConf}}
 	req, err := http.NewRequestWithContext(ctx, "POST", c.ClientURL(c.SelfIP)+"/v3/maintenance/status", bytes.NewReader([]byte("{}")))
 	if err != nil {
 		return gatewayStatus{}, err

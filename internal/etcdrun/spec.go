@@ -84,4 +84,7 @@ type Runtime interface {
 	// Stop ends etcd: politely for up to grace (less if ctx ends sooner), then by force.
 	// Stopping a stopped etcd succeeds.
 	Stop(ctx context.Context, grace time.Duration) error
+	// Wait blocks until the launched etcd exits (returns at once when it is not running) or
+	// ctx ends.
+	Wait(ctx context.Context) error
 }

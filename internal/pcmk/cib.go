@@ -73,6 +73,14 @@ func (t Tools) Restart(ctx context.Context, id string, timeout time.Duration) er
 	return err
 }
 
+// Fail tells the cluster that resource failed on node (crm_resource --fail): the controller
+// records a failed operation, as a failed monitor would, and the scheduler recovers the
+// resource at once, without waiting for the next monitor.
+func (t Tools) Fail(ctx context.Context, resource, node string) error {
+	_, err := t.Run(ctx, "crm_resource", "--fail", "--resource", resource, "--node", node)
+	return err
+}
+
 // Recheck makes the scheduler run again without changing the configuration: a cluster option is
 // changed and put back, as `pcs quorum unblock` does.
 func (t Tools) Recheck(ctx context.Context) error {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // failoverFault is one way to lose a node: inject makes the fault, heal undoes what the
@@ -172,4 +174,40 @@ func runsFromEnv(b *testing.B, variable string) int {
 		b.Fatalf("%s=%q: want a positive number", variable, v)
 	}
 	return n
+}
+
+// BenchmarkEtcdFault: etcd killed (SIGKILL) or frozen (SIGSTOP) under one node, from the signal
+// to the first write the other node's etcd acknowledges (a new client every 200 ms), the nodes
+// taking turns as the victim. One cluster per fault; runs per fault: TNF_ETCDFAULT_RUNS
+// (default 10).
+func BenchmarkEtcdFault(b *testing.B) {
+	runs := runsFromEnv(b, "TNF_ETCDFAULT_RUNS")
+	for _, sig := range []unix.Signal{unix.SIGKILL, unix.SIGSTOP} {
+		name := map[unix.Signal]string{unix.SIGKILL: "etcd-killed", unix.SIGSTOP: "etcd-frozen"}[sig]
+		b.Run(name, func(b *testing.B) {
+			c := newCluster(b, nil)
+			c.up()
+			var written []time.Duration
+			for i := range runs {
+				f := etcdFault{node: c.nodes[i%2], sig: sig}
+				other := c.nodes[(i+1)%2]
+				ctx, cancel := context.WithTimeout(context.Background(), settle)
+				began := time.Now()
+				pid := c.signalEtcd(f)
+				first := c.firstWrite(ctx, fmt.Sprintf("bench/%s/%d", name, i), other)
+				c.waitEtcdReplaced(f, pid)
+				select {
+				case at := <-first:
+					written = append(written, at.Sub(began))
+				case <-ctx.Done():
+					b.Fatalf("run %d: %s took no write within %v", i+1, other, settle)
+				}
+				cancel()
+				b.Logf("run %d: %s, first write on %s after %v", i+1, f, other, written[i].Round(10*time.Millisecond))
+			}
+			reportP50Max(b, "first-write", written)
+			b.ReportMetric(float64(c.fences("node1", "node1")+c.fences("node1", "node2")), "fencings")
+			b.ReportMetric(float64(runs), "runs")
+		})
+	}
 }

@@ -207,31 +207,52 @@ func TestKubeletFailure(t *testing.T) {
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 1})
 }
 
-// Scenario 6: etcd fails under Pacemaker: killed on node2, then wedged (SIGSTOP) on node1.
-// Each time the agent's monitor reports it, Pacemaker recovers the instance (its stop ends the
-// process, the peer goes on alone, the instance rejoins and is promoted): nobody is fenced and
-// no acknowledged write is lost.
+// Scenario 6: etcd fails under Pacemaker: killed (SIGKILL) on either node, then frozen (SIGSTOP) on
+// either node, with the writer running. Each time the instance is recovered (a crash is reported
+// by the agent's watcher at once, a frozen member found by the monitor's liveness timeout), the
+// peer goes on alone, the member rejoins; nobody is fenced, no acknowledged write is lost.
 func TestEtcdFailure(t *testing.T) {
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
-	for _, fault := range []struct {
-		node string
-		sig  unix.Signal
-	}{{"node2", unix.SIGKILL}, {"node1", unix.SIGSTOP}} {
-		pids := c.etcdPIDs(fault.node)
-		if len(pids) != 1 {
-			t.Fatalf("%s runs etcd %d times", fault.node, len(pids))
+	for _, fault := range []etcdFault{{"node2", unix.SIGKILL}, {"node1", unix.SIGKILL}, {"node1", unix.SIGSTOP}, {"node2", unix.SIGSTOP}} {
+		began := time.Now()
+		c.waitEtcdReplaced(fault, c.signalEtcd(fault))
+		if at, ok := w.FirstAckAfter(began); ok {
+			t.Logf("%s: first write acknowledged %v after the fault", fault, at.Sub(began).Round(10*time.Millisecond))
 		}
-		c.signal(fault.node, pids[0], fault.sig)
-		c.waitFor(fault.node+"'s etcd replaced", settle, func() (bool, string) {
-			now := c.etcdPIDs(fault.node)
-			return len(now) == 1 && now[0] != pids[0], fmt.Sprint(now)
-		})
-		c.waitRoles("node1", bothPromoted)
-		c.waitWrites(w, fault.node+"'s etcd recovered")
+		c.waitWrites(w, fault.String()+" recovered")
 	}
 	c.stopAndCheck(w)
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
+}
+
+// etcdFault is a signal sent to one node's etcd.
+type etcdFault struct {
+	node string
+	sig  unix.Signal
+}
+
+func (f etcdFault) String() string { return f.node + "'s etcd " + unix.SignalName(f.sig) }
+
+// signalEtcd sends the fault's signal to the node's etcd and returns its PID.
+func (c *cluster) signalEtcd(f etcdFault) int {
+	c.t.Helper()
+	pids := c.etcdPIDs(f.node)
+	if len(pids) != 1 {
+		c.t.Fatalf("%s runs etcd %d times", f.node, len(pids))
+	}
+	c.signal(f.node, pids[0], f.sig)
+	return pids[0]
+}
+
+// waitEtcdReplaced waits until the node runs an etcd other than pid and both are Promoted.
+func (c *cluster) waitEtcdReplaced(f etcdFault, pid int) {
+	c.t.Helper()
+	c.waitFor(f.String()+" replaced", settle, func() (bool, string) {
+		now := c.etcdPIDs(f.node)
+		return len(now) == 1 && now[0] != pid, fmt.Sprint(now)
+	})
+	c.waitRoles("node1", bothPromoted)
 }
 
 // Scenario 7: both nodes crash at once and come back. First from step: they form again with

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -304,21 +305,52 @@ func TestOtherClusterDataNeverReused(t *testing.T) {
 	}
 }
 
-// TestWedgedEtcd: a stopped (SIGSTOP) etcd makes monitor fail within its deadline instead of
-// hanging, and stop still ends it and frees its ports.
+// TestWedgedEtcd: a stopped (SIGSTOP) etcd makes the fast monitor fail within liveness_timeout
+// instead of hanging, and stop kills it without a grace period and frees its ports; the watcher
+// reports nothing for a stop the agent made.
 func TestWedgedEtcd(t *testing.T) {
 	c := newCluster(t)
 	a := c.nodes["node1"]
 	a.must("start", ocfSuccess)
 	a.must("promote", ocfSuccess)
 	a.kill(19) // SIGSTOP
-	a.must("monitor", ocfGeneric)
-	a.must("stop", ocfSuccess)
+	if out := a.must("monitor", ocfGeneric); !strings.Contains(out, "did not answer its status within 2s: frozen") {
+		t.Fatalf("monitor of a frozen etcd:\n%s", out)
+	}
+	if out := a.must("stop", ocfSuccess); !strings.Contains(out, "without a grace period") {
+		t.Fatalf("stop of a frozen etcd:\n%s", out)
+	}
 	a.must("monitor", ocfNotRunning)
+	if n := a.failuresReported(); n != 0 {
+		t.Fatalf("a stop by the agent was reported as %d failures", n)
+	}
 	// Ports are free: a fresh start and promote reuse them at once.
 	a.must("start", ocfSuccess)
 	a.must("promote", ocfSuccess)
 	a.must("monitor", ocfPromoted)
+}
+
+// TestCrashReported: an etcd that dies under either node is reported to the cluster by the
+// watcher at once (what crm_resource --fail does on a cluster; the file store counts it), once.
+func TestCrashReported(t *testing.T) {
+	c := newCluster(t)
+	first, second := formCluster(t, c)
+	for _, n := range []*node{second, first} {
+		n.kill(syscall.SIGKILL)
+		until(t, n.name+"'s crash reported", func() bool { return n.failuresReported() == 1 })
+		// What Pacemaker does with the report: stop the instance, tell the peer, start again.
+		n.must("stop", ocfSuccess)
+		other := first
+		if n == first {
+			other = second
+		}
+		other.notify("stop", n.name)
+		n.must("start", ocfSuccess)
+		catchUpAndPromote(t, n, other)
+	}
+	if n := first.failuresReported(); n != 1 {
+		t.Fatalf("%s: %d failures reported, want the one crash", first.name, n)
+	}
 }
 
 // TestBadParameters: validate-all and start reject bad configuration with

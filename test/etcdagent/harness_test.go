@@ -70,7 +70,7 @@ func newCluster(t testing.TB) *cluster {
 	}
 	t.Cleanup(func() {
 		for _, nd := range c.nodes {
-			nd.kill(syscall.SIGKILL)
+			nd.powerOff()
 		}
 		if t.Failed() {
 			for _, nd := range c.nodes {
@@ -168,9 +168,22 @@ func (n *node) score() (int, bool) {
 	return s, true
 }
 
+// failuresReported is how many failures of etcd were reported on n (attrs.File.ReportFailure).
+func (n *node) failuresReported() int {
+	v, _, err := n.c.store.Get(context.Background(), n.name, attrs.FailedName("etcd"), attrs.Reboot)
+	if err != nil {
+		n.c.t.Fatal(err)
+	}
+	count, _ := strconv.Atoi(v)
+	return count
+}
+
 // pid is the etcd process the agent launched, or 0.
-func (n *node) pid() int {
-	data, err := os.ReadFile(filepath.Join(n.params["state_dir"], "etcd.pid"))
+func (n *node) pid() int { return n.pidOf("etcd.pid") }
+
+// pidOf reads a PID file the agent keeps in its state_dir (0: none).
+func (n *node) pidOf(file string) int {
+	data, err := os.ReadFile(filepath.Join(n.params["state_dir"], file))
 	if err != nil {
 		return 0
 	}
@@ -178,8 +191,17 @@ func (n *node) pid() int {
 	return pid
 }
 
-func (n *node) kill(sig syscall.Signal) {
-	if pid := n.pid(); pid > 0 {
+// kill sends sig to the node's etcd (a crash when SIGKILL: its watcher sees it).
+func (n *node) kill(sig syscall.Signal) { signalAndWait(n.pid(), sig) }
+
+// powerOff kills what runs on the node: etcd's watcher, then etcd.
+func (n *node) powerOff() {
+	signalAndWait(n.pidOf("watcher.pid"), syscall.SIGKILL)
+	n.kill(syscall.SIGKILL)
+}
+
+func signalAndWait(pid int, sig syscall.Signal) {
+	if pid > 0 {
 		_ = syscall.Kill(pid, sig)
 		if sig == syscall.SIGKILL {
 			waitExit(pid)
@@ -200,7 +222,7 @@ func waitExit(pid int) {
 // fence is what fencing does to a node here: its etcd dies with the node, and the node's
 // per-boot state (tmpfs) and reboot-lifetime attributes are gone.
 func (n *node) fence() {
-	n.kill(syscall.SIGKILL)
+	n.powerOff()
 	if err := os.RemoveAll(n.params["state_dir"]); err != nil {
 		n.c.t.Fatal(err)
 	}

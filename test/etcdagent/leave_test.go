@@ -44,6 +44,12 @@ func TestGracefulLeave(t *testing.T) {
 	if logs := readLog(t, c); strings.Contains(logs, "forcing a new cluster") {
 		t.Fatalf("a planned stop forced a cluster:\n%s", logs)
 	}
+	// A removed member's etcd exits by itself: that is no failure.
+	for _, n := range []*node{first, second} {
+		if f := n.failuresReported(); f != 0 {
+			t.Fatalf("%s: a graceful leave was reported as %d failures", n.name, f)
+		}
+	}
 }
 
 // TestBothStopAtOnce: both members are stopped at the same moment (a site shutdown). Exactly one

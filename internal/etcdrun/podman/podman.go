@@ -124,6 +124,18 @@ func (p Runtime) Running(ctx context.Context) (bool, error) {
 	return out == "true", nil
 }
 
+// Wait blocks in podman wait until the container exits; a container that is gone or stopped
+// returns at once.
+func (p Runtime) Wait(ctx context.Context) error {
+	_, err := p.podman(ctx, "wait", p.Container)
+	if err != nil && ctx.Err() == nil {
+		if running, _ := p.Running(ctx); !running {
+			return nil
+		}
+	}
+	return err
+}
+
 func (p Runtime) Stop(ctx context.Context, grace time.Duration) error {
 	grace = etcdrun.GraceWithin(ctx, grace, 2*time.Second)
 	_, _ = p.podman(ctx, "stop", "--ignore", "--time="+strconv.Itoa(int(grace/time.Second)), p.Container)
