@@ -3,7 +3,10 @@
 // force-new-cluster claim, it says what this node does with etcd. It does no I/O.
 package decision
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // Data describes an etcd data directory (local, or as the peer last published it).
 type Data struct {
@@ -11,10 +14,26 @@ type Data struct {
 	Present   bool   // a member data dir exists
 	ClusterID uint64 // etcd cluster ID
 	Index     uint64 // last raft index in the WAL
-	Learner   bool   // the member is a learner in its own membership
+	// Term is the raft term of the last entry (0: unknown, e.g. a record of a previous
+	// version). A running member reports its current term, which is never below it.
+	Term    uint64
+	Learner bool // the member is a learner in its own membership
 	// Removed: the member is no longer in its own cluster's membership (it left gracefully).
 	// Its data never serves again; it is published as no data (see etcdnode.Record).
 	Removed bool
+}
+
+// compare orders two logs of one cluster as raft does when it elects a leader: the log whose
+// last entry has the higher term is the more up to date, and of two with the same last term,
+// the longer. Without both terms (a peer of a previous version) it falls back to the index.
+// The term is what makes a published record that is a monitor interval old still safe: a
+// member forced alone runs a higher term from its first write on, so data that ended before
+// it is older however long its uncommitted tail is. It returns -1, 0 or 1.
+func compare(a, b Data) int {
+	if a.Term != 0 && b.Term != 0 && a.Term != b.Term {
+		return cmp.Compare(a.Term, b.Term)
+	}
+	return cmp.Compare(a.Index, b.Index)
 }
 
 // outOfService says the local data can never lead: a learner's may be incomplete, a removed
@@ -136,7 +155,7 @@ func Decide(in Input) Decision {
 	l, p := in.Local, in.PeerData
 	switch in.Peer {
 	case PeerVoter:
-		if l.Present && l.outOfService() == "" && l.ClusterID == p.ClusterID && l.Index > p.Index {
+		if l.Present && l.outOfService() == "" && l.ClusterID == p.ClusterID && compare(l, p) > 0 {
 			return decided(Refuse, "local data (cluster %x, index %d) is newer than the serving peer's (index %d): "+
 				"the nodes diverged; keep one data dir and move the other aside by hand", l.ClusterID, l.Index, p.Index)
 		}
@@ -160,7 +179,7 @@ func Decide(in Input) Decision {
 	var lead Decision
 	givenUp := l.Present && in.GivenUp.covers(p)
 	switch {
-	case givenUp && (l.outOfService() != "" || (l.ClusterID == p.ClusterID && l.Index < p.Index)):
+	case givenUp && (l.outOfService() != "" || (l.ClusterID == p.ClusterID && compare(l, p) < 0)):
 		lead = decided(RestoreNewCluster, "an administrator gave up peer %s's data up to index %d (cluster %x): "+
 			"restore the local data (%s) as a new cluster of one", in.PeerName, in.GivenUp.Index, p.ClusterID, describe(l))
 	case givenUp:
@@ -184,10 +203,10 @@ func Decide(in Input) Decision {
 			l.ClusterID, in.PeerName, p.ClusterID)
 	case peerComing && !p.Known:
 		return decided(Wait, "peer %s has not published its data yet", in.PeerName)
-	case p.Known && p.Present && l.Index < p.Index:
-		return blocked("local data (index %d) is older than peer %s's last published index %d: refusing to lead",
-			l.Index, in.PeerName, p.Index)
-	case peerComing && p.Present && l.Index == p.Index && in.PeerName < in.Self:
+	case p.Known && p.Present && compare(l, p) < 0:
+		return blocked("local data (%s) is older than peer %s's last published %s: refusing to lead",
+			position(l), in.PeerName, position(p))
+	case peerComing && p.Present && compare(l, p) == 0 && in.PeerName < in.Self:
 		return decided(Wait, "same data as peer %s (index %d); it leads (first by name)", in.PeerName, l.Index)
 	default:
 		lead = decided(ForceNewCluster, "local data (cluster %x, index %d) is the most recent (peer %s: %s): restart it as a cluster of one",
@@ -198,6 +217,14 @@ func Decide(in Input) Decision {
 		return decided(Wait, "peer %s holds the force-new-cluster claim", in.PeerName)
 	}
 	return lead
+}
+
+// position is where a log ends: "index N" and, when known, "term T".
+func position(d Data) string {
+	if d.Term == 0 {
+		return fmt.Sprintf("index %d", d.Index)
+	}
+	return fmt.Sprintf("index %d, term %d", d.Index, d.Term)
 }
 
 func describe(d Data) string {

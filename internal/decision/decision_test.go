@@ -8,15 +8,19 @@ import (
 const clusterC, clusterD = 0xc0ffee, 0xd00d
 
 var (
-	peerRecord = Data{Known: true, Present: true, ClusterID: clusterC, Index: 100}
+	peerRecord = Data{Known: true, Present: true, ClusterID: clusterC, Index: 100, Term: 5}
 	localData  = map[string]Data{
 		"none":    {Known: true},
-		"older":   {Known: true, Present: true, ClusterID: clusterC, Index: 90},
-		"equal":   {Known: true, Present: true, ClusterID: clusterC, Index: 100},
-		"newer":   {Known: true, Present: true, ClusterID: clusterC, Index: 110},
-		"other":   {Known: true, Present: true, ClusterID: clusterD, Index: 100},
-		"learner": {Known: true, Present: true, ClusterID: clusterC, Index: 100, Learner: true},
-		"removed": {Known: true, Present: true, ClusterID: clusterC, Index: 100, Removed: true},
+		"older":   {Known: true, Present: true, ClusterID: clusterC, Index: 90, Term: 5},
+		"equal":   {Known: true, Present: true, ClusterID: clusterC, Index: 100, Term: 5},
+		"newer":   {Known: true, Present: true, ClusterID: clusterC, Index: 110, Term: 5},
+		"other":   {Known: true, Present: true, ClusterID: clusterD, Index: 100, Term: 5},
+		"learner": {Known: true, Present: true, ClusterID: clusterC, Index: 100, Term: 5, Learner: true},
+		"removed": {Known: true, Present: true, ClusterID: clusterC, Index: 100, Term: 5, Removed: true},
+		// Longer, but ended in an earlier term: the peer was forced alone and wrote on.
+		"longer-earlier-term": {Known: true, Present: true, ClusterID: clusterC, Index: 110, Term: 4},
+		// Shorter, but of a later term: this node was forced alone after the peer's record.
+		"shorter-later-term": {Known: true, Present: true, ClusterID: clusterC, Index: 90, Term: 6},
 	}
 )
 
@@ -72,6 +76,18 @@ func TestDecideTable(t *testing.T) {
 		{"removed", PeerFenced, [3]Action{R, R, R}},
 		{"removed", PeerVoter, [3]Action{J, J, J}},
 		{"removed", PeerLearner, [3]Action{R, R, R}},
+
+		{"longer-earlier-term", PeerAbsent, [3]Action{R, R, R}},
+		{"longer-earlier-term", PeerReady, [3]Action{W, W, W}},
+		{"longer-earlier-term", PeerFenced, [3]Action{R, R, R}},
+		{"longer-earlier-term", PeerVoter, [3]Action{J, J, J}},
+		{"longer-earlier-term", PeerLearner, [3]Action{S, S, S}},
+
+		{"shorter-later-term", PeerAbsent, [3]Action{F, F, W}},
+		{"shorter-later-term", PeerReady, [3]Action{F, F, W}},
+		{"shorter-later-term", PeerFenced, [3]Action{F, F, F}},
+		{"shorter-later-term", PeerVoter, [3]Action{R, R, R}},
+		{"shorter-later-term", PeerLearner, [3]Action{S, S, S}},
 	}
 	if got, want := checkTable(t, rows, Input{Self: "node1", PeerName: "node2"}), len(localData)*len(peerNames)*len(claimNames); got != want {
 		t.Fatalf("table covers %d combinations, want all %d", got, want)
@@ -133,6 +149,9 @@ func TestDecideEdges(t *testing.T) {
 		{"no data, peer gone, never published", "node2", localData["none"], unknown, PeerFenced, NewCluster},
 		{"peer left gracefully (published as no data), tie on index", "node2", localData["equal"], published(localData["removed"], true), PeerReady, ForceNewCluster},
 		{"peer published other cluster, we have none, it is serving", "node1", localData["none"], Data{Known: true, Present: true, ClusterID: clusterD, Index: 5}, PeerVoter, JoinAsLearner},
+		{"peer of a previous version (no term): the index decides, longer", "node1", localData["longer-earlier-term"], withoutTerm(peerRecord), PeerFenced, ForceNewCluster},
+		{"peer of a previous version (no term): the index decides, shorter", "node1", localData["shorter-later-term"], withoutTerm(peerRecord), PeerFenced, Refuse},
+		{"same term, same index, tie lost by name", "node2", localData["equal"], peerRecord, PeerReady, Wait},
 	}
 	for _, r := range rows {
 		peerName := "node2"
@@ -179,6 +198,12 @@ func TestDecideGivenUp(t *testing.T) {
 		{"removed", PeerAbsent, [3]Action{X, X, W}},
 		{"removed", PeerReady, [3]Action{X, X, W}},
 		{"removed", PeerFenced, [3]Action{X, X, X}},
+		{"longer-earlier-term", PeerAbsent, [3]Action{X, X, W}},
+		{"longer-earlier-term", PeerReady, [3]Action{X, X, W}},
+		{"longer-earlier-term", PeerFenced, [3]Action{X, X, X}},
+		{"shorter-later-term", PeerAbsent, [3]Action{F, F, W}},
+		{"shorter-later-term", PeerReady, [3]Action{F, F, W}},
+		{"shorter-later-term", PeerFenced, [3]Action{F, F, F}},
 	}
 	base := Input{Self: "node2", PeerName: "node1", GivenUp: peerRecord}
 	if got, want := checkTable(t, rows, base), len(localData)*3*len(claimNames); got != want {
@@ -211,6 +236,8 @@ func TestGivenUpOnlyWhatItNames(t *testing.T) {
 	}
 }
 
+func withoutTerm(d Data) Data { d.Term = 0; return d }
+
 // node is one side of a two-node world for the pairwise invariants.
 type node struct {
 	name string
@@ -225,6 +252,8 @@ func worlds() [][2]node {
 		{Known: true, Present: true, ClusterID: clusterC, Index: 100, Learner: true},
 		{Known: true, Present: true, ClusterID: clusterC, Index: 100, Removed: true},
 		{Known: true, Present: true, ClusterID: clusterD, Index: 100},
+		{Known: true, Present: true, ClusterID: clusterC, Index: 110, Term: 4},
+		{Known: true, Present: true, ClusterID: clusterC, Index: 90, Term: 6},
 	}
 	var out [][2]node
 	for _, a := range datas {
@@ -305,13 +334,17 @@ func TestNeverBothLearners(t *testing.T) {
 	}
 }
 
-// TestOlderNeverLeads: a node whose data is older than the peer's record never leads.
+// TestOlderNeverLeads: a node whose data is older than the peer's record never leads, also
+// when it is longer but ended in an earlier term (the peer's record is a monitor interval old,
+// the peer was forced alone and wrote on since).
 func TestOlderNeverLeads(t *testing.T) {
-	for _, p := range []Peer{PeerAbsent, PeerReady, PeerFenced} {
-		for c := ClaimNone; c <= ClaimPeer; c++ {
-			d := Decide(Input{Self: "node1", PeerName: "node2", Local: localData["older"], PeerData: peerRecord, Peer: p, Claim: c})
-			if d.Action.Leads() {
-				t.Errorf("older data leads with peer %s, claim %s: %s", p, c, d.Reason)
+	for _, local := range []string{"older", "longer-earlier-term"} {
+		for _, p := range []Peer{PeerAbsent, PeerReady, PeerFenced} {
+			for c := ClaimNone; c <= ClaimPeer; c++ {
+				d := Decide(Input{Self: "node1", PeerName: "node2", Local: localData[local], PeerData: peerRecord, Peer: p, Claim: c})
+				if d.Action.Leads() {
+					t.Errorf("%s data leads with peer %s, claim %s: %s", local, p, c, d.Reason)
+				}
 			}
 		}
 	}

@@ -80,15 +80,9 @@ func (a *Agent) peerView(ctx context.Context, fenced bool) (decision.Peer, decis
 		// A voter without a leader: present but not serving.
 		return decision.PeerReady, fromStatus(st), nil
 	}
-	var rec decision.Data
-	v, ok, err := a.store.Get(ctx, a.cfg.Peer, etcdnode.AttrData, attrs.Forever)
+	rec, err := etcdnode.ReadRecord(ctx, a.store, a.cfg.Peer)
 	if err != nil {
 		return 0, rec, err
-	}
-	if ok {
-		if rec, err = etcdnode.ParseRecord(v); err != nil {
-			return 0, rec, fmt.Errorf("peer %s: %w", a.cfg.Peer, err)
-		}
 	}
 	if fenced {
 		return decision.PeerFenced, rec, nil

@@ -18,6 +18,7 @@ import (
 type status struct {
 	ClusterID, MemberID, Leader uint64
 	Index, Applied              uint64
+	Term                        uint64 // the current term: never below the last entry's
 	Learner                     bool
 }
 
@@ -77,16 +78,16 @@ func (a *Agent) probe(ctx context.Context, endpoint string) (status, error) {
 	}
 	return status{
 		ClusterID: r.Header.ClusterId, MemberID: r.Header.MemberId, Leader: r.Leader,
-		Index: r.RaftIndex, Applied: r.RaftAppliedIndex, Learner: r.IsLearner,
+		Index: r.RaftIndex, Term: r.RaftTerm, Applied: r.RaftAppliedIndex, Learner: r.IsLearner,
 	}, nil
 }
 
 func fromInfo(i etcddata.Info) decision.Data {
-	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Learner: i.Learner, Removed: i.Removed}
+	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed}
 }
 
 func fromStatus(s status) decision.Data {
-	return decision.Data{Known: true, Present: true, ClusterID: s.ClusterID, Index: s.Index, Learner: s.Learner}
+	return decision.Data{Known: true, Present: true, ClusterID: s.ClusterID, Index: s.Index, Term: s.Term, Learner: s.Learner}
 }
 
 // learnerReady mirrors etcd's own rule for promoting a learner: its log is within 90 % of the

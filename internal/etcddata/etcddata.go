@@ -27,6 +27,7 @@ type Info struct {
 	ClusterID uint64
 	MemberID  uint64
 	Index     uint64 // last raft index in the WAL (or the snapshot's, if later)
+	Term      uint64 // raft term of that last entry
 	Commit    uint64 // commit index of the last hard state
 	Learner   bool
 	// Removed: the member is not in the raft membership its WAL ends with (it was removed,
@@ -94,9 +95,9 @@ func readWAL(dataDir string, write bool) (walRead, error) {
 		w.Close()
 		return walRead{}, fmt.Errorf("%s: WAL metadata: %w", dataDir, err)
 	}
-	info := Info{Present: true, ClusterID: md.ClusterID, MemberID: md.NodeID, Index: at.Index, Commit: state.Commit}
+	info := Info{Present: true, ClusterID: md.ClusterID, MemberID: md.NodeID, Index: at.Index, Term: at.Term, Commit: state.Commit}
 	if n := len(ents); n > 0 && ents[n-1].Index > info.Index {
-		info.Index = ents[n-1].Index
+		info.Index, info.Term = ents[n-1].Index, ents[n-1].Term
 	}
 	if err := members.replay(ents); err != nil {
 		w.Close()

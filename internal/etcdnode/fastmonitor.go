@@ -24,6 +24,7 @@ type gatewayStatus struct {
 	} `json:"header"`
 	Leader    string `json:"leader"`
 	RaftIndex string `json:"raftIndex"`
+	RaftTerm  string `json:"raftTerm"`
 	IsLearner bool   `json:"isLearner"`
 }
 
@@ -57,11 +58,12 @@ func FastMonitor(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	}
 	cid, err1 := strconv.ParseUint(s.Header.ClusterID, 10, 64)
 	idx, err2 := strconv.ParseUint(s.RaftIndex, 10, 64)
-	if err1 != nil || err2 != nil {
+	term, err3 := strconv.ParseUint(s.RaftTerm, 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
 		return 0, false
 	}
 	store := c.Store()
-	if err := c.Publish(ctx, store, decision.Data{Known: true, Present: true, ClusterID: cid, Index: idx}); err != nil {
+	if err := c.Publish(ctx, store, decision.Data{Known: true, Present: true, ClusterID: cid, Index: idx, Term: term}); err != nil {
 		return 0, false
 	}
 	if err := c.SetScore(ctx, store, ScoreVoter); err != nil {

@@ -33,6 +33,11 @@ const (
 	// node (tnfctl accept-data-loss), so this node may lead from older data. The peer deletes it
 	// when it joins this node's cluster, moving the given-up data aside.
 	AttrGivenUp = "tnf-etcd-given-up"
+	// AttrTerm (lifetime forever) is the raft term of the data record's last entry, beside the
+	// record so that agents of the previous version, which do not know it, read the record as
+	// before. It is written before the record and read after it: a reader may see a term newer
+	// than the record (the peer then looks newer: safe), never an older one.
+	AttrTerm = "tnf-etcd-term"
 )
 
 // Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead
@@ -138,9 +143,37 @@ func (c Config) setCached(ctx context.Context, store attrs.Store, cache, name, v
 	return os.WriteFile(path, []byte(value), 0o600)
 }
 
-// Publish writes this node's data record for the peer.
+// Publish writes this node's data record for the peer, its term first.
 func (c Config) Publish(ctx context.Context, store attrs.Store, d decision.Data) error {
+	term := ""
+	if Record(d) != "none" && d.Term != 0 {
+		term = strconv.FormatUint(d.Term, 10)
+	}
+	if err := c.setCached(ctx, store, "published-term", AttrTerm, term, attrs.Forever); err != nil {
+		return err
+	}
 	return c.setCached(ctx, store, "published", AttrData, Record(d), attrs.Forever)
+}
+
+// ReadRecord reads a node's published data record and then its term (zero when it published
+// none, or is of a previous version).
+func ReadRecord(ctx context.Context, store attrs.Store, node string) (decision.Data, error) {
+	v, ok, err := store.Get(ctx, node, AttrData, attrs.Forever)
+	if err != nil || !ok {
+		return decision.Data{}, err
+	}
+	d, err := ParseRecord(v)
+	if err != nil {
+		return d, fmt.Errorf("%s's %s: %w", node, AttrData, err)
+	}
+	t, ok, err := store.Get(ctx, node, AttrTerm, attrs.Forever)
+	if err != nil || !ok || !d.Present {
+		return d, err
+	}
+	if d.Term, err = strconv.ParseUint(t, 10, 64); err != nil {
+		return d, fmt.Errorf("%s's %s: %q is not a term", node, AttrTerm, t)
+	}
+	return d, nil
 }
 
 // SetDecision publishes why the agent waits or refuses ("" deletes it).

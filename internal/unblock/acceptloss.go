@@ -35,14 +35,8 @@ func AssessLoss(ctx context.Context, tools pcmk.Tools, store attrs.Store, cfg et
 	if m.Nodes[cfg.Peer] {
 		return l, l.Refusal(true)
 	}
-	v, ok, err := store.Get(ctx, cfg.Peer, etcdnode.AttrData, attrs.Forever)
-	if err != nil {
+	if l.PeerData, err = etcdnode.ReadRecord(ctx, store, cfg.Peer); err != nil {
 		return l, err
-	}
-	if ok {
-		if l.PeerData, err = etcdnode.ParseRecord(v); err != nil {
-			return l, fmt.Errorf("%s's %s: %w", cfg.Peer, etcdnode.AttrData, err)
-		}
 	}
 	if l.Local, err = etcddata.Inspect(cfg.DataDir); err != nil {
 		// etcd holds its data open while it runs, and it runs only once it serves or joins.

@@ -3,12 +3,18 @@
 package etcdagent_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/decision"
+	"github.com/tnf-layer/tnf-layer/internal/etcddata"
+	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 )
 
 const (
@@ -208,6 +214,44 @@ func TestOlderNodeNeverLeads(t *testing.T) {
 	if _, ok := a.score(); !ok {
 		t.Fatalf("the newer node has no promotion score\n%s", c.dump())
 	}
+	a.must("promote", ocfSuccess)
+	b.notify("promote", a.name)
+	catchUpAndPromote(t, b, a)
+	sameKeys(t, b, acked)
+}
+
+// TestLaterTermBeatsALongerLog: a published record is only as new as the peer's last monitor.
+// Here b stops, a is forced alone (a new raft term) and takes writes, then dies before its next
+// monitor: its record's index is behind b's log, as when b's log ended in an uncommitted tail
+// longer than a's when a published. b's log ended in the earlier term, so it is older anyway: b
+// must refuse, or a's acknowledged writes are lost.
+func TestLaterTermBeatsALongerLog(t *testing.T) {
+	c := newCluster(t)
+	a, b := formCluster(t, c)
+	b.params["graceful_leave"] = "false"
+	b.must("stop", ocfSuccess)
+	a.notify("stop", b.name)
+	acked := writeKeys(t, a, 0, 20)
+	bData, err := etcddata.Inspect(b.params["data_dir"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a's record as if published before it wrote: behind b's log by one entry. Its term stays.
+	stale := etcdnode.Record(decision.Data{Present: true, ClusterID: bData.ClusterID, Index: bData.Index - 1})
+	if err := c.store.Set(context.Background(), a.name, etcdnode.AttrData, stale, attrs.Forever); err != nil {
+		t.Fatal(err)
+	}
+	a.fence()
+
+	b.must("start", ocfSuccess)
+	if s, ok := b.score(); ok {
+		t.Fatalf("b, whose log is longer but of an earlier term, got promotion score %d\n%s", s, c.dump())
+	}
+	if code, out := b.run("promote", nil); code == ocfSuccess || !strings.Contains(out, "older than peer") {
+		t.Fatalf("b's promote: exit %d, want a refusal naming the older data:\n%s", code, out)
+	}
+	a.must("start", ocfSuccess)
+	b.must("monitor", ocfSuccess)
 	a.must("promote", ocfSuccess)
 	b.notify("promote", a.name)
 	catchUpAndPromote(t, b, a)
