@@ -256,8 +256,11 @@ func (a *Agent) demote(ctx context.Context) (ocf.Status, error) {
 	if err != nil || !alive {
 		return ocf.Success, err
 	}
-	if st, err := a.localStatus(ctx); err == nil && st.Learner {
-		return ocf.Success, nil
+	// A learner keeps running; a member the monitor found frozen is not asked anything.
+	if !exists(a.cfg.FrozenFile()) {
+		if st, err := a.localStatus(ctx); err == nil && st.Learner {
+			return ocf.Success, nil
+		}
 	}
 	if err := a.planned(ctx); err != nil {
 		return failed(err)

@@ -216,6 +216,9 @@ func (a *Agent) launch(ctx context.Context, initial map[string]string, state str
 		ClientURLs: []string{a.selfURL()}, PeerURL: a.cfg.PeerURL(a.cfg.SelfIP),
 		InitialCluster: initial, ClusterState: state, ForceNewCluster: force, TLS: a.cfg.TLS,
 	}
+	if err := remove(a.cfg.FrozenFile()); err != nil {
+		return err
+	}
 	if err := touch(a.cfg.LaunchedFile()); err != nil {
 		return err
 	}

@@ -28,13 +28,19 @@ func (s status) serving() bool { return s.Leader != 0 }
 // client connects to the given endpoints; every request made with it must carry its own
 // deadline (see request).
 func (a *Agent) client(ctx context.Context, endpoints ...string) (*clientv3.Client, error) {
+	return a.dial(ctx, a.cfg.RequestTimeout, endpoints...)
+}
+
+// dial connects within timeout: gRPC's handshake, which a frozen etcd never answers although
+// the kernel accepts its connections.
+func (a *Agent) dial(ctx context.Context, timeout time.Duration, endpoints ...string) (*clientv3.Client, error) {
 	tlsc, err := a.cfg.TLSClientConfig()
 	if err != nil {
 		return nil, err
 	}
 	return clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
-		DialTimeout: a.cfg.RequestTimeout,
+		DialTimeout: timeout,
 		TLS:         tlsc,
 		Context:     ctx,
 		Logger:      zap.NewNop(),
@@ -64,12 +70,12 @@ func (a *Agent) probe(ctx context.Context, endpoint string) (status, error) {
 		return status{}, err
 	}
 	conn.Close()
-	cli, err := a.client(ctx, endpoint)
+	cli, err := a.dial(ctx, a.cfg.LivenessTimeout, endpoint)
 	if err != nil {
 		return status{}, err
 	}
 	defer cli.Close()
-	// A status is answered without raft: liveness_timeout, not a request's deadline.
+	// A status is answered without raft: liveness_timeout bounds it, not a request's deadline.
 	rctx, cancel := context.WithTimeout(ctx, a.cfg.LivenessTimeout)
 	defer cancel()
 	r, err := cli.Status(rctx, endpoint)

@@ -45,6 +45,10 @@ func (a *Agent) planned(ctx context.Context) error {
 	if err := a.stopWatcher(ctx); err != nil {
 		return err
 	}
+	if exists(a.cfg.FrozenFile()) {
+		a.log.Info("the monitor found etcd frozen: stopping it without a grace period")
+		return a.stopEtcd(ctx, noQuorumGrace)
+	}
 	grace := stopGrace
 	if budget := leaveBudget(ctx); budget > 0 {
 		lctx, cancel := context.WithTimeout(ctx, budget)

@@ -50,6 +50,9 @@ func FastMonitor(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	if frozen(err) {
 		if _, launched := os.Stat(c.LaunchedFile()); launched == nil {
 			fmt.Fprintf(stderr, "ocf:tnf:etcd: etcd did not answer its status within %s: frozen (%v)\n", c.LivenessTimeout, err)
+			if err := os.WriteFile(c.FrozenFile(), nil, 0o600); err != nil {
+				fmt.Fprintf(stderr, "ocf:tnf:etcd: marking etcd frozen: %v\n", err)
+			}
 			return ocf.ErrGeneric, true
 		}
 	}

@@ -54,6 +54,10 @@ func (c Config) StartedFile() string { return filepath.Join(c.StateDir, "started
 // LaunchedFile marks that etcd was launched and should be running.
 func (c Config) LaunchedFile() string { return filepath.Join(c.StateDir, "launched") }
 
+// FrozenFile marks that the monitor found the launched etcd frozen, so the stop that follows
+// kills it at once instead of asking it anything first.
+func (c Config) FrozenFile() string { return filepath.Join(c.StateDir, "frozen") }
+
 // TrustFile keeps the fingerprint of the CA bundles etcd was launched with.
 func (c Config) TrustFile() string { return filepath.Join(c.StateDir, "trust-loaded") }
 
