@@ -243,8 +243,9 @@ func TestNetworkFailure(t *testing.T) {
 }
 
 // TestPodmanRuntime is the cold boot and node 2's power cut once more with the etcd agent's
-// podman runtime: etcd runs from the image the lab layer preloads into its image store, with
-// the environment of the external-etcd pod manifest the node configuration ships.
+// podman runtime (etcd runs from the image the lab layer preloads into its image store, with
+// the environment of the external-etcd pod manifest the node configuration ships), then a crash
+// of node 1's etcd in its container.
 func TestPodmanRuntime(t *testing.T) {
 	l := newLab(t, image.podmanDisk(t))
 	var w *etcdcheck.Writer
@@ -253,11 +254,45 @@ func TestPodmanRuntime(t *testing.T) {
 		w = l.coldBoot()
 		l.etcdInPodman(nodeNames...)
 	})
-	_ = ok && t.Run("node_failure", func(t *testing.T) {
+	ok = ok && t.Run("node_failure", func(t *testing.T) {
 		l.t = t
 		l.nodeFailure(w)
 		l.etcdInPodman(nodeNames...)
 	})
+	_ = ok && t.Run("etcd_killed", func(t *testing.T) {
+		l.t = t
+		l.etcdKilled(w, "node1")
+		l.etcdInPodman(nodeNames...)
+	})
+}
+
+// etcdKilled kills etcd's process inside its container on node, as a crash would: the agent's
+// watcher (podman wait) reports the exit at once, Pacemaker recovers the instance, the peer
+// serves alone meanwhile and the member rejoins; nobody is fenced, no acknowledged write lost.
+func (l *lab) etcdKilled(w *etcdcheck.Writer, node string) {
+	l.t.Helper()
+	fencedBefore := map[string]int{}
+	for _, n := range nodeNames {
+		c, err := l.fences("node1", n)
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		fencedBefore[n] = c
+	}
+	fault := time.Now()
+	l.run(node, `kill -9 "$(podman container inspect --format '{{.State.Pid}}' etcd)"`)
+	l.waitWrites(w, "after "+node+"'s etcd was killed")
+	l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	l.voters("node1", 2)
+	l.run(node, "grep -q 'etcd exited: reporting the failure to the cluster now' /var/log/tnf-etcd.log")
+	l.checkAcked(w.Acked(), nodeNames...)
+	for _, n := range nodeNames {
+		if c, err := l.fences("node1", n); err != nil || c != fencedBefore[n] {
+			l.t.Fatalf("%s fenced %d times after %s's etcd was killed, before %d (%v)", n, c, node, fencedBefore[n], err)
+		}
+	}
+	l.logTimeline(node+"'s etcd killed", fault, []event{{fault, "host", node + "'s etcd killed (SIGKILL in its container)"}},
+		l.journal("node1", fault), l.journal("node2", fault), firstWrite(w, fault))
 }
 
 // etcdInPodman checks that etcd runs in the agent's container on each node: the preloaded image
