@@ -199,25 +199,30 @@ func TestOlderNodeNeverLeads(t *testing.T) {
 	}
 	a.must("monitor", ocfPromoted) // publishes the newer index
 	a.fence()
+	olderRefusesThenJoins(t, c, b, a, acked)
+}
 
-	b.must("start", ocfSuccess)
-	if s, ok := b.score(); ok {
-		t.Fatalf("the older node got promotion score %d", s)
+// olderRefusesThenJoins: older starts alone while newer is down and neither gets a promotion
+// score nor promotes (its refusal names the older data); newer comes back, leads, and older
+// joins it with every acknowledged key.
+func olderRefusesThenJoins(t *testing.T, c *cluster, older, newer *node, acked map[string]string) {
+	t.Helper()
+	older.must("start", ocfSuccess)
+	if s, ok := older.score(); ok {
+		t.Fatalf("the older node %s got promotion score %d\n%s", older.name, s, c.dump())
 	}
-	code, out := b.run("promote", nil)
-	if code == ocfSuccess || !strings.Contains(out, "older than peer") {
+	if code, out := older.run("promote", nil); code == ocfSuccess || !strings.Contains(out, "older than peer") {
 		t.Fatalf("older node promote: exit %d, want a refusal naming the older data:\n%s", code, out)
 	}
-
-	a.must("start", ocfSuccess)
-	b.must("monitor", ocfSuccess)
-	if _, ok := a.score(); !ok {
+	newer.must("start", ocfSuccess)
+	older.must("monitor", ocfSuccess)
+	if _, ok := newer.score(); !ok {
 		t.Fatalf("the newer node has no promotion score\n%s", c.dump())
 	}
-	a.must("promote", ocfSuccess)
-	b.notify("promote", a.name)
-	catchUpAndPromote(t, b, a)
-	sameKeys(t, b, acked)
+	newer.must("promote", ocfSuccess)
+	older.notify("promote", newer.name)
+	catchUpAndPromote(t, older, newer)
+	sameKeys(t, older, acked)
 }
 
 // TestLaterTermBeatsALongerLog: a published record is only as new as the peer's last monitor.
@@ -242,20 +247,7 @@ func TestLaterTermBeatsALongerLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.fence()
-
-	b.must("start", ocfSuccess)
-	if s, ok := b.score(); ok {
-		t.Fatalf("b, whose log is longer but of an earlier term, got promotion score %d\n%s", s, c.dump())
-	}
-	if code, out := b.run("promote", nil); code == ocfSuccess || !strings.Contains(out, "older than peer") {
-		t.Fatalf("b's promote: exit %d, want a refusal naming the older data:\n%s", code, out)
-	}
-	a.must("start", ocfSuccess)
-	b.must("monitor", ocfSuccess)
-	a.must("promote", ocfSuccess)
-	b.notify("promote", a.name)
-	catchUpAndPromote(t, b, a)
-	sameKeys(t, b, acked)
+	olderRefusesThenJoins(t, c, b, a, acked)
 }
 
 // TestColdBootMostRecentLeads: both nodes go down, the one with more data is started second;
