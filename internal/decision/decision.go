@@ -23,13 +23,13 @@ type Data struct {
 	Removed bool
 }
 
-// compare orders two logs of one cluster as raft does when it elects a leader: the log whose
+// Compare orders two logs of one cluster as raft does when it elects a leader: the log whose
 // last entry has the higher term is the more up to date, and of two with the same last term,
 // the longer. Without both terms (a peer of a previous version) it falls back to the index.
 // The term is what makes a published record that is a monitor interval old still safe: a
 // member forced alone runs a higher term from its first write on, so data that ended before
 // it is older however long its uncommitted tail is. It returns -1, 0 or 1.
-func compare(a, b Data) int {
+func Compare(a, b Data) int {
 	if a.Term != 0 && b.Term != 0 && a.Term != b.Term {
 		return cmp.Compare(a.Term, b.Term)
 	}
@@ -155,7 +155,7 @@ func Decide(in Input) Decision {
 	l, p := in.Local, in.PeerData
 	switch in.Peer {
 	case PeerVoter:
-		if l.Present && l.outOfService() == "" && l.ClusterID == p.ClusterID && compare(l, p) > 0 {
+		if l.Present && l.outOfService() == "" && l.ClusterID == p.ClusterID && Compare(l, p) > 0 {
 			return decided(Refuse, "local data (cluster %x, index %d) is newer than the serving peer's (index %d): "+
 				"the nodes diverged; keep one data dir and move the other aside by hand", l.ClusterID, l.Index, p.Index)
 		}
@@ -179,7 +179,7 @@ func Decide(in Input) Decision {
 	var lead Decision
 	givenUp := l.Present && in.GivenUp.covers(p)
 	switch {
-	case givenUp && (l.outOfService() != "" || (l.ClusterID == p.ClusterID && compare(l, p) < 0)):
+	case givenUp && (l.outOfService() != "" || (l.ClusterID == p.ClusterID && Compare(l, p) < 0)):
 		lead = decided(RestoreNewCluster, "an administrator gave up peer %s's data up to index %d (cluster %x): "+
 			"restore the local data (%s) as a new cluster of one", in.PeerName, in.GivenUp.Index, p.ClusterID, describe(l))
 	case givenUp:
@@ -203,10 +203,10 @@ func Decide(in Input) Decision {
 			l.ClusterID, in.PeerName, p.ClusterID)
 	case peerComing && !p.Known:
 		return decided(Wait, "peer %s has not published its data yet", in.PeerName)
-	case p.Known && p.Present && compare(l, p) < 0:
+	case p.Known && p.Present && Compare(l, p) < 0:
 		return blocked("local data (%s) is older than peer %s's last published %s: refusing to lead",
 			position(l), in.PeerName, position(p))
-	case peerComing && p.Present && compare(l, p) == 0 && in.PeerName < in.Self:
+	case peerComing && p.Present && Compare(l, p) == 0 && in.PeerName < in.Self:
 		return decided(Wait, "same data as peer %s (index %d); it leads (first by name)", in.PeerName, l.Index)
 	default:
 		lead = decided(ForceNewCluster, "local data (cluster %x, index %d) is the most recent (peer %s: %s): restart it as a cluster of one",

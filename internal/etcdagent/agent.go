@@ -179,7 +179,7 @@ func (a *Agent) inspect() (decision.Data, error) {
 	if err != nil {
 		return decision.Data{}, err
 	}
-	return fromInfo(info), nil
+	return info.Data(), nil
 }
 
 // waitPortsFree waits until nothing listens on this node's etcd ports, so a quick restart does

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/tnf-layer/tnf-layer/internal/decision"
-	"github.com/tnf-layer/tnf-layer/internal/etcddata"
 )
 
 // status is what one member says about itself through the client API.
@@ -86,10 +85,6 @@ func (a *Agent) probe(ctx context.Context, endpoint string) (status, error) {
 		ClusterID: r.Header.ClusterId, MemberID: r.Header.MemberId, Leader: r.Leader,
 		Index: r.RaftIndex, Term: r.RaftTerm, Applied: r.RaftAppliedIndex, Learner: r.IsLearner,
 	}, nil
-}
-
-func fromInfo(i etcddata.Info) decision.Data {
-	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed}
 }
 
 func fromStatus(s status) decision.Data {

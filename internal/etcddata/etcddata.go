@@ -19,6 +19,8 @@ import (
 	"go.etcd.io/etcd/server/v3/wal"
 	"go.etcd.io/etcd/server/v3/wal/walpb"
 	"go.uber.org/zap"
+
+	"github.com/tnf-layer/tnf-layer/internal/decision"
 )
 
 // Info is what a data directory holds.
@@ -33,6 +35,11 @@ type Info struct {
 	// Removed: the member is not in the raft membership its WAL ends with (it was removed,
 	// e.g. by its own graceful leave).
 	Removed bool
+}
+
+// Data is the info as the decision reads it.
+func (i Info) Data() decision.Data {
+	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed}
 }
 
 func walDir(dataDir string) string  { return filepath.Join(dataDir, "member", "wal") }

@@ -56,7 +56,7 @@ func (l Loss) Refusal(peerMember bool) error {
 		return fmt.Errorf("%s published no etcd data: %w", l.Peer, ErrNothingToGiveUp)
 	case !l.Local.Present:
 		return fmt.Errorf("no etcd data in %s to lead from", l.DataDir)
-	case !l.Local.Learner && !l.Local.Removed && l.Local.ClusterID == l.PeerData.ClusterID && l.Local.Index >= l.PeerData.Index:
+	case !l.Local.Learner && !l.Local.Removed && l.Local.ClusterID == l.PeerData.ClusterID && decision.Compare(l.Local.Data(), l.PeerData) >= 0:
 		return fmt.Errorf("the local data (index %d) is not behind %s's (index %d): %w; tnfctl status says why etcd waits",
 			l.Local.Index, l.Peer, l.PeerData.Index, ErrNothingToGiveUp)
 	}
@@ -74,7 +74,7 @@ func (l Loss) Describe(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%s's etcd data: cluster %x, raft index %d%s\n", l.Self, l.Local.ClusterID, l.Local.Index, state)
 	fmt.Fprintf(w, "%s last published: cluster %x, raft index %d\n", l.Peer, l.PeerData.ClusterID, l.PeerData.Index)
-	// A record is as new as the peer's last monitor (every 10 s): the peer may have written after it.
+	// A record is as new as the peer's last monitor (every 5 s): the peer may have written after it.
 	switch {
 	case l.Local.ClusterID != l.PeerData.ClusterID:
 		fmt.Fprintf(w, "Leading from %s's data gives up all of %s's data.\n", l.Self, l.Peer)

@@ -26,6 +26,9 @@ func TestLossRefusal(t *testing.T) {
 		{"another cluster", etcddata.Info{Present: true, ClusterID: other, Index: 500}, peer, false, ""},
 		{"peer is a member", etcddata.Info{Present: true, ClusterID: cluster, Index: 120}, peer, true, "live Corosync member"},
 		{"not behind", etcddata.Info{Present: true, ClusterID: cluster, Index: 180}, peer, false, "not behind"},
+		// The peer was forced alone (a later term): a longer log of the earlier term is behind.
+		{"longer, of an earlier term", etcddata.Info{Present: true, ClusterID: cluster, Index: 200, Term: 4}, withTerm(peer, 5), false, ""},
+		{"longer, of the same term", etcddata.Info{Present: true, ClusterID: cluster, Index: 200, Term: 5}, withTerm(peer, 5), false, "not behind"},
 		{"no local data", etcddata.Info{}, peer, false, "no etcd data in /var/lib/etcd"},
 		{"peer published none", etcddata.Info{Present: true, ClusterID: cluster, Index: 120}, decision.Data{Known: true}, false, "published no etcd data"},
 		{"peer never published", etcddata.Info{Present: true, ClusterID: cluster, Index: 120}, decision.Data{}, false, "published no etcd data"},
@@ -43,6 +46,8 @@ func TestLossRefusal(t *testing.T) {
 		}
 	}
 }
+
+func withTerm(d decision.Data, term uint64) decision.Data { d.Term = term; return d }
 
 func TestLossDescribe(t *testing.T) {
 	peer := decision.Data{Known: true, Present: true, ClusterID: 0xc1, Index: 180}
