@@ -11,13 +11,13 @@ import (
 	"testing"
 
 	tnflayer "github.com/tnf-layer/tnf-layer"
+	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 )
 
 // TestUnitsVerify runs systemd-analyze verify on the units, with the corosync and pacemaker
 // units their drop-ins extend, in a root that holds this machine's systemd units and stand-in
 // executables for the commands the units name (verify checks that they exist, not what they do).
-// The preset is applied there too: it must enable the stack and the timer and disable cri-o and
-// kubelet.
+// The interlock drop-ins are verified with the cri-o and kubelet units they extend.
 func TestUnitsVerify(t *testing.T) {
 	root := t.TempDir()
 	sys := filepath.Join(root, "usr/lib/systemd/system")
@@ -61,22 +61,46 @@ func TestUnitsVerify(t *testing.T) {
 		}
 	}
 	cmd := exec.Command("systemd-analyze", "verify", "--root="+root, "tnf-setup.service", "tnf-auto-unblock.service",
-		"tnf-auto-unblock.timer", "corosync.service", "pacemaker.service")
+		"tnf-auto-unblock.timer", "corosync.service", "pacemaker.service", "crio.service", "kubelet.service")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
 	}
-	want := map[string]bool{"corosync.service": true, "pacemaker.service": true, "tnf-setup.service": true,
-		"tnf-auto-unblock.timer": true, "crio.service": false, "kubelet.service": false, "pcsd.service": false}
-	for unit := range want {
-		if out, err := exec.Command("systemctl", "--root="+root, "preset", unit).CombinedOutput(); err != nil {
-			t.Fatalf("preset %s: %v\n%s", unit, err, out)
+	// The image's own step (the Containerfile's systemctl enable with the definition's list), on
+	// a root where someone enabled cri-o and kubelet: ours end enabled, and a preset-all, should
+	// anyone run one, leaves ours enabled and turns cri-o and kubelet off.
+	data, err := fs.ReadFile(tnflayer.Layers, "layers/lab.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := layerdef.Parse("layers/lab.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	systemctl := func(args ...string) string {
+		out, err := exec.Command("systemctl", append([]string{"--root=" + root}, args...)...).CombinedOutput()
+		if err != nil && args[0] != "is-enabled" {
+			t.Fatalf("systemctl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	systemctl("enable", "crio.service", "kubelet.service")
+	systemctl(append([]string{"enable"}, l.Enable...)...)
+	for _, u := range l.Enable {
+		if got := systemctl("is-enabled", u); got != "enabled" {
+			t.Errorf("%s: is-enabled %q after the image's systemctl enable", u, got)
 		}
 	}
+	want := map[string]bool{"crio.service": false, "kubelet.service": false, "pcsd.service": false}
+	for _, u := range l.Enable {
+		want[u] = true
+	}
+	for unit := range want {
+		systemctl("preset", unit)
+	}
 	for unit, want := range want {
-		out, _ := exec.Command("systemctl", "--root="+root, "is-enabled", unit).Output()
-		if got := strings.TrimSpace(string(out)) == "enabled"; got != want {
-			t.Errorf("%s: is-enabled %q after the preset, want enabled=%v", unit, strings.TrimSpace(string(out)), want)
+		if got := systemctl("is-enabled", unit) == "enabled"; got != want {
+			t.Errorf("%s: is-enabled %q after the preset, want enabled=%v", unit, systemctl("is-enabled", unit), want)
 		}
 	}
 }

@@ -89,7 +89,7 @@ func printStatus(w io.Writer, st clusterStatus) {
 		case !n.Online:
 			state = "offline"
 		}
-		fmt.Fprintf(w, "  node %-20s %s\n", n.Name, state)
+		fmt.Fprintf(w, "  node %-20s %-8s layer %s\n", n.Name, state, orNone(n.LayerVersion))
 	}
 	for _, n := range p.Nodes {
 		if n.EtcdAgent != "" {

@@ -9,8 +9,9 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
 
-// TestStatusText: the one-screen view for the states an admin meets — both serving, a survivor
-// alone after fencing its peer, a node that boots alone and waits, Pacemaker not answering.
+// TestStatusText: the one-screen view for the states an admin meets — both serving, a rolling
+// update half done (each node's layer version), a survivor alone after fencing its peer, a node
+// that boots alone and waits, Pacemaker not answering.
 func TestStatusText(t *testing.T) {
 	stack := func(node, role string) []pcmk.ResourceRole {
 		return []pcmk.ResourceRole{
@@ -41,6 +42,13 @@ func TestStatusText(t *testing.T) {
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
 			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true}},
+				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
+		}},
+		{"rolling-update", clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true, LayerVersion: "4.19.7-2"},
+					{Name: "master-1", Online: true, LayerVersion: "4.19.7-1"}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
 		}},
 		{"survivor-alone", clusterStatus{

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 // labStore is a build store holding the lab base, debootstrapped without the kernel to keep the
-// test short.
+// test short (with systemd: the layer enables its units with systemctl).
 func labStore(t *testing.T, ctx context.Context) string {
 	dir := filepath.Join(t.TempDir(), "store")
 	store, err := imagebuild.OpenStore(dir)
@@ -40,7 +40,7 @@ func labStore(t *testing.T, ctx context.Context) string {
 		t.Fatal(err)
 	}
 	defer imagebuild.CloseStore(store)
-	if _, err := labbase.Build(ctx, store, labbase.Options{Packages: []string{}, Created: created}); err != nil {
+	if _, err := labbase.Build(ctx, store, labbase.Options{Packages: []string{"systemd"}, Created: created}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -72,9 +72,11 @@ func TestLab(t *testing.T) {
 			t.Errorf("progress lacks step %q:\n%s", step, progress.String())
 		}
 	}
-	// Three layers over the base: the packages, the preloaded images' store, then our files.
-	if len(first.AddedLayers) != 3 || !strings.Contains(first.AddedLayers[1].CreatedBy, "COPY") || !strings.Contains(first.AddedLayers[2].CreatedBy, "COPY") ||
-		first.AddedBytes != first.AddedLayers[0].Size+first.AddedLayers[1].Size+first.AddedLayers[2].Size {
+	// Four layers over the base: the packages, the preloaded images' store, our files, and the
+	// links enabling our units.
+	if len(first.AddedLayers) != 4 || !strings.Contains(first.AddedLayers[1].CreatedBy, "COPY") || !strings.Contains(first.AddedLayers[2].CreatedBy, "COPY") ||
+		!strings.Contains(first.AddedLayers[3].CreatedBy, "systemctl enable") ||
+		first.AddedBytes != first.AddedLayers[0].Size+first.AddedLayers[1].Size+first.AddedLayers[2].Size+first.AddedLayers[3].Size {
 		t.Fatalf("added layers: %+v (%d bytes)", first.AddedLayers, first.AddedBytes)
 	}
 	mc, err := os.ReadFile(filepath.Join(dir, "manifests", "99-master-tnf-os-image.yaml"))
@@ -105,7 +107,7 @@ func TestLab(t *testing.T) {
 			if !strings.HasPrefix(name, store) {
 				return nil
 			}
-			if layer != len(img.Layers)-2 {
+			if layer != len(img.Layers)-3 {
 				t.Errorf("%s in layer %d, not in the image store's own", name, layer)
 			}
 			switch {
@@ -164,7 +166,7 @@ func TestLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if next.Digest == first.Digest || len(next.AddedLayers) != 3 || next.AddedLayers[0].Digest != first.AddedLayers[0].Digest ||
+		if next.Digest == first.Digest || len(next.AddedLayers) != 4 || next.AddedLayers[0].Digest != first.AddedLayers[0].Digest ||
 			next.AddedLayers[1].Digest != first.AddedLayers[1].Digest || next.AddedLayers[2].Digest == first.AddedLayers[2].Digest {
 			t.Fatalf("before %+v\nafter %+v", first.AddedLayers, next.AddedLayers)
 		}

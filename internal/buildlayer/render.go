@@ -99,7 +99,7 @@ func DryRun(o Options) (Summary, error) {
 // destination path with its mode, and each preloaded image's binary in that image's root.
 func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 	in := containerfile.Inputs{Base: base, Extensions: o.Extensions, PackageSource: l.Packages.Source,
-		Packages: l.Packages.Names, Finalize: l.Finalize, Labels: l.Labels(o.Version, o.Commit), ImageStore: l.ImageStorePath()}
+		Packages: l.Packages.Names, Finalize: l.Finalize, Enable: l.Enable, Labels: l.Labels(o.Version, o.Commit), ImageStore: l.ImageStorePath()}
 	cf, err := containerfile.Render(in)
 	if err != nil {
 		return err
@@ -205,7 +205,7 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 			}
 			finalize := map[string]string{"bootc-lint": "bootc container lint", "ostree-commit": "ostree container commit"}[l.Finalize]
 			content, err := manifests.Containerfile(manifests.Layer{Image: o.LayerImage, Paths: paths, Packages: l.Packages.Names,
-				Extensions: o.Extensions, Finalize: finalize})
+				Extensions: o.Extensions, Enable: l.Enable, Finalize: finalize})
 			if err != nil {
 				return nil, err
 			}

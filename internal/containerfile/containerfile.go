@@ -25,7 +25,8 @@ type Inputs struct {
 	PackageSource string // rhcos-extensions or apt
 	Packages      []string
 	Labels        map[string]string
-	Finalize      string // bootc-lint, ostree-commit or none
+	Finalize      string   // bootc-lint, ostree-commit or none
+	Enable        []string // units the image enables (systemctl enable)
 	// ImageStore is where the context's ImageStore folder goes in the image; empty: the layer
 	// preloads no image.
 	ImageStore string
@@ -63,6 +64,9 @@ func Render(in Inputs) (string, error) {
 	}
 	if in.PackageSource == "rhcos-extensions" && !Pinned(in.Extensions) {
 		return "", fmt.Errorf("extensions image %q is not pinned by digest", in.Extensions)
+	}
+	if len(in.Enable) == 0 {
+		return "", fmt.Errorf("no unit to enable: a node receiving the layer as an update would start nothing")
 	}
 	tmpl, err := template.New("Containerfile").Funcs(funcs).Parse(tnflayer.ContainerfileTemplate)
 	if err != nil {

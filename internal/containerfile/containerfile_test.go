@@ -25,7 +25,7 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := Inputs{Base: baseDigest, Extensions: extDigest, PackageSource: l.Packages.Source, Packages: l.Packages.Names,
-			Finalize: l.Finalize, Labels: l.Labels("1.0.0", "0123abc"), ImageStore: l.ImageStorePath()}
+			Finalize: l.Finalize, Enable: l.Enable, Labels: l.Labels("1.0.0", "0123abc"), ImageStore: l.ImageStorePath()}
 		got, err := Render(in)
 		if err != nil {
 			t.Fatal(err)
@@ -40,5 +40,8 @@ func TestRenderRejectsUnpinned(t *testing.T) {
 	}
 	if _, err := Render(Inputs{Base: baseDigest, PackageSource: "rhcos-extensions", Extensions: "quay.io/x/ext:4.19"}); err == nil {
 		t.Error("unpinned extensions accepted")
+	}
+	if _, err := Render(Inputs{Base: baseDigest, PackageSource: "apt"}); err == nil || !strings.Contains(err.Error(), "enable") {
+		t.Errorf("a layer enabling nothing accepted: %v", err)
 	}
 }

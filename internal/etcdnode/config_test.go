@@ -1,10 +1,14 @@
 package etcdnode
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tnf-layer/tnf-layer/internal/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
+	"github.com/tnf-layer/tnf-layer/internal/version"
 )
 
 func TestParseNodeIPMap(t *testing.T) {
@@ -55,5 +59,38 @@ func TestRecordRoundTrip(t *testing.T) {
 		if _, err := ParseRecord(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// TestRecordsAcrossVersions: during a rolling update one node's agent is a version ahead. What
+// this version publishes is read by the previous one (the data record keeps its format, the term
+// and the layer version are attributes of their own, which it ignores), and what the previous
+// one published (no layer version) is read by this one.
+func TestRecordsAcrossVersions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store := attrs.File{Path: filepath.Join(dir, "attrs.json")}
+	c := Config{Self: "n1", StateDir: filepath.Join(dir, "state")}
+	d := decision.Data{Known: true, Present: true, ClusterID: 0x1f, Index: 42, Term: 7}
+	if err := c.Publish(ctx, store, d); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{AttrData: "1f:42", AttrTerm: "7"} {
+		if v, ok, err := store.Get(ctx, "n1", name, attrs.Forever); err != nil || !ok || v != want {
+			t.Errorf("%s: %q %v %v, want %q (the format earlier agents read)", name, v, ok, err, want)
+		}
+	}
+	if v, ok, err := store.Get(ctx, "n1", AttrLayerVersion, attrs.Reboot); err != nil || !ok || v != version.Version {
+		t.Errorf("%s: %q %v %v, want %q", AttrLayerVersion, v, ok, err, version.Version)
+	}
+	// The previous version's node: a record and a term, no layer version.
+	for name, v := range map[string]string{AttrData: "1f:40", AttrTerm: "7"} {
+		if err := store.Set(ctx, "n2", name, v, attrs.Forever); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ReadRecord(ctx, store, "n2")
+	if want := (decision.Data{Known: true, Present: true, ClusterID: 0x1f, Index: 40, Term: 7}); err != nil || got != want {
+		t.Fatalf("the previous version's record: %+v %v, want %+v", got, err, want)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/certpool"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/version"
 )
 
 // Attributes the agent publishes.
@@ -38,6 +39,10 @@ const (
 	// before. It is written before the record and read after it: a reader may see a term newer
 	// than the record (the peer then looks newer: safe), never an older one.
 	AttrTerm = "tnf-etcd-term"
+	// AttrLayerVersion (lifetime reboot) is the layer version of this node's agent, for tnfctl
+	// status during a rolling update. An attribute of its own: the data record's format stays
+	// what agents of earlier versions read.
+	AttrLayerVersion = pcmk.LayerVersion
 )
 
 // Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead
@@ -147,8 +152,11 @@ func (c Config) setCached(ctx context.Context, store attrs.Store, cache, name, v
 	return os.WriteFile(path, []byte(value), 0o600)
 }
 
-// Publish writes this node's data record for the peer, its term first.
+// Publish writes this node's data record for the peer, its term first, and the layer version.
 func (c Config) Publish(ctx context.Context, store attrs.Store, d decision.Data) error {
+	if err := c.setCached(ctx, store, "published-version", AttrLayerVersion, version.Version, attrs.Reboot); err != nil {
+		return err
+	}
 	term := ""
 	if Record(d) != "none" && d.Term != 0 {
 		term = strconv.FormatUint(d.Term, 10)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,8 +24,15 @@ type Layer struct {
 	Packages Packages `json:"packages"`
 	Files    []File   `json:"files"`
 	Images   []Image  `json:"images,omitempty"`
+	// Enable are the units the image enables itself (links in its /etc): a node receives the
+	// layer as an update, never on a first boot, so presets would never run.
+	Enable   []string `json:"enable"`
 	Finalize string   `json:"finalize"` // bootc-lint, ostree-commit or none
 }
+
+// PacemakerOnly are the units only Pacemaker may start: no layer enables them, and the layer's
+// drop-ins keep anyone else from starting them.
+var PacemakerOnly = []string{"crio.service", "kubelet.service"}
 
 // ImageStore is where a layer's preloaded images live in it: a read-only container store that
 // podman reads as an additional image store (storage.conf's additionalimagestores).
@@ -82,6 +90,7 @@ var (
 	imageRef    = regexp.MustCompile(`^[a-z0-9][a-z0-9.:/_-]*(:[a-zA-Z0-9_][a-zA-Z0-9._-]*)?(@sha256:[0-9a-f]{64})?$`)
 	version     = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 	taggedName  = regexp.MustCompile(`^[^@]*/[^/@]*:[a-zA-Z0-9_][a-zA-Z0-9._-]*$`)
+	unitName    = regexp.MustCompile(`^[a-zA-Z0-9:_.@\\-]+\.(service|timer|socket|path|target)$`)
 )
 
 // Parse reads one definition; file names it in errors.
@@ -172,6 +181,22 @@ func (l Layer) validate() error {
 		if name, ok := strings.CutPrefix(img.Binary, "bin/"); !ok || name == "" || strings.Contains(name, "/") {
 			return fmt.Errorf("%s.binary: %q is not bin/NAME", field, img.Binary)
 		}
+	}
+	if len(l.Enable) == 0 {
+		return fmt.Errorf("enable: empty (the units the image enables; nothing else starts them on a node that receives the layer as an update)")
+	}
+	enabled := map[string]bool{}
+	for i, u := range l.Enable {
+		field := fmt.Sprintf("enable[%d]", i)
+		switch {
+		case !unitName.MatchString(u):
+			return fmt.Errorf("%s: %q is not a unit name", field, u)
+		case slices.Contains(PacemakerOnly, u):
+			return fmt.Errorf("%s: %s is started by Pacemaker only, never enabled", field, u)
+		case enabled[u]:
+			return fmt.Errorf("%s: %s is listed twice", field, u)
+		}
+		enabled[u] = true
 	}
 	switch l.Finalize {
 	case "bootc-lint", "ostree-commit", "none":

@@ -37,6 +37,7 @@ os: {id: rhel, version: "9.6"}
 packages: {source: rhcos-extensions, names: [pacemaker]}
 files: [{from: bin/tnfctl, to: /usr/bin/tnfctl, mode: "0755"}]
 images: [{name: localhost/tnf/etcd:v1, binary: bin/etcd}]
+enable: [corosync.service, tnf-auto-unblock.timer]
 finalize: bootc-lint
 `
 	l, err := Parse("good.yaml", []byte(good))
@@ -64,6 +65,11 @@ finalize: bootc-lint
 		{"binary: bin/etcd", "binary: cmd/etcd", "images[0].binary"},
 		{"{name: localhost/tnf/etcd:v1, binary: bin/etcd}", "{name: localhost/tnf/etcd:v1, binary: bin/etcd}, {name: localhost/tnf/etcd:v1, binary: bin/etcdctl}", "images[1].name"},
 		{"os: {id: rhel, version: \"9.6\"}", "os: {id: rhel}", "os"},
+		{"enable: [corosync.service, tnf-auto-unblock.timer]", "enable: []", "enable: empty"},
+		{"enable: [corosync.service, tnf-auto-unblock.timer]", "enable: [corosync]", "enable[0]"},
+		{"enable: [corosync.service, tnf-auto-unblock.timer]", "enable: [corosync.service, kubelet.service]", "enable[1]: kubelet.service is started by Pacemaker only"},
+		{"enable: [corosync.service, tnf-auto-unblock.timer]", "enable: [crio.service]", "enable[0]: crio.service"},
+		{"enable: [corosync.service, tnf-auto-unblock.timer]", "enable: [corosync.service, corosync.service]", "enable[1]"},
 	}
 	for _, r := range rows {
 		_, err := Parse("bad.yaml", []byte(strings.Replace(good, r.old, r.new, 1)))

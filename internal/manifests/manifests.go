@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strings"
 	"text/template"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -39,12 +40,14 @@ type Layer struct {
 	// rhel-coreos-extensions image (Extensions, digest-pinned).
 	Packages   []string
 	Extensions string
+	// Enable are the units the build enables: the copied files bring no links with them.
+	Enable []string
 	// Finalize is the layer's last step (bootc container lint, or ostree container commit).
 	Finalize string
 }
 
 var containerfileTemplate = template.Must(template.New("mosc").Funcs(template.FuncMap{
-	"dnfFromExtensions": containerfile.DNFFromExtensions,
+	"dnfFromExtensions": containerfile.DNFFromExtensions, "join": strings.Join,
 }).Parse(`FROM {{.Image}} AS payload
 {{- if .Packages}}
 FROM {{.Extensions}} AS extensions
@@ -56,13 +59,14 @@ COPY --from=payload {{.}} {{.}}
 {{- if .Packages}}
 {{dnfFromExtensions "extensions" .Packages}}
 {{- end}}
+RUN systemctl enable {{join .Enable " "}}
 {{- if .Finalize}}
 RUN {{.Finalize}}
 {{- end}}
 `))
 
 // Containerfile is the on-cluster build's user content: our files copied from the pushed layer
-// by digest, our packages installed from the release's extensions. The MCO builds it after its
+// by digest, our packages installed from the release's extensions, our units enabled. The MCO builds it after its
 // own "configs" stage; the last FROM must be "FROM configs AS final".
 func Containerfile(l Layer) (string, error) {
 	if !containerfile.Pinned(l.Image) {
@@ -70,6 +74,9 @@ func Containerfile(l Layer) (string, error) {
 	}
 	if len(l.Packages) > 0 && !containerfile.Pinned(l.Extensions) {
 		return "", fmt.Errorf("extensions image %q is not pinned by digest", l.Extensions)
+	}
+	if len(l.Enable) == 0 {
+		return "", fmt.Errorf("no unit to enable: the nodes would start nothing of the layer")
 	}
 	var b bytes.Buffer
 	if err := containerfileTemplate.Execute(&b, l); err != nil {

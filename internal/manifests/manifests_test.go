@@ -24,8 +24,8 @@ const (
 
 func testLayer() Layer {
 	return Layer{Image: layerImage, Extensions: extImage, Packages: []string{"pacemaker", "pcs", "fence-agents-all"},
-		Paths:    []string{"/usr/lib/ocf/resource.d/tnf/etcd", "/usr/libexec/tnf/", "/usr/bin/tnfctl"},
-		Finalize: "bootc container lint"}
+		Paths:  []string{"/usr/lib/ocf/resource.d/tnf/etcd", "/usr/libexec/tnf/", "/usr/bin/tnfctl"},
+		Enable: []string{"corosync.service", "tnf-setup.service"}, Finalize: "bootc container lint"}
 }
 
 // TestMachineOSConfig: the object decodes strictly into openshift/api's v1 type, is named after
@@ -67,6 +67,11 @@ func TestMachineOSConfig(t *testing.T) {
 	if len(cf[0].Content) > MaxContainerfile {
 		t.Fatal("content too long")
 	}
+	// The copied files bring no enablement links: the build makes them, before the lint.
+	enable := strings.Index(cf[0].Content, "\nRUN systemctl enable corosync.service tnf-setup.service\n")
+	if enable < 0 || enable < strings.LastIndex(cf[0].Content, "COPY --from=payload") || enable > strings.Index(cf[0].Content, "RUN bootc container lint") {
+		t.Fatalf("the units are not enabled after the copies and before the lint:\n%s", cf[0].Content)
+	}
 }
 
 func TestMachineOSConfigBadInput(t *testing.T) {
@@ -81,6 +86,11 @@ func TestMachineOSConfigBadInput(t *testing.T) {
 	l.Image = "registry.example.com/tnf/layer:latest"
 	if _, err := Containerfile(l); err == nil {
 		t.Error("a layer by tag accepted")
+	}
+	l = testLayer()
+	l.Enable = nil
+	if _, err := Containerfile(l); err == nil || !strings.Contains(err.Error(), "enable") {
+		t.Errorf("a layer enabling nothing accepted: %v", err)
 	}
 	for _, r := range []struct {
 		in   MachineOSConfigInput

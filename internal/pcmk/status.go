@@ -25,7 +25,14 @@ type NodeStatus struct {
 	// EtcdAgent is why the etcd agent on this node neither leads nor joins, when it does not
 	// (its node attribute EtcdAgentDecision).
 	EtcdAgent string `json:"etcdAgent,omitempty"`
+	// LayerVersion is the layer version this node's etcd agent runs (its node attribute
+	// LayerVersion); empty before the agent's first start in this boot.
+	LayerVersion string `json:"layerVersion,omitempty"`
 }
+
+// LayerVersion is the node attribute (lifetime reboot) in which the etcd agent publishes the
+// layer version it belongs to: during a rolling update the two nodes run different ones.
+const LayerVersion = "tnf-layer-version"
 
 // EtcdAgentDecision is the node attribute (lifetime reboot) in which the etcd agent says why it
 // waits or refuses; it is deleted while the agent leads, joins or serves.
@@ -115,16 +122,20 @@ func parseStatus(data []byte) (Status, error) {
 	if m.Summary.DC.Present {
 		s.DC = m.Summary.DC.Name
 	}
-	agent := map[string]string{}
+	agent, layer := map[string]string{}, map[string]string{}
 	for _, n := range m.NodeAttributes {
 		for _, a := range n.Attributes {
-			if a.Name == EtcdAgentDecision {
+			switch a.Name {
+			case EtcdAgentDecision:
 				agent[n.Name] = a.Value
+			case LayerVersion:
+				layer[n.Name] = a.Value
 			}
 		}
 	}
 	for _, n := range m.Nodes {
-		s.Nodes = append(s.Nodes, NodeStatus{Name: n.Name, Online: n.Online, Unclean: n.Unclean, Pending: n.Pending, EtcdAgent: agent[n.Name]})
+		s.Nodes = append(s.Nodes, NodeStatus{Name: n.Name, Online: n.Online, Unclean: n.Unclean, Pending: n.Pending,
+			EtcdAgent: agent[n.Name], LayerVersion: layer[n.Name]})
 	}
 	add := func(r crmResource) {
 		role := ResourceRole{ID: r.ID, Agent: r.Agent, Role: r.Role, Failed: r.Failed}

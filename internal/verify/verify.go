@@ -34,6 +34,7 @@ type entry struct {
 	mode     int64
 	uid, gid int
 	link     string
+	content  string // unit drop-ins only: what unitRules read
 }
 
 // Checker collects findings over an image's layers.
@@ -79,7 +80,16 @@ func (c *Checker) Entry(layer int, hdr *tar.Header, r io.Reader) error {
 		}
 		return nil
 	}
-	c.tree[name] = entry{layer: layer, typeflag: hdr.Typeflag, mode: hdr.Mode & 0o7777, uid: hdr.Uid, gid: hdr.Gid, link: hdr.Linkname}
+	e := entry{layer: layer, typeflag: hdr.Typeflag, mode: hdr.Mode & 0o7777, uid: hdr.Uid, gid: hdr.Gid, link: hdr.Linkname}
+	if hdr.Typeflag == tar.TypeReg && dropIn.MatchString(name) {
+		data, err := io.ReadAll(io.LimitReader(r, 64<<10))
+		if err != nil {
+			return err
+		}
+		e.content = string(data)
+		r = bytes.NewReader(data)
+	}
+	c.tree[name] = e
 	if name == storeImages && hdr.Typeflag == tar.TypeReg {
 		var records []struct {
 			Names []string `json:"names"`
@@ -140,6 +150,52 @@ var testFixture = regexp.MustCompile(`^usr/lib/python3[^/]*/(dist|site)-packages
 
 var secretName = regexp.MustCompile(`(?i)(passw|secret|token|private_?key|credential)`)
 
+var (
+	dropIn   = regexp.MustCompile(`^(usr/lib|etc)/systemd/system/[^/]+\.d/[^/]+\.conf$`)
+	unitLink = regexp.MustCompile(`^(usr/lib|etc)/systemd/system/[^/]+\.(wants|requires)/([^/]+)$`)
+)
+
+// unitRules are settings the layer's drop-ins must make, whatever the definition lists.
+var unitRules = []struct{ unit, line, why string }{
+	{"crio.service", "ConditionPathExists=/run/systemd/system/crio.service.d/50-pacemaker.conf", "only Pacemaker may start it"},
+	{"kubelet.service", "ConditionPathExists=/run/systemd/system/kubelet.service.d/50-pacemaker.conf", "only Pacemaker may start it"},
+	{"corosync.service", "After=ovs-configuration.service", "a Corosync started before the host network is final loses its ring"},
+}
+
+// checkUnits: the image enables the definition's units itself (a node never first-boots the
+// layer), enables none of the units only Pacemaker starts, and carries the drop-ins of unitRules.
+func (c *Checker) checkUnits() {
+	linked := map[string][]string{}
+	for p, e := range c.tree {
+		if m := unitLink.FindStringSubmatch(p); m != nil && e.typeflag == tar.TypeSymlink {
+			linked[m[3]] = append(linked[m[3]], "/"+p)
+		}
+	}
+	for _, u := range c.layer.Enable {
+		if len(linked[u]) == 0 {
+			c.findf("%s: not enabled by the image (no link in a systemd/system/*.wants folder): a node receiving the layer as an update would not start it", u)
+		}
+	}
+	for _, u := range layerdef.PacemakerOnly {
+		for _, p := range linked[u] {
+			c.findf("%s: enabled by the image (%s): only Pacemaker starts it", u, p)
+		}
+	}
+	for _, r := range unitRules {
+		found := false
+		for p, e := range c.tree {
+			if strings.HasPrefix(p, "usr/lib/systemd/system/"+r.unit+".d/") && dropIn.MatchString(p) {
+				for _, l := range strings.Split(e.content, "\n") {
+					found = found || strings.TrimSpace(l) == r.line
+				}
+			}
+		}
+		if !found {
+			c.findf("%s: no drop-in in /usr/lib/systemd/system/%s.d says %s (%s)", r.unit, r.unit, r.line, r.why)
+		}
+	}
+}
+
 // Finish checks the image's metadata and the merged filesystem and returns every finding,
 // sorted; none means the image is the layer it claims to be.
 func (c *Checker) Finish(img imageread.Image, version string) []string {
@@ -189,6 +245,7 @@ func (c *Checker) Finish(img imageread.Image, version string) []string {
 			c.findf("/%s: missing (the two-node-ha packages: %s)", cmd, strings.Join(l.Packages.Names, " "))
 		}
 	}
+	c.checkUnits()
 	sort.Strings(c.findings)
 	return c.findings
 }

@@ -3,6 +3,7 @@ package verify
 import (
 	"archive/tar"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ var layer = layerdef.Layer{
 	Name: "ocp-4.19", Release: &layerdef.Release{Version: "4.19"},
 	Packages: layerdef.Packages{Names: []string{"pacemaker"}},
 	Files:    []layerdef.File{{From: "bin/tnfctl", To: "/usr/bin/tnfctl", Mode: "0755"}},
+	Enable:   []string{"corosync.service"},
 }
 
 type file struct {
@@ -25,13 +27,22 @@ type file struct {
 	link    string
 }
 
-// good is a layer that passes: merged /usr (sbin → usr/sbin), the HA commands, our file.
+// good is a layer that passes: merged /usr (sbin → usr/sbin), the HA commands, our file, our
+// drop-ins, and the image's link enabling Corosync.
 func good() []file {
 	fs := []file{{0, "sbin", tar.TypeSymlink, 0o777, "", "usr/sbin"}, {0, "usr/sbin/", tar.TypeDir, 0o755, "", ""}}
 	for _, c := range haCommands {
 		fs = append(fs, file{1, "./" + c, tar.TypeReg, 0o755, "#!/bin/sh\n", ""})
 	}
-	return append(fs, file{2, "usr/bin/tnfctl", tar.TypeReg, 0o755, "\x7fELF", ""})
+	return append(fs, file{2, "usr/bin/tnfctl", tar.TypeReg, 0o755, "\x7fELF", ""},
+		dropInFile("crio", "[Unit]\nConditionPathExists=/run/systemd/system/crio.service.d/50-pacemaker.conf\n"),
+		dropInFile("kubelet", "# why\n[Unit]\nConditionPathExists=/run/systemd/system/kubelet.service.d/50-pacemaker.conf\n"),
+		dropInFile("corosync", "[Unit]\nAfter=ovs-configuration.service\nConditionPathExists=/etc/corosync/corosync.conf\n"),
+		file{3, "etc/systemd/system/multi-user.target.wants/corosync.service", tar.TypeSymlink, 0o777, "", "/lib/systemd/system/corosync.service"})
+}
+
+func dropInFile(unit, content string) file {
+	return file{2, "usr/lib/systemd/system/" + unit + ".service.d/10-tnf.conf", tar.TypeReg, 0o644, content, ""}
 }
 
 var labels = map[string]string{layerdef.LabelLayer: "ocp-4.19", layerdef.LabelVersion: "1.0", layerdef.LabelCommit: "abc", layerdef.LabelRelease: "4.19"}
@@ -79,7 +90,7 @@ func TestChecker(t *testing.T) {
 		{"other layer and release", good(), imageread.Image{Labels: withLabels(layerdef.LabelLayer, "lab", layerdef.LabelRelease, "4.18")}, "", []string{
 			`label io.tnf-layer.layer: "lab", want "ocp-4.19"`, `label io.tnf-layer.release: "4.18", want "4.19"`}},
 		{"empty commit", good(), imageread.Image{Labels: withLabels(layerdef.LabelCommit, "")}, "", []string{"label io.tnf-layer.source-commit: missing"}},
-		{"our file missing", good()[:len(good())-1], imageread.Image{Labels: labels}, "", []string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
+		{"our file missing", slices.DeleteFunc(good(), func(f file) bool { return f.name == "usr/bin/tnfctl" }), imageread.Image{Labels: labels}, "", []string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
 		{"our file whited out", append(good(), file{3, "usr/bin/.wh.tnfctl", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
 		{"opaque dir hides lower layers", append(good(), file{3, "usr/bin/.wh..wh..opq", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",
@@ -111,6 +122,16 @@ func TestChecker(t *testing.T) {
 			imageread.Image{Labels: labels}, "", []string{"layer 1: /usr/lib/python3/dist-packages/tnf/key.pem: a PEM private key"}},
 		{"a certificate is fine", append(good(), file{1, "etc/pki/ca.pem", tar.TypeReg, 0o644, "-----BEGIN CERTIFICATE-----\n", ""}),
 			imageread.Image{Labels: labels}, "", nil},
+		{"a unit the image does not enable", slices.DeleteFunc(good(), func(f file) bool { return f.flag == tar.TypeSymlink && f.layer == 3 }), imageread.Image{Labels: labels}, "",
+			[]string{"corosync.service: not enabled by the image (no link in a systemd/system/*.wants folder): a node receiving the layer as an update would not start it"}},
+		{"kubelet enabled by the image", append(good(), file{3, "etc/systemd/system/multi-user.target.wants/kubelet.service", tar.TypeSymlink, 0o777, "", "/usr/lib/systemd/system/kubelet.service"},
+			file{1, "usr/lib/systemd/system/multi-user.target.wants/crio.service", tar.TypeSymlink, 0o777, "", "../crio.service"}), imageread.Image{Labels: labels}, "", []string{
+			"crio.service: enabled by the image (/usr/lib/systemd/system/multi-user.target.wants/crio.service): only Pacemaker starts it",
+			"kubelet.service: enabled by the image (/etc/systemd/system/multi-user.target.wants/kubelet.service): only Pacemaker starts it"}},
+		{"interlock missing", append(good(), dropInFile("kubelet", "[Unit]\n# ConditionPathExists=/run/systemd/system/kubelet.service.d/50-pacemaker.conf\n")), imageread.Image{Labels: labels}, "",
+			[]string{"kubelet.service: no drop-in in /usr/lib/systemd/system/kubelet.service.d says ConditionPathExists=/run/systemd/system/kubelet.service.d/50-pacemaker.conf (only Pacemaker may start it)"}},
+		{"ordering drop-in whited out", append(good(), file{4, "usr/lib/systemd/system/corosync.service.d/.wh.10-tnf.conf", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",
+			[]string{"corosync.service: no drop-in in /usr/lib/systemd/system/corosync.service.d says After=ovs-configuration.service (a Corosync started before the host network is final loses its ring)"}},
 		{"secret in the environment", good(), imageread.Image{Labels: labels, Env: []string{"PATH=/usr/bin", "BMC_PASSWORD=hunter2", "TOKEN="}}, "",
 			[]string{"config: environment variable BMC_PASSWORD has a value: secrets do not go into images"}},
 		{"secret in a build step", good(), imageread.Image{Labels: labels, History: []string{"RUN apt-get install -y pcs", "ARG PULL_SECRET=abc"}}, "",
