@@ -49,7 +49,7 @@ boot-test: lab
 	$(BOOT_TEST)
 
 boot-smoke: lab
-	TNF_BOOT_INERT=1m $(BOOT_TEST) -run '^(TestNodeFailures|TestPodmanRuntime)$$/^(cold_boot|node_failure|etcd_killed)$$'
+	TNF_BOOT_INERT=1m $(BOOT_TEST) -run '^(TestUnitsInLabImage|TestPivot|TestNodeFailures|TestPodmanRuntime)$$/^(cold_boot|node_failure|etcd_killed)$$'
 
 boot-bench: lab
 	TNF_BIN=$(BIN) $(GO) test -tags "boot $(TAGS)" -run '^$$' -bench Boot -benchtime 1x -timeout 60m ./test/boot/ | $(GO) run ./test/benchtable

@@ -39,13 +39,32 @@ var digestRef = regexp.MustCompile(`^[a-z0-9][a-z0-9.:/_-]*@sha256:[0-9a-f]{64}$
 // Pinned reports whether an image reference is pinned by digest.
 func Pinned(ref string) bool { return digestRef.MatchString(ref) }
 
+// varDirs lists the folders in /var, sorted.
+const varDirs = "find /var -xdev -type d | sort"
+
+// VarBefore and VarTmpfiles wrap a package installation. An image update never brings /var: the
+// node keeps its own (rpm-ostree and bootc unpack an image's /var at install only), so the
+// folders the packages make there (Corosync's and Pacemaker's state and log folders) would be
+// missing on a node that receives the layer as an update, and Corosync exits without its state
+// folder. VarTmpfiles writes a systemd-tmpfiles entry, with mode and owner, for each folder the
+// installation added (not the package managers' own), and systemd-tmpfiles makes them at boot.
+const (
+	VarBefore   = varDirs + " > /tmp/tnf-var-before"
+	VarTmpfiles = varDirs + " | comm -13 /tmp/tnf-var-before - | { grep -Ev '^/var/(cache|lib/(apt|dpkg|dnf|rpm)|log/apt)(/|$)' || true; } | " +
+		"xargs -r -d '\\n' stat -c 'd %n %a %u %g -' > " + VarTmpfilesConf + " && rm /tmp/tnf-var-before"
+	// VarTmpfilesConf is where VarTmpfiles writes.
+	VarTmpfilesConf = "/usr/lib/tmpfiles.d/tnf-layer-var.conf"
+)
+
 // DNFFromExtensions is the RUN step that installs packages from the RPM repository inside an
 // rhel-coreos-extensions image (bind-mounted from mountFrom: an image or a stage), with no
 // entitlement. The layer and the on-cluster build both use it.
 func DNFFromExtensions(mountFrom string, packages []string) string {
 	return "RUN --mount=type=bind,from=" + mountFrom + ",source=/usr/share/rpm-ostree/extensions,target=/run/tnf-extensions \\\n" +
 		`    printf '[tnf-extensions]\nbaseurl=file:///run/tnf-extensions\nenabled=1\ngpgcheck=0\n' > /etc/yum.repos.d/tnf-extensions.repo && \` + "\n" +
+		"    " + VarBefore + " && \\\n" +
 		"    dnf install -y --setopt=tsflags=nodocs " + strings.Join(packages, " ") + " && dnf clean all && rm /etc/yum.repos.d/tnf-extensions.repo && \\\n" +
+		"    " + VarTmpfiles + " && \\\n" +
 		"    " + RemoveClusterKeys
 }
 
@@ -55,7 +74,8 @@ func DNFFromExtensions(mountFrom string, packages []string) string {
 const RemoveClusterKeys = "rm -f /etc/pacemaker/authkey /etc/corosync/authkey"
 
 var funcs = template.FuncMap{"join": strings.Join, "dnfFromExtensions": DNFFromExtensions,
-	"removeClusterKeys": func() string { return RemoveClusterKeys }}
+	"removeClusterKeys": func() string { return RemoveClusterKeys },
+	"varBefore": func() string { return VarBefore }, "varTmpfiles": func() string { return VarTmpfiles }}
 
 // Render renders the Containerfile.
 func Render(in Inputs) (string, error) {

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tnf-layer/tnf-layer/internal/containerfile"
 	"github.com/tnf-layer/tnf-layer/internal/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 )
@@ -180,6 +181,11 @@ func (c *Checker) checkUnits() {
 		for _, p := range linked[u] {
 			c.findf("%s: enabled by the image (%s): only Pacemaker starts it", u, p)
 		}
+	}
+	// The packages' /var folders reach a node that receives the layer as an update only through
+	// systemd-tmpfiles (containerfile.VarTmpfiles).
+	if _, ok := c.tree[clean(containerfile.VarTmpfilesConf)]; !ok {
+		c.findf("%s: missing (the packages' /var folders would not exist on a node that receives the layer as an update)", containerfile.VarTmpfilesConf)
 	}
 	for _, r := range unitRules {
 		found := false

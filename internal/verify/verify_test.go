@@ -38,6 +38,7 @@ func good() []file {
 		dropInFile("crio", "[Unit]\nConditionPathExists=/run/systemd/system/crio.service.d/50-pacemaker.conf\n"),
 		dropInFile("kubelet", "# why\n[Unit]\nConditionPathExists=/run/systemd/system/kubelet.service.d/50-pacemaker.conf\n"),
 		dropInFile("corosync", "[Unit]\nAfter=ovs-configuration.service\nConditionPathExists=/etc/corosync/corosync.conf\n"),
+		file{1, "usr/lib/tmpfiles.d/tnf-layer-var.conf", tar.TypeReg, 0o644, "d /var/lib/corosync 755 0 0 -\n", ""},
 		file{3, "etc/systemd/system/multi-user.target.wants/corosync.service", tar.TypeSymlink, 0o777, "", "/lib/systemd/system/corosync.service"})
 }
 
@@ -132,6 +133,8 @@ func TestChecker(t *testing.T) {
 			[]string{"kubelet.service: no drop-in in /usr/lib/systemd/system/kubelet.service.d says ConditionPathExists=/run/systemd/system/kubelet.service.d/50-pacemaker.conf (only Pacemaker may start it)"}},
 		{"ordering drop-in whited out", append(good(), file{4, "usr/lib/systemd/system/corosync.service.d/.wh.10-tnf.conf", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"corosync.service: no drop-in in /usr/lib/systemd/system/corosync.service.d says After=ovs-configuration.service (a Corosync started before the host network is final loses its ring)"}},
+		{"no tmpfiles entries for the packages' /var", append(good(), file{4, "usr/lib/tmpfiles.d/.wh.tnf-layer-var.conf", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",
+			[]string{"/usr/lib/tmpfiles.d/tnf-layer-var.conf: missing (the packages' /var folders would not exist on a node that receives the layer as an update)"}},
 		{"secret in the environment", good(), imageread.Image{Labels: labels, Env: []string{"PATH=/usr/bin", "BMC_PASSWORD=hunter2", "TOKEN="}}, "",
 			[]string{"config: environment variable BMC_PASSWORD has a value: secrets do not go into images"}},
 		{"secret in a build step", good(), imageread.Image{Labels: labels, History: []string{"RUN apt-get install -y pcs", "ARG PULL_SECRET=abc"}}, "",

@@ -42,3 +42,15 @@ func BenchmarkBoot(b *testing.B) {
 	b.ReportMetric(fenced.Seconds(), "power-cut-to-fenced-s")
 	b.ReportMetric(written.Sub(fault).Seconds(), "power-cut-to-first-write-s")
 }
+
+// BenchmarkBootRollingUpdate: the rolling update of TestRollingUpdate under TCG, per node: its
+// clean stop, the time from the stop to both Promoted again (stop, OS switch, boot, rejoin,
+// promotion) and the longest gap between two acknowledged writes meanwhile (the writer tries
+// every 500 ms).
+func BenchmarkBootRollingUpdate(b *testing.B) {
+	rollingUpdate(b, func(node string, stop, back, gap time.Duration) {
+		b.ReportMetric(stop.Seconds(), node+"-clean-stop-s")
+		b.ReportMetric(back.Seconds(), node+"-stop-to-both-promoted-s")
+		b.ReportMetric(gap.Seconds(), node+"-longest-write-gap-s")
+	})
+}

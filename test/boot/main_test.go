@@ -48,6 +48,13 @@ type labImage struct {
 	key       []byte // the signer's private key in OpenSSH form, for a person to log in
 	cluster   string // out/lab-cluster: tnf.yaml and the BMC passwords
 	rootfs    string // the disk's root file system
+	// What the update tests start from: out/lab/build.json's base (in the build store), pushed
+	// image, version and node configuration MachineConfig, and the test's authorized key.
+	base, pushed, version, nodeConfig string
+	authorizedKey                     string
+
+	treesMu sync.Mutex
+	trees   map[string]string // unpacked images by name (update_test.go)
 
 	podmanOnce sync.Once
 	podman     string // the podman variant's disk, made by podmanDisk
@@ -151,7 +158,9 @@ func prepare(img *labImage) error {
 		return fmt.Errorf("TNF_BIN is not set (make boot-test sets it)")
 	}
 	var build struct {
+		Base      string   `json:"base"`
 		Pushed    string   `json:"pushed"`
+		Version   string   `json:"version"`
 		Manifests []string `json:"manifests"`
 	}
 	buildJSON := filepath.Join(repo, "out/lab/build.json")
@@ -184,10 +193,11 @@ func prepare(img *labImage) error {
 	if nodeConfig == "" {
 		return fmt.Errorf("%s: manifests: no node configuration MachineConfig (make lab writes one from out/lab-cluster/tnf.yaml)", buildJSON)
 	}
-	if err := applyMachineConfig(nodeConfig, rootfs); err != nil {
+	img.base, img.pushed, img.version, img.nodeConfig = build.Base, build.Pushed, build.Version, nodeConfig
+	if img.signer, img.key, img.authorizedKey, err = newTestKey(); err != nil {
 		return err
 	}
-	if img.signer, img.key, err = addTestAccess(rootfs); err != nil {
+	if err := configure(rootfs); err != nil {
 		return err
 	}
 	boot, err := bootdisk.FindBoot(rootfs)
@@ -259,6 +269,15 @@ func pull(repo, pushed, rootfs string) (string, error) {
 	return bootdisk.Unpack(context.Background(), ref, sys, rootfs)
 }
 
+// configure gives a root file system the node configuration and the test's access, as the
+// installer's Ignition does on a node's first boot.
+func configure(rootfs string) error {
+	if err := applyMachineConfig(image.nodeConfig, rootfs); err != nil {
+		return err
+	}
+	return addTestAccess(rootfs, image.authorizedKey)
+}
+
 // applyMachineConfig applies the MachineConfig's Ignition files to rootfs, as Ignition would.
 func applyMachineConfig(path, rootfs string) error {
 	data, err := os.ReadFile(path)
@@ -272,37 +291,43 @@ func applyMachineConfig(path, rootfs string) error {
 	return bootdisk.ApplyIgnition(mc.Spec.Config.Raw, rootfs, path)
 }
 
-// addTestAccess gives root a fresh SSH key, through Ignition like the node configuration.
-func addTestAccess(rootfs string) (ssh.Signer, []byte, error) {
+// newTestKey makes the SSH key the tests log in with: its signer, its private key in OpenSSH
+// form and its authorized_keys line.
+func newTestKey() (ssh.Signer, []byte, string, error) {
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	signer, err := ssh.NewSignerFromKey(priv)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	sshPub, err := ssh.NewPublicKey(pub)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	block, err := ssh.MarshalPrivateKey(priv, "tnf boot tests")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
+	return signer, pem.EncodeToMemory(block), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub))), nil
+}
+
+// addTestAccess authorizes the test's key for root, through Ignition like the node configuration.
+func addTestAccess(rootfs, authorizedKey string) error {
 	cfg := map[string]any{
 		"ignition": map[string]any{"version": "3.5.0"},
 		"storage": map[string]any{
 			"directories": []any{map[string]any{"path": "/root/.ssh", "mode": 0o700}},
 			"files": []any{map[string]any{"path": "/root/.ssh/authorized_keys", "mode": 0o600,
-				"contents": map[string]any{"source": "data:," + strings.ReplaceAll(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub))), " ", "%20")}}},
+				"contents": map[string]any{"source": "data:," + strings.ReplaceAll(authorizedKey, " ", "%20")}}},
 		},
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return signer, pem.EncodeToMemory(block), bootdisk.ApplyIgnition(raw, rootfs, "test access")
+	return bootdisk.ApplyIgnition(raw, rootfs, "test access")
 }
 
 func copyFile(src, dst string) error {
