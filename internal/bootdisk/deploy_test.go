@@ -59,7 +59,7 @@ func TestDeploy(t *testing.T) {
 	want := map[string]string{
 		"usr/bin/agent": "v2", "usr/bin/new-tool": "v2", // the new image's
 		"etc/machine-id": "4f1d…\n", "etc/edited": "node's\n", "etc/tnf/cluster.yaml": "node's", // the node's changes
-		"etc/kept":      "image v2\n", // unchanged by the node: the new image's
+		"etc/kept":        "image v2\n", // unchanged by the node: the new image's
 		"etc/alternative": "->/usr/bin/b",
 		"etc/systemd/system/multi-user.target.wants/tnf-setup.service": "->/usr/lib/systemd/system/tnf-setup.service", // new in the image
 		"var/lib/etcd/member": "data", "root/.ssh/authorized_keys": "key", // the node's, whole

@@ -75,7 +75,7 @@ const RemoveClusterKeys = "rm -f /etc/pacemaker/authkey /etc/corosync/authkey"
 
 var funcs = template.FuncMap{"join": strings.Join, "dnfFromExtensions": DNFFromExtensions,
 	"removeClusterKeys": func() string { return RemoveClusterKeys },
-	"varBefore": func() string { return VarBefore }, "varTmpfiles": func() string { return VarTmpfiles }}
+	"varBefore":         func() string { return VarBefore }, "varTmpfiles": func() string { return VarTmpfiles }}
 
 // Render renders the Containerfile.
 func Render(in Inputs) (string, error) {
