@@ -1,7 +1,8 @@
 // Package verify checks a built layer image against its definition: every file the layer
 // promises is there with its mode, the HA stack's commands are installed, no layer carries
-// secret material, every preloaded image is in the image store, and the labels say which layer,
-// version, source and release it is.
+// secret material, every preloaded image is in the image store, the labels say which layer,
+// version, source and release it is, and a node receiving it as an update would start what it
+// should and nothing else (enablement links, tmpfiles entries, unit drop-ins).
 //
 // A Checker sees the image's tar entries one by one (what imageread.Reader.Walk yields) and its
 // metadata; it does no I/O of its own, so its rules are tested on hand-made layers.
@@ -163,9 +164,11 @@ var unitRules = []struct{ unit, line, why string }{
 	{"corosync.service", "After=ovs-configuration.service", "a Corosync started before the host network is final loses its ring"},
 }
 
-// checkUnits: the image enables the definition's units itself (a node never first-boots the
-// layer), enables none of the units only Pacemaker starts, and carries the drop-ins of unitRules.
-func (c *Checker) checkUnits() {
+// checkUpdatePath checks what a node needs that receives the layer as an update, never on a
+// first boot: the image enables the definition's units itself, enables none of the units only
+// Pacemaker starts, has tmpfiles entries for the packages' /var folders, and carries the drop-ins
+// of unitRules.
+func (c *Checker) checkUpdatePath() {
 	linked := map[string][]string{}
 	for p, e := range c.tree {
 		if m := unitLink.FindStringSubmatch(p); m != nil && e.typeflag == tar.TypeSymlink {
@@ -182,8 +185,8 @@ func (c *Checker) checkUnits() {
 			c.findf("%s: enabled by the image (%s): only Pacemaker starts it", u, p)
 		}
 	}
-	// The packages' /var folders reach a node that receives the layer as an update only through
-	// systemd-tmpfiles (containerfile.VarTmpfiles).
+	// An update keeps the node's /var: the packages' folders there come from systemd-tmpfiles
+	// (containerfile.VarTmpfiles).
 	if _, ok := c.tree[clean(containerfile.VarTmpfilesConf)]; !ok {
 		c.findf("%s: missing (the packages' /var folders would not exist on a node that receives the layer as an update)", containerfile.VarTmpfilesConf)
 	}
@@ -251,7 +254,7 @@ func (c *Checker) Finish(img imageread.Image, version string) []string {
 			c.findf("/%s: missing (the two-node-ha packages: %s)", cmd, strings.Join(l.Packages.Names, " "))
 		}
 	}
-	c.checkUnits()
+	c.checkUpdatePath()
 	sort.Strings(c.findings)
 	return c.findings
 }
