@@ -78,40 +78,31 @@ func MergeEtc(oldEtc, nodeEtc, newEtc, out string) error {
 	sort.Strings(changed)
 	for _, p := range changed {
 		dst := filepath.Join(out, p)
-		if node[p].IsDir() {
-			if fi, err := os.Lstat(dst); err == nil && fi.IsDir() {
-				// A folder whose mode or owner changed: its contents merge one by one.
-				if err := os.Chmod(dst, node[p].Mode().Perm()); err != nil {
-					return err
-				}
-				st := node[p].Sys().(*syscall.Stat_t)
-				if err := os.Lchown(dst, int(st.Uid), int(st.Gid)); err != nil {
-					return err
-				}
-				continue
-			}
+		// A folder the new image has too keeps its contents, which merge one by one; anything
+		// else is replaced by the node's.
+		if fi, err := os.Lstat(dst); err != nil || !fi.IsDir() || !node[p].IsDir() {
 			if err := os.RemoveAll(dst); err != nil {
 				return err
 			}
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return err
 			}
-			if err := os.Mkdir(dst, node[p].Mode().Perm()); err != nil {
+			if !node[p].IsDir() {
+				if err := cp("-a", filepath.Join(nodeEtc, p), dst); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := os.Mkdir(dst, 0o755); err != nil {
 				return err
 			}
-			st := node[p].Sys().(*syscall.Stat_t)
-			if err := os.Lchown(dst, int(st.Uid), int(st.Gid)); err != nil {
-				return err
-			}
-			continue
 		}
-		if err := os.RemoveAll(dst); err != nil {
+		// The folder's own mode and owner are the node's.
+		if err := os.Chmod(dst, node[p].Mode().Perm()); err != nil {
 			return err
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := cp("-a", filepath.Join(nodeEtc, p), dst); err != nil {
+		st := node[p].Sys().(*syscall.Stat_t)
+		if err := os.Lchown(dst, int(st.Uid), int(st.Gid)); err != nil {
 			return err
 		}
 	}

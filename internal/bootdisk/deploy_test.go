@@ -38,20 +38,23 @@ func TestDeploy(t *testing.T) {
 	tree(t, old, map[string]string{
 		"usr/bin/agent": "v1", "etc/machine-id": "uninitialized\n", "etc/kept": "image\n", "etc/edited": "image\n",
 		"etc/removed-here": "image\n", "etc/alternative": "->/usr/bin/a", "etc/mode": "image\n", "var/lib/image-default": "x",
+		"etc/private/file": "image\n",
 	})
 	tree(t, img, map[string]string{
 		"usr/bin/agent": "v2", "usr/bin/new-tool": "v2", "etc/machine-id": "uninitialized\n", "etc/kept": "image v2\n",
 		"etc/edited": "image v2\n", "etc/removed-here": "image v2\n", "etc/alternative": "->/usr/bin/b", "etc/mode": "image\n",
 		"etc/systemd/system/multi-user.target.wants/tnf-setup.service": "->/usr/lib/systemd/system/tnf-setup.service",
-		"var/lib/image-default": "x", "root/.profile": "image",
+		"var/lib/image-default": "x", "root/.profile": "image", "etc/private/file": "image v2\n",
 	})
 	tree(t, node, map[string]string{
 		"usr/bin/agent": "v1", "etc/machine-id": "4f1d…\n", "etc/kept": "image\n", "etc/edited": "node's\n",
 		"etc/alternative": "->/usr/bin/a", "etc/mode": "image\n", "etc/tnf/cluster.yaml": "node's", "etc/tnf/secrets/": "",
-		"var/lib/etcd/member": "data", "root/.ssh/authorized_keys": "key",
+		"var/lib/etcd/member": "data", "root/.ssh/authorized_keys": "key", "etc/private/file": "image\n",
 	})
-	if err := os.Chmod(filepath.Join(node, "etc/mode"), 0o600); err != nil {
-		t.Fatal(err)
+	for p, mode := range map[string]os.FileMode{"etc/mode": 0o600, "etc/private": 0o700} {
+		if err := os.Chmod(filepath.Join(node, p), mode); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := Deploy(old, img, node, out); err != nil {
 		t.Fatal(err)
@@ -86,6 +89,9 @@ func TestDeploy(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(out, "etc/mode")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("etc/mode: %v %v, want the node's 0600", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(filepath.Join(out, "etc/private")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("etc/private: %v %v, want the node's 0700", fi.Mode(), err)
 	}
 	if fi, err := os.Stat(filepath.Join(out, "etc/tnf/secrets")); err != nil || !fi.IsDir() {
 		t.Errorf("etc/tnf/secrets: %v, want the node's folder", err)
