@@ -89,6 +89,18 @@ func firstWrite(w *etcdcheck.Writer, t time.Time) []event {
 	return nil
 }
 
+// bothUp powers both machines on at once and waits until etcd is Promoted on both.
+func (l *lab) bothUp() {
+	l.t.Helper()
+	for _, n := range nodeNames {
+		l.power(n, redfish.OnResetType)
+	}
+	for _, n := range nodeNames {
+		l.waitBooted(n)
+	}
+	l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+}
+
 // coldBoot is seed 002's cold boot: node 1 alone stays inert, node 2 boots, the cluster forms
 // through tnf-setup.service to two voting members; it returns a writer started on them.
 func (l *lab) coldBoot() *etcdcheck.Writer {
@@ -212,13 +224,7 @@ func TestNodeFailures(t *testing.T) {
 // again and stays inert while the link is down, then rejoins when it heals.
 func TestNetworkFailure(t *testing.T) {
 	l := newLab(t, image.disk)
-	for _, n := range nodeNames {
-		l.power(n, redfish.OnResetType)
-	}
-	for _, n := range nodeNames {
-		l.waitBooted(n)
-	}
-	l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	l.bothUp()
 	w := l.startWriter()
 	l.waitWrites(w, "both up")
 

@@ -273,14 +273,8 @@ func TestRollingUpdate(t *testing.T) {
 func rollingUpdate(t testing.TB, report func(node string, stop, back, gap time.Duration)) {
 	l := newLab(t, image.disk)
 	v1, v2 := image.tree(t, "v1"), image.tree(t, "v2")
-	for _, n := range nodeNames {
-		l.power(n, redfish.OnResetType)
-	}
-	for _, n := range nodeNames {
-		l.waitBooted(n)
-	}
+	l.bothUp()
 	both := map[string]string{"node1": "Promoted", "node2": "Promoted"}
-	l.waitRoles("node1", both)
 	l.voters("node1", 2)
 	l.waitVersions("node1", map[string]string{"node1": image.version, "node2": image.version})
 	w := l.startWriter()
@@ -324,13 +318,7 @@ func rollingUpdate(t testing.TB, report func(node string, stop, back, gap time.D
 // node 2 down; then Pacemaker starts them.
 func TestKubeletEnabledElsewhere(t *testing.T) {
 	l := newLab(t, image.disk)
-	for _, n := range nodeNames {
-		l.power(n, redfish.OnResetType)
-	}
-	for _, n := range nodeNames {
-		l.waitBooted(n)
-	}
-	l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
+	l.bothUp()
 	l.cleanStop("node2")
 	l.run("node1", "systemctl enable kubelet.service crio.service")
 	l.cleanStop("node1")
