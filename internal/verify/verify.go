@@ -153,7 +153,7 @@ var testFixture = regexp.MustCompile(`^usr/lib/python3[^/]*/(dist|site)-packages
 var secretName = regexp.MustCompile(`(?i)(passw|secret|token|private_?key|credential)`)
 
 var (
-	dropIn   = regexp.MustCompile(`^(usr/lib|etc)/systemd/system/[^/]+\.d/[^/]+\.conf$`)
+	dropIn   = regexp.MustCompile(`^(usr/lib|etc)/systemd/system/([^/]+)\.d/[^/]+\.conf$`)
 	unitLink = regexp.MustCompile(`^(usr/lib|etc)/systemd/system/[^/]+\.(wants|requires)/([^/]+)$`)
 )
 
@@ -169,10 +169,21 @@ var unitRules = []struct{ unit, line, why string }{
 // Pacemaker starts, has tmpfiles entries for the packages' /var folders, and carries the drop-ins
 // of unitRules.
 func (c *Checker) checkUpdatePath() {
+	// One pass over the tree: the links enabling each unit, and the lines of the layer's
+	// drop-ins (under /usr/lib) for each unit.
 	linked := map[string][]string{}
+	settings := map[string]map[string]bool{}
 	for p, e := range c.tree {
 		if m := unitLink.FindStringSubmatch(p); m != nil && e.typeflag == tar.TypeSymlink {
 			linked[m[3]] = append(linked[m[3]], "/"+p)
+		}
+		if m := dropIn.FindStringSubmatch(p); m != nil && m[1] == "usr/lib" {
+			if settings[m[2]] == nil {
+				settings[m[2]] = map[string]bool{}
+			}
+			for _, l := range strings.Split(e.content, "\n") {
+				settings[m[2]][strings.TrimSpace(l)] = true
+			}
 		}
 	}
 	for _, u := range c.layer.Enable {
@@ -191,15 +202,7 @@ func (c *Checker) checkUpdatePath() {
 		c.findf("%s: missing (the packages' /var folders would not exist on a node that receives the layer as an update)", containerfile.VarTmpfilesConf)
 	}
 	for _, r := range unitRules {
-		found := false
-		for p, e := range c.tree {
-			if strings.HasPrefix(p, "usr/lib/systemd/system/"+r.unit+".d/") && dropIn.MatchString(p) {
-				for _, l := range strings.Split(e.content, "\n") {
-					found = found || strings.TrimSpace(l) == r.line
-				}
-			}
-		}
-		if !found {
+		if !settings[r.unit][r.line] {
 			c.findf("%s: no drop-in in /usr/lib/systemd/system/%s.d says %s (%s)", r.unit, r.unit, r.line, r.why)
 		}
 	}
