@@ -26,23 +26,41 @@ type TLS struct {
 // Spec is one launch of etcd. Its flags are computed for every launch, so a one-shot flag such
 // as --force-new-cluster never outlives the launch that needed it.
 type Spec struct {
-	Name            string
-	DataDir         string
-	ClientURLs      []string // listen and advertise
-	PeerURL         string   // listen and advertise
-	InitialCluster  map[string]string
-	ClusterState    string // "new" or "existing"
-	ForceNewCluster bool
-	TLS             *TLS
+	Name             string
+	DataDir          string
+	ClientURLs       []string // advertised, and listened on unless ListenClientURLs is set
+	ListenClientURLs []string
+	PeerURL          string // listen and advertise
+	InitialCluster   map[string]string
+	ClusterState     string // "new" or "existing"
+	ForceNewCluster  bool
+	TLS              *TLS
+	// ExtraArgs are further etcd flags (--name=value), none of them an OwnedFlags one.
+	ExtraArgs []string
+}
+
+// OwnedFlags are the etcd flags a Spec sets, in some launches or in all: a runtime that takes
+// flags or environment from elsewhere (podman: the static pod manifest) leaves these to the
+// agent.
+var OwnedFlags = map[string]bool{
+	"name": true, "data-dir": true, "listen-client-urls": true, "advertise-client-urls": true,
+	"listen-peer-urls": true, "initial-advertise-peer-urls": true, "initial-cluster": true,
+	"initial-cluster-state": true, "force-new-cluster": true,
+	"cert-file": true, "key-file": true, "trusted-ca-file": true, "client-cert-auth": true,
+	"peer-cert-file": true, "peer-key-file": true, "peer-trusted-ca-file": true, "peer-client-cert-auth": true,
 }
 
 // Args is the etcd command line (without the program name).
 func (s Spec) Args() []string {
 	clients := strings.Join(s.ClientURLs, ",")
+	listen := clients
+	if len(s.ListenClientURLs) > 0 {
+		listen = strings.Join(s.ListenClientURLs, ",")
+	}
 	args := []string{
 		"--name=" + s.Name,
 		"--data-dir=" + s.DataDir,
-		"--listen-client-urls=" + clients,
+		"--listen-client-urls=" + listen,
 		"--advertise-client-urls=" + clients,
 		"--listen-peer-urls=" + s.PeerURL,
 		"--initial-advertise-peer-urls=" + s.PeerURL,
@@ -59,7 +77,7 @@ func (s Spec) Args() []string {
 			"--peer-cert-file="+t.PeerCertFile, "--peer-key-file="+t.PeerKeyFile, "--peer-trusted-ca-file="+t.PeerTrustedCAFile,
 			"--peer-client-cert-auth")
 	}
-	return args
+	return append(args, s.ExtraArgs...)
 }
 
 func initialCluster(m map[string]string) string {

@@ -1,7 +1,8 @@
-// Package fsutil writes files so that readers never see them half-written.
+// Package fsutil writes files so that readers never see them half-written, and removes them.
 package fsutil
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 )
@@ -26,4 +27,12 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// RemoveIfExists removes path; a path that is already gone is not an error.
+func RemoveIfExists(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -19,3 +19,12 @@ func Dir(t testing.TB) string {
 
 // Path is one built binary.
 func Path(t testing.TB, name string) string { return filepath.Join(Dir(t), name) }
+
+// Etcd is the etcd server the tests run: TNF_ETCD when set (make test sets it to the 3.6 build
+// for a second run of the etcd suites), else bin/etcd (3.5).
+func Etcd(t testing.TB) string {
+	if p := os.Getenv("TNF_ETCD"); p != "" {
+		return p
+	}
+	return Path(t, "etcd")
+}

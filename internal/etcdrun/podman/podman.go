@@ -6,92 +6,114 @@ package podman
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
-
 	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
 )
 
-// Runtime runs etcd in a container whose image, environment and host mounts come from the
-// external-etcd static pod manifest, as on a real cluster. The command line is the agent's.
+// Runtime runs etcd in a container whose image, environment, host mounts and further etcd
+// flags come from the external-etcd static pod manifest, as on a real cluster. The cluster's
+// shape (name, URLs, initial cluster, TLS files, a forced new cluster) is the agent's.
 type Runtime struct {
 	Binary    string // podman
 	Manifest  string
 	Container string // container name
 }
 
-// ownedEnv are settings the agent passes as flags; the manifest's values for them are dropped so
-// that a launch is described by one place only.
-var ownedEnv = map[string]bool{
-	"ETCD_NAME": true, "ETCD_DATA_DIR": true, "ETCD_INITIAL_CLUSTER": true, "ETCD_INITIAL_CLUSTER_STATE": true,
-	"ETCD_LISTEN_CLIENT_URLS": true, "ETCD_ADVERTISE_CLIENT_URLS": true, "ETCD_LISTEN_PEER_URLS": true,
-	"ETCD_INITIAL_ADVERTISE_PEER_URLS": true, "ETCD_FORCE_NEW_CLUSTER": true,
+// OOMScoreAdj keeps etcd among the last processes the kernel's OOM killer picks, as the field's
+// podman-etcd agent does (its oom parameter).
+const OOMScoreAdj = -997
+
+// notPassed are flags of the operator's etcd command the runtime leaves out although the agent
+// does not own them: --listen-client-http-urls moves etcd's HTTP endpoints, its JSON gateway
+// among them, off the client URL the agent's monitor reads.
+var notPassed = map[string]bool{"listen-client-http-urls": true}
+
+// envTwin is the environment variable etcd reads for a flag. etcd refuses to start when a flag
+// and its twin are both set.
+func envTwin(flag string) string {
+	return "ETCD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
-// etcdContainer reads the manifest and returns its etcd container and the pod's host paths.
-func (p Runtime) etcdContainer() (corev1.Container, map[string]string, error) {
-	data, err := os.ReadFile(p.Manifest)
-	if err != nil {
-		return corev1.Container{}, nil, err
-	}
-	var pod corev1.Pod
-	if err := yaml.Unmarshal(data, &pod); err != nil {
-		return corev1.Container{}, nil, fmt.Errorf("%s: %w", p.Manifest, err)
-	}
-	hostPaths := map[string]string{}
-	for _, v := range pod.Spec.Volumes {
-		if v.HostPath != nil {
-			hostPaths[v.Name] = v.HostPath.Path
-		}
-	}
-	for _, c := range pod.Spec.Containers {
-		if c.Name != "etcd" {
-			continue
-		}
-		if c.Image == "" {
-			return c, nil, fmt.Errorf("%s: spec.containers[name=etcd].image is empty", p.Manifest)
-		}
-		return c, hostPaths, nil
-	}
-	return corev1.Container{}, nil, fmt.Errorf("%s: spec.containers has no container named etcd", p.Manifest)
-}
-
-// RunArgs is the podman command line (without the program name) that launches s.
+// RunArgs is the podman command line (without the program name) that launches s. Paths in s
+// are host paths; etcd gets them as the container sees them.
 func (p Runtime) RunArgs(s etcdrun.Spec) ([]string, error) {
-	c, hostPaths, err := p.etcdContainer()
+	pod, err := LoadPod(p.Manifest)
 	if err != nil {
 		return nil, err
 	}
+	mounts := slices.Clone(pod.Mounts)
+	// inContainer maps a host path through the manifest's mounts; a path outside them gets its
+	// folder mounted at the same place.
+	inContainer := func(host, dir string, readOnly bool) string {
+		if c, ok := mapPath(mounts, host, func(m Mount) (string, string) { return m.Host, m.Container }); ok {
+			return c
+		}
+		mounts = append(mounts, Mount{Host: dir, Container: dir, ReadOnly: readOnly})
+		return host
+	}
+	s.DataDir = inContainer(s.DataDir, s.DataDir, false)
+	if s.TLS != nil {
+		t := *s.TLS
+		for _, f := range []*string{&t.CertFile, &t.KeyFile, &t.TrustedCAFile, &t.PeerCertFile, &t.PeerKeyFile, &t.PeerTrustedCAFile} {
+			*f = inContainer(*f, filepath.Dir(*f), true)
+		}
+		s.TLS = &t
+	}
+	// The static pod's other containers and kube-apiserver reach etcd on the loopback address
+	// (etcd-readyz: https://localhost:2379); the operator's etcd listens on every address.
+	if len(s.ClientURLs) > 0 {
+		u, err := url.Parse(s.ClientURLs[0])
+		if err != nil {
+			return nil, fmt.Errorf("client URL %s: %w", s.ClientURLs[0], err)
+		}
+		every := "0.0.0.0"
+		if strings.Contains(u.Hostname(), ":") {
+			every = "::"
+		}
+		s.ListenClientURLs = []string{u.Scheme + "://" + net.JoinHostPort(every, u.Port())}
+	}
+	for _, f := range pod.Flags {
+		if !etcdrun.OwnedFlags[f.Name] && !notPassed[f.Name] {
+			s.ExtraArgs = append(s.ExtraArgs, f.String())
+		}
+	}
+	etcdArgs := s.Args()
+	twins := map[string]bool{}
+	for name := range etcdrun.OwnedFlags {
+		twins[envTwin(name)] = true
+	}
+	for _, a := range etcdArgs {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		twins[envTwin(name)] = true
+	}
 	args := []string{"run", "--detach", "--replace", "--name=" + p.Container,
 		"--network=host", "--privileged", "--security-opt=label=disable",
-		"--volume=" + s.DataDir + ":" + s.DataDir}
-	for _, m := range c.VolumeMounts {
-		host, ok := hostPaths[m.Name]
-		// The data dir is mounted above; podman refuses a second mount on the same path.
-		if !ok || filepath.Clean(m.MountPath) == filepath.Clean(s.DataDir) {
-			continue
-		}
+		"--oom-score-adj=" + strconv.Itoa(OOMScoreAdj)}
+	for _, m := range mounts {
 		opt := ""
 		if m.ReadOnly {
 			opt = ":ro"
 		}
-		args = append(args, "--volume="+host+":"+m.MountPath+opt)
+		args = append(args, "--volume="+m.Host+":"+m.Container+opt)
 	}
-	for _, e := range c.Env {
-		if ownedEnv[e.Name] || e.ValueFrom != nil {
-			continue
+	for _, e := range pod.Env {
+		if !twins[e.Name] {
+			args = append(args, "--env="+e.Name+"="+e.Value)
 		}
-		args = append(args, "--env="+e.Name+"="+e.Value)
 	}
-	args = append(args, c.Image, "etcd")
-	return append(args, s.Args()...), nil
+	// The release's etcd image has ENTRYPOINT /usr/bin/etcd, other images none: name the
+	// program, found on the container's PATH as the operator's script finds it.
+	args = append(args, "--entrypoint=etcd", pod.Image)
+	return append(args, etcdArgs...), nil
 }
 
 func (p Runtime) podman(ctx context.Context, args ...string) (string, error) {
