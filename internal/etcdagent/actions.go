@@ -11,6 +11,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/ocf"
 )
 
@@ -53,6 +54,12 @@ func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
 		return ocf.ErrConfigured
 	}
 	log = log.With("node", cfg.Self)
+	// A stop goes on without them: it stops the container all the same, and a graceful leave
+	// that cannot reach etcd falls back to a plain stop.
+	if err := manifestTLS(&cfg); err != nil && action != "stop" {
+		log.Error("invalid configuration", "err", err.Error())
+		return ocf.ErrConfigured
+	}
 	// Finish a second before Pacemaker's own timeout would kill the action.
 	ctx, cancel := context.WithTimeout(context.Background(), env.Timeout(act.timeout)-time.Second)
 	if act.timeout == 0 {
@@ -297,7 +304,7 @@ func (a *Agent) stop(ctx context.Context) (ocf.Status, error) {
 		a.store.Set(ctx, a.cfg.Self, etcdnode.AttrInstance, "", attrs.Reboot),
 		a.cfg.SetDecision(ctx, a.store, ""),
 		a.setScore(ctx, -1),
-		remove(a.cfg.StartedFile()),
+		fsutil.RemoveIfExists(a.cfg.StartedFile()),
 	} {
 		if err != nil {
 			a.log.Error("cleaning up after stop", "err", err)

@@ -2,7 +2,6 @@ package etcdagent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/bits"
@@ -16,6 +15,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/ocf"
 )
 
@@ -35,13 +35,6 @@ func touch(path string) error {
 		return err
 	}
 	return os.WriteFile(path, nil, 0o600)
-}
-
-func remove(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
 }
 
 func (a *Agent) selfURL() string { return a.cfg.ClientURL(a.cfg.SelfIP) }
@@ -216,10 +209,13 @@ func (a *Agent) launch(ctx context.Context, initial map[string]string, state str
 		ClientURLs: []string{a.selfURL()}, PeerURL: a.cfg.PeerURL(a.cfg.SelfIP),
 		InitialCluster: initial, ClusterState: state, ForceNewCluster: force, TLS: a.cfg.TLS,
 	}
-	if err := remove(a.cfg.FrozenFile()); err != nil {
+	if err := fsutil.RemoveIfExists(a.cfg.FrozenFile()); err != nil {
 		return err
 	}
 	if err := touch(a.cfg.LaunchedFile()); err != nil {
+		return err
+	}
+	if err := a.cfg.RecordLaunchTLS(); err != nil {
 		return err
 	}
 	trust, err := a.cfg.TrustFingerprint()
@@ -294,7 +290,7 @@ func (a *Agent) stopEtcd(ctx context.Context, grace time.Duration) error {
 	if err := a.rt.Stop(ctx, grace); err != nil {
 		return err
 	}
-	if err := remove(a.cfg.LaunchedFile()); err != nil {
+	if err := fsutil.RemoveIfExists(a.cfg.LaunchedFile()); err != nil {
 		return err
 	}
 	return a.waitPortsFree(ctx)

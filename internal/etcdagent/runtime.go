@@ -15,3 +15,18 @@ func runtimeFor(c etcdnode.Config) etcdrun.Runtime {
 	}
 	return etcdrun.NewExec(c.EtcdBinary, filepath.Join(c.StateDir, "etcd.pid"), c.LogFile)
 }
+
+// manifestTLS gives the podman runtime without TLS parameters the certificates of the pod
+// manifest's etcd command (the operator's layout: one certificate per node, named after it),
+// as host paths.
+func manifestTLS(c *etcdnode.Config) error {
+	if c.Runtime != "podman" || c.TLS != nil {
+		return nil
+	}
+	pod, err := podman.LoadPod(c.PodManifest)
+	if err != nil {
+		return err
+	}
+	c.TLS, err = pod.TLS()
+	return err
+}

@@ -41,6 +41,9 @@ func FastMonitor(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	if err != nil {
 		return 0, false
 	}
+	if c.TLS == nil {
+		c.TLS = c.launchTLS()
+	}
 	if _, err := os.Stat(c.StartedFile()); err != nil || c.TrustChanged() {
 		return 0, false
 	}

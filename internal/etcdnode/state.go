@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/certpool"
 	"github.com/tnf-layer/tnf-layer/internal/decision"
+	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/version"
 )
@@ -65,6 +68,35 @@ func (c Config) FrozenFile() string { return filepath.Join(c.StateDir, "frozen")
 
 // TrustFile keeps the fingerprint of the CA bundles etcd was launched with.
 func (c Config) TrustFile() string { return filepath.Join(c.StateDir, "trust-loaded") }
+
+// LaunchTLSFile keeps the TLS files etcd was launched with, for the fast monitor: the podman
+// runtime may take them from the pod manifest, which that monitor does not read.
+func (c Config) LaunchTLSFile() string { return filepath.Join(c.StateDir, "launch-tls.json") }
+
+// RecordLaunchTLS writes the TLS files etcd is launched with (none: no file).
+func (c Config) RecordLaunchTLS() error {
+	if c.TLS == nil {
+		return fsutil.RemoveIfExists(c.LaunchTLSFile())
+	}
+	data, err := json.Marshal(c.TLS)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(c.LaunchTLSFile(), data, 0o600)
+}
+
+// launchTLS is what RecordLaunchTLS wrote, nil without a record.
+func (c Config) launchTLS() *etcdrun.TLS {
+	data, err := os.ReadFile(c.LaunchTLSFile())
+	if err != nil {
+		return nil
+	}
+	var t etcdrun.TLS
+	if json.Unmarshal(data, &t) != nil {
+		return nil
+	}
+	return &t
+}
 
 // TrustFingerprint is the SHA-256 of the CA bundles etcd trusts (clients' and peers'), "" when
 // TLS is off. etcd re-reads its own certificate and key at every handshake, but reads a CA
