@@ -57,7 +57,14 @@ type Image struct {
 type Release struct {
 	Version string `json:"version"`
 	Image   string `json:"image"`
+	// Etcd is the etcd minor version of the release's etcd image, which the agent's podman
+	// runtime runs; the agent is tested on each of EtcdVersions.
+	Etcd string `json:"etcd"`
 }
+
+// EtcdVersions are the etcd minor versions the agent is tested on (make test: tools/etcd-3.6
+// beside cmd/etcd).
+var EtcdVersions = []string{"3.5", "3.6"}
 
 // OS is the base's operating system.
 type OS struct {
@@ -119,6 +126,9 @@ func (l Layer) validate() error {
 		}
 		if !imageRef.MatchString(l.Release.Image) {
 			return fmt.Errorf("release.image: %q is not an image reference", l.Release.Image)
+		}
+		if !slices.Contains(EtcdVersions, l.Release.Etcd) {
+			return fmt.Errorf("release.etcd: %q is not one of the etcd versions the agent is tested on (%s)", l.Release.Etcd, strings.Join(EtcdVersions, ", "))
 		}
 		if l.Base != "" {
 			return fmt.Errorf("base: kind rhcos takes its base from the release (use --base to override)")

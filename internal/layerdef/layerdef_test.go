@@ -32,7 +32,7 @@ func TestShippedLayersParse(t *testing.T) {
 func TestBadLayers(t *testing.T) {
 	good := `name: x
 kind: rhcos
-release: {version: "4.19", image: quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64}
+release: {version: "4.19", image: quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64, etcd: "3.5"}
 os: {id: rhel, version: "9.6"}
 packages: {source: rhcos-extensions, names: [pacemaker]}
 files: [{from: bin/tnfctl, to: /usr/bin/tnfctl, mode: "0755"}]
@@ -52,6 +52,8 @@ finalize: bootc-lint
 		{"kind: rhcos", "kind: fedora", "kind"},
 		{`version: "4.19"`, `version: "four"`, "release.version"},
 		{"image: quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64", "image: 'not an image'", "release.image"},
+		{`etcd: "3.5"`, `etcd: "3.4"`, "release.etcd"},
+		{`, etcd: "3.5"`, ``, "release.etcd"},
 		{"source: rhcos-extensions", "source: apt", "packages.source"},
 		{"names: [pacemaker]", "names: []", "packages.names"},
 		{"names: [pacemaker]", "names: ['rm -rf /']", "packages.names[0]"},

@@ -117,7 +117,7 @@ func (c *cluster) writeNodeConfig(change func(*clusterconfig.Config)) {
 	}
 	// cri-o and kubelet stand-ins: a sleep each (assertInert looks for it).
 	cfg.Resources = clusterconfig.Resources{Crio: clusterconfig.Agent{Agent: standInAgent}, Kubelet: clusterconfig.Agent{Agent: standInAgent},
-		Etcd: map[string]string{"etcd_binary": filepath.Join(c.bin, "etcd")}}
+		Etcd: map[string]string{"etcd_binary": testbin.Etcd(c.t)}}
 	if change != nil {
 		change(&cfg)
 	}

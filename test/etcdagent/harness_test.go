@@ -62,7 +62,7 @@ func newCluster(t testing.TB) *cluster {
 			"data_dir":        filepath.Join(nd.dir, "etcd"),
 			"state_dir":       filepath.Join(nd.dir, "run"),
 			"log_file":        filepath.Join(nd.dir, "etcd.log"),
-			"etcd_binary":     testbin.Path(t, "etcd"),
+			"etcd_binary":     testbin.Etcd(t),
 			"attribute_store": "file:" + c.store.Path,
 			"request_timeout": "2",
 		}
