@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/containers/storage"
 
@@ -28,7 +29,10 @@ func preloadImages(ctx context.Context, store storage.Store, l layerdef.Layer, d
 	key := sha256.New()
 	names := make([]string, len(l.Images))
 	for i, img := range l.Images {
-		if _, err := imagebuild.ImportRootfs(ctx, store, imageRoot(dir, i), img.Name, created); err != nil {
+		// The image runs its one binary, as the release's etcd image does (ENTRYPOINT
+		// /usr/bin/etcd): the agent's podman runtime must work with such an image.
+		entrypoint := []string{"/usr/bin/" + strings.TrimPrefix(img.Binary, "bin/")}
+		if _, err := imagebuild.ImportRootfs(ctx, store, imageRoot(dir, i), img.Name, created, entrypoint); err != nil {
 			return fmt.Errorf("images[%d] %s: %w", i, img.Name, err)
 		}
 		d, err := imagebuild.LocalDigest(store, img.Name)

@@ -63,8 +63,8 @@ func CloseStore(s storage.Store) {
 }
 
 // ImportRootfs commits a root filesystem directory as image name, with every timestamp set to
-// created so the same tree gives the same image.
-func ImportRootfs(ctx context.Context, store storage.Store, rootfs, name string, created time.Time) (string, error) {
+// created so the same tree gives the same image, and entrypoint (none when nil).
+func ImportRootfs(ctx context.Context, store storage.Store, rootfs, name string, created time.Time, entrypoint []string) (string, error) {
 	tarball, err := os.CreateTemp("", "rootfs-*.tar")
 	if err != nil {
 		return "", err
@@ -87,6 +87,7 @@ func ImportRootfs(ctx context.Context, store storage.Store, rootfs, name string,
 	}
 	b.SetOS("linux")
 	b.SetArchitecture(runtime.GOARCH)
+	b.SetEntrypoint(entrypoint)
 	ref, err := is.Transport.ParseStoreReference(store, name)
 	if err != nil {
 		return "", err

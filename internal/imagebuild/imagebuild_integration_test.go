@@ -50,7 +50,7 @@ func TestBuildIsReproducible(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
-		if _, err := ImportRootfs(ctx, store, rootfs, "localhost/base:latest", created); err != nil {
+		if _, err := ImportRootfs(ctx, store, rootfs, "localhost/base:latest", created, nil); err != nil {
 			t.Fatal(err)
 		}
 		baseDigest, err := LocalDigest(store, "localhost/base:latest")

@@ -81,7 +81,7 @@ func Build(ctx context.Context, store storage.Store, o Options) (string, error) 
 	if err := firstBoot(dir); err != nil {
 		return "", err
 	}
-	if _, err := imagebuild.ImportRootfs(ctx, store, dir, Name, o.Created); err != nil {
+	if _, err := imagebuild.ImportRootfs(ctx, store, dir, Name, o.Created, nil); err != nil {
 		return "", err
 	}
 	return imagebuild.LocalDigest(store, Name)
