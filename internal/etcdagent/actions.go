@@ -54,11 +54,16 @@ func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
 		return ocf.ErrConfigured
 	}
 	log = log.With("node", cfg.Self)
-	// A stop goes on without them: it stops the container all the same, and a graceful leave
-	// that cannot reach etcd falls back to a plain stop.
-	if err := manifestTLS(&cfg); err != nil && action != "stop" {
-		log.Error("invalid configuration", "err", err.Error())
-		return ocf.ErrConfigured
+	if err := manifestTLS(&cfg); err != nil {
+		// The manifest and certificates are this node's files: a start fails here only.
+		if action == "start" || action == "validate-all" {
+			log.Error("cannot start etcd", "err", err.Error())
+			return ocf.ErrInstalled
+		}
+		// Any other action talks to the etcd already launched: with the files it was launched
+		// with, whatever the manifest says meanwhile (the operator's installer rewrites it).
+		log.Warn("pod manifest unusable: using the TLS files etcd was launched with", "err", err.Error())
+		cfg.TLS = cfg.LaunchedTLS()
 	}
 	// Finish a second before Pacemaker's own timeout would kill the action.
 	ctx, cancel := context.WithTimeout(context.Background(), env.Timeout(act.timeout)-time.Second)

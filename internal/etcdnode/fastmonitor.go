@@ -42,7 +42,7 @@ func FastMonitor(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 		return 0, false
 	}
 	if c.TLS == nil {
-		c.TLS = c.launchTLS()
+		c.TLS = c.LaunchedTLS()
 	}
 	if _, err := os.Stat(c.StartedFile()); err != nil || c.TrustChanged() {
 		return 0, false

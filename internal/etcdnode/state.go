@@ -85,8 +85,8 @@ func (c Config) RecordLaunchTLS() error {
 	return os.WriteFile(c.LaunchTLSFile(), data, 0o600)
 }
 
-// launchTLS is what RecordLaunchTLS wrote, nil without a record.
-func (c Config) launchTLS() *etcdrun.TLS {
+// LaunchedTLS is what RecordLaunchTLS wrote, nil without a record.
+func (c Config) LaunchedTLS() *etcdrun.TLS {
 	data, err := os.ReadFile(c.LaunchTLSFile())
 	if err != nil {
 		return nil
