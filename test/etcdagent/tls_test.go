@@ -3,67 +3,39 @@
 package etcdagent_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"maps"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/tnf-layer/tnf-layer/test/testca"
 )
 
-// testCA signs the nodes' certificates.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
-
-func newTestCA(t testing.TB, name string) testCA {
+// newTestCA is a CA for the nodes' certificates.
+func newTestCA(t testing.TB, name string) testca.CA {
 	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	now := time.Now()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	ca, err := testca.New(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, _ := x509.ParseCertificate(der)
-	return testCA{cert, key}
-}
-
-func (ca testCA) pem() []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
+	return ca
 }
 
 // issue writes n's certificate for its IP, signed by ca, and its key, where n's parameters say.
-func (ca testCA) issue(t testing.TB, n *node) {
+// 127.0.0.1 too: etcd checks a peer's certificate against the address the connection comes
+// from, and on loopback the kernel picks 127.0.0.1 as the source.
+func issue(t testing.TB, ca testca.CA, n *node) {
 	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	now := time.Now()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: n.name},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		// 127.0.0.1 too: etcd checks a peer's certificate against the address the connection
-		// comes from, and on loopback the kernel picks 127.0.0.1 as the source.
-		IPAddresses: []net.IP{net.ParseIP(n.ip), net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	cert, key, err := ca.Issue(n.name, net.ParseIP(n.ip), net.IPv4(127, 0, 0, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyDER, _ := x509.MarshalECPrivateKey(key)
-	writePEM(t, n.params["cert_file"], pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-	writePEM(t, n.params["key_file"], pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
+	writePEM(t, n.params["cert_file"], cert)
+	writePEM(t, n.params["key_file"], key)
 }
 
 // writePEM replaces a file atomically, as the cluster-etcd-operator's installer does.
@@ -79,11 +51,11 @@ func writePEM(t testing.TB, path string, data []byte) {
 
 // enableTLS gives every node of c a certificate for its IP, signed by one CA, used as serving,
 // peer and client certificate (as OpenShift's etcd peer certificates are), and turns TLS on.
-func enableTLS(t testing.TB, c *cluster) testCA {
+func enableTLS(t testing.TB, c *cluster) testca.CA {
 	t.Helper()
 	ca := newTestCA(t, "etcd test CA")
 	c.caFile = filepath.Join(c.dir, "ca.pem")
-	writePEM(t, c.caFile, ca.pem())
+	writePEM(t, c.caFile, ca.PEM())
 	for _, n := range []*node{c.nodes["node1"], c.nodes["node2"]} {
 		if err := os.MkdirAll(n.dir, 0o700); err != nil {
 			t.Fatal(err)
@@ -91,7 +63,7 @@ func enableTLS(t testing.TB, c *cluster) testCA {
 		n.params["cert_file"] = filepath.Join(n.dir, "cert.pem")
 		n.params["key_file"] = filepath.Join(n.dir, "key.pem")
 		n.params["trusted_ca_file"] = c.caFile
-		ca.issue(t, n)
+		issue(t, ca, n)
 	}
 	return ca
 }
@@ -147,14 +119,14 @@ func TestCARotation(t *testing.T) {
 	ids := memberIDs(t, leader)
 
 	newCA := newTestCA(t, "etcd test CA (rotated)")
-	writePEM(t, c.caFile, append(oldCA.pem(), newCA.pem()...))
+	writePEM(t, c.caFile, append(oldCA.PEM(), newCA.PEM()...))
 	for _, n := range []*node{leader, other} {
 		if out := n.must("monitor", ocfPromoted); !strings.Contains(out, "restarting it in place") {
 			t.Fatalf("%s's monitor after the new CA bundle:\n%s", n.name, out)
 		}
 	}
 	for _, n := range []*node{leader, other} {
-		newCA.issue(t, n)
+		issue(t, newCA, n)
 	}
 	for k, v := range writeKeys(t, other, 20, 30) {
 		acked[k] = v
