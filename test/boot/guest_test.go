@@ -183,12 +183,16 @@ func (l *lab) etcdClient(nodes ...string) *clientv3.Client {
 func (l *lab) newEtcdClient(nodes ...string) (*clientv3.Client, error) {
 	byIP := map[string]*sshConn{}
 	var eps []string
+	scheme := "http"
+	if l.etcdTLS != nil {
+		scheme = "https"
+	}
 	for _, n := range nodes {
 		byIP[l.vms[n].ip] = l.vms[n].sshClient
-		eps = append(eps, "http://"+l.vms[n].ip+":"+etcdPort)
+		eps = append(eps, scheme+"://"+l.vms[n].ip+":"+etcdPort)
 	}
 	return clientv3.New(clientv3.Config{
-		Endpoints: eps, DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		Endpoints: eps, DialTimeout: 5 * time.Second, Logger: zap.NewNop(), TLS: l.etcdTLS,
 		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(_ context.Context, addr string) (net.Conn, error) {
 			if i := strings.Index(addr, "://"); i >= 0 {
 				addr = addr[i+3:]

@@ -4,6 +4,7 @@ package boot_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -40,6 +41,7 @@ type lab struct {
 	emulator *exec.Cmd
 	sw       *l2switch
 	vms      map[string]*vm
+	etcdTLS  *tls.Config // set when the guests' etcd serves TLS
 }
 
 // vm is one machine as the test sees it.

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -57,14 +58,16 @@ type labImage struct {
 	trees   map[string]string // unpacked images by name (update_test.go)
 
 	podmanOnce sync.Once
-	podman     string // the podman variant's disk, made by podmanDisk
+	podman     string      // the podman variant's disk, made by podmanDisk
+	podmanTLS  *tls.Config // what the test's etcd clients present to its etcd
 	podmanErr  error
 }
 
 // podmanDisk is the lab disk with the node configuration of a site whose etcd runs in podman:
-// out/lab-cluster/tnf.yaml plus the etcd agent's podman runtime and the lab's external-etcd pod
-// manifest (testdata/external-etcd-pod.yaml, naming the etcd image the lab layer preloads),
-// rendered into a MachineConfig by build-layer's own code and applied like the first one.
+// out/lab-cluster/tnf.yaml plus the etcd agent's podman runtime, rendered into a MachineConfig
+// by build-layer's own code and applied like the first one, and what the cluster-etcd-operator
+// would leave on the nodes (addOperatorEtcdFiles: its external-etcd pod manifest naming the
+// etcd image the lab layer preloads, with TLS on, and the certificates in its layout).
 func (img *labImage) podmanDisk(t testing.TB) string {
 	img.podmanOnce.Do(func() { img.podman, img.podmanErr = img.makePodmanDisk() })
 	if img.podmanErr != nil {
@@ -83,12 +86,7 @@ func (img *labImage) makePodmanDisk() (string, error) {
 	if err := yaml.Unmarshal(data, &tnf); err != nil {
 		return "", err
 	}
-	manifest, err := filepath.Abs("testdata/external-etcd-pod.yaml")
-	if err != nil {
-		return "", err
-	}
 	tnf["resources"] = map[string]any{"etcd": map[string]string{"runtime": "podman"}}
-	tnf["etcdPodManifestFile"] = manifest
 	if data, err = yaml.Marshal(tnf); err != nil {
 		return "", err
 	}
@@ -112,6 +110,13 @@ func (img *labImage) makePodmanDisk() (string, error) {
 		return "", err
 	}
 	if err := bootdisk.ApplyIgnition(mc.Spec.Config.Raw, img.rootfs, "podman node configuration"); err != nil {
+		return "", err
+	}
+	ips := map[string]string{}
+	for _, n := range in.Config.Nodes {
+		ips[n.Name] = n.IP
+	}
+	if img.podmanTLS, err = addOperatorEtcdFiles(img.rootfs, ips); err != nil {
 		return "", err
 	}
 	disk := filepath.Join(img.dir, "lab-podman.raw")

@@ -5,6 +5,9 @@ package boot_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -254,6 +257,7 @@ func TestNetworkFailure(t *testing.T) {
 // of node 1's etcd in its container.
 func TestPodmanRuntime(t *testing.T) {
 	l := newLab(t, image.podmanDisk(t))
+	l.etcdTLS = image.podmanTLS
 	var w *etcdcheck.Writer
 	ok := t.Run("cold_boot", func(t *testing.T) {
 		l.t = t
@@ -302,16 +306,52 @@ func (l *lab) etcdKilled(w *etcdcheck.Writer, node string) {
 }
 
 // etcdInPodman checks that etcd runs in the agent's container on each node: the preloaded image
-// (read-only: from the layer's image store, not pulled), with a value only the pod manifest has.
+// (read-only: from the layer's image store, not pulled) whose entrypoint is etcd as in the
+// release's image, with a value only the pod manifest has, without the revision folder the
+// manifest names (pruned), and serving what the static pod's other containers use: TLS on the
+// loopback address (etcd-readyz, kube-apiserver) and the metrics listener (etcd-metrics).
 func (l *lab) etcdInPodman(nodes ...string) {
 	l.t.Helper()
 	for _, n := range nodes {
 		out := l.run(n, `podman container inspect --format '{{.State.Running}} {{.ImageName}}' etcd && `+
 			`podman container inspect --format '{{range .Config.Env}}{{println .}}{{end}}' etcd | grep -x ETCD_QUOTA_BACKEND_BYTES=8589934592 && `+
-			`podman images --format '{{.Repository}}:{{.Tag}} read-only={{.ReadOnly}}'`)
-		if !strings.HasPrefix(out, "true localhost/tnf/etcd:v3.5.21") || !strings.Contains(out, "localhost/tnf/etcd:v3.5.21 read-only=true") {
-			l.t.Fatalf("%s: etcd is not the agent's container of the preloaded image:\n%s", n, out)
+			`podman images --format '{{.Repository}}:{{.Tag}} read-only={{.ReadOnly}}' && `+
+			`podman image inspect --format 'entrypoint={{.Config.Entrypoint}}' localhost/tnf/etcd:v3.5.21 && `+
+			`podman container inspect --format '{{range .Mounts}}{{.Source}}:{{.Destination}} {{end}}' etcd && `+
+			`test ! -e /etc/kubernetes/static-pod-resources/etcd-pod-`+etcdPodVersion)
+		if !strings.HasPrefix(out, "true localhost/tnf/etcd:v3.5.21") || !strings.Contains(out, "localhost/tnf/etcd:v3.5.21 read-only=true") ||
+			!strings.Contains(out, "entrypoint=[/usr/bin/etcd]") || strings.Contains(out, "etcd-pod-") ||
+			!strings.Contains(out, etcdCerts+":/etc/kubernetes/static-pod-certs") {
+			l.t.Fatalf("%s: etcd is not the agent's container of the preloaded image, as the manifest says:\n%s", n, out)
 		}
 		l.t.Logf("%s: etcd in podman:\n%s", n, out)
+		if l.etcdTLS == nil {
+			continue
+		}
+		for _, u := range []struct{ addr, path, want string }{
+			{"127.0.0.1:2379", "/health", `"health":"true"`},
+			{l.vms[n].ip + ":9978", "/metrics", "grpc_server_handling_seconds"},
+		} {
+			body, err := l.httpsGet(n, u.addr, u.path)
+			if err != nil || !strings.Contains(body, u.want) {
+				l.t.Fatalf("%s: https://%s%s: %v %.200q", n, u.addr, u.path, err, body)
+			}
+		}
 	}
+}
+
+// httpsGet fetches https://addr/path as node sees it (through its SSH connection), presenting
+// the test's etcd client certificate.
+func (l *lab) httpsGet(node, addr, path string) (string, error) {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: l.etcdTLS,
+		DialContext:     func(context.Context, string, string) (net.Conn, error) { return l.vms[node].sshClient.dial(addr) },
+	}}
+	resp, err := client.Get("https://" + addr + path)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
 }
