@@ -167,9 +167,10 @@ func (a *Agent) addLearner(ctx context.Context, cli *clientv3.Client, peerURL st
 }
 
 // promoteLearner promotes the local learner through the peer (the leader) once it has caught
-// up, waiting within ctx.
+// up, waiting within ctx. Through the peer only: etcd 3.6 refuses the request on a learner
+// ("rpc not supported for learner"), which a client balancing over both would sometimes ask.
 func (a *Agent) promoteLearner(ctx context.Context, self status) error {
-	cli, err := a.client(ctx, a.peerURL(), a.selfURL())
+	cli, err := a.client(ctx, a.peerURL())
 	if err != nil {
 		return err
 	}
