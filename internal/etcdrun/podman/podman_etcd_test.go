@@ -74,22 +74,10 @@ func runOperatorCommandLine(t *testing.T, manifest string) {
 			}
 		}
 	}
-	pod, err := LoadPod(moved)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tlsFiles, err := pod.TLS()
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := etcdrun.Spec{Name: "master-0", DataDir: root + "/var/lib/etcd",
 		ClientURLs: []string{"https://192.0.2.10:2379"}, PeerURL: "https://192.0.2.10:2380",
-		InitialCluster: map[string]string{"master-0": "https://192.0.2.10:2380"}, ClusterState: "new", TLS: tlsFiles}
-	args, err := Runtime{Manifest: moved, Container: "etcd"}.RunArgs(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := parseRun(t, args)
+		InitialCluster: map[string]string{"master-0": "https://192.0.2.10:2380"}, ClusterState: "new", TLS: manifestTLS(t, moved)}
+	run := resolve(t, moved, s)
 	etcdArgs := make([]string, len(run.etcd))
 	for i, a := range run.etcd {
 		name, value, ok := strings.Cut(a, "=")

@@ -26,6 +26,9 @@ var operatorManifests = map[string]struct {
 	"testdata/external-etcd-pod-4.21.json": {"3.6", []string{"--feature-gates=InitialCorruptCheck=true"}},
 }
 
+// fixtureImage is the etcd image the fixtures name (the release's, by digest).
+const fixtureImage = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:5f2b8e4c1d9a7e3b6c0f8d2a4e6b9c1d3f5a7e9b2c4d6f8a0e1b3c5d7f9a2b4c"
+
 // hostLayout writes the manifest with its host folders moved under a new root, and there the
 // files the operator's installer leaves on a node: the certificates of etcd-all-certs, the CA
 // bundles of etcd-all-bundles, the data folder. The revision folder etcd-pod-7 is absent, as
@@ -117,6 +120,30 @@ func parseRun(t *testing.T, args []string) podmanRun {
 	return r
 }
 
+// manifestTLS is the host paths of the TLS files of the manifest's etcd command.
+func manifestTLS(t *testing.T, manifest string) *etcdrun.TLS {
+	t.Helper()
+	pod, err := LoadPod(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tls, err := pod.TLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls
+}
+
+// resolve is the podman command line launching s from the manifest, taken apart.
+func resolve(t *testing.T, manifest string, s etcdrun.Spec) podmanRun {
+	t.Helper()
+	args, err := Runtime{Binary: "podman", Manifest: manifest, Container: "etcd"}.RunArgs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseRun(t, args)
+}
+
 // onHost is the host file behind a path in the container, through the run's mounts.
 func (r podmanRun) onHost(path string) (string, bool) {
 	var mounts []Mount
@@ -135,14 +162,7 @@ func TestOperatorManifest(t *testing.T) {
 	for manifest, release := range operatorManifests {
 		t.Run(filepath.Base(manifest), func(t *testing.T) {
 			root, moved := hostLayout(t, manifest)
-			pod, err := LoadPod(moved)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tls, err := pod.TLS()
-			if err != nil {
-				t.Fatal(err)
-			}
+			tls := manifestTLS(t, moved)
 			certs := root + "/etc/kubernetes/static-pod-resources/etcd-certs/"
 			if tls.CertFile != certs+"secrets/etcd-all-certs/etcd-serving-master-0.crt" ||
 				tls.PeerKeyFile != certs+"secrets/etcd-all-certs/etcd-peer-master-0.key" ||
@@ -153,12 +173,8 @@ func TestOperatorManifest(t *testing.T) {
 				ClientURLs: []string{"https://192.0.2.10:2379"}, PeerURL: "https://192.0.2.10:2380",
 				InitialCluster: map[string]string{"master-0": "https://192.0.2.10:2380", "master-1": "https://192.0.2.11:2380"},
 				ClusterState:   "existing", TLS: tls}
-			args, err := Runtime{Binary: "podman", Manifest: moved, Container: "etcd"}.RunArgs(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			run := parseRun(t, args)
-			if run.image != pod.Image || run.entrypoint != "etcd" || len(run.etcd) == 0 || !strings.HasPrefix(run.etcd[0], "--") {
+			run := resolve(t, moved, s)
+			if run.image != fixtureImage || run.entrypoint != "etcd" || len(run.etcd) == 0 || !strings.HasPrefix(run.etcd[0], "--") {
 				t.Errorf("image %q entrypoint %q command %q: want the manifest's image running etcd with flags only", run.image, run.entrypoint, run.etcd)
 			}
 			for c, h := range run.volumes {
