@@ -34,10 +34,18 @@ type Mount struct {
 	ReadOnly        bool
 }
 
-// Flag is one --name=value of etcd's command line.
-type Flag struct{ Name, Value string }
+// Flag is one --name=value, or a bare --name, of etcd's command line.
+type Flag struct {
+	Name, Value string
+	Bare        bool
+}
 
-func (f Flag) String() string { return "--" + f.Name + "=" + f.Value }
+func (f Flag) String() string {
+	if f.Bare {
+		return "--" + f.Name
+	}
+	return "--" + f.Name + "=" + f.Value
+}
 
 // revisionFolder is the operator's per-revision resource folder
 // (/etc/kubernetes/static-pod-resources/etcd-pod-<N>, the volume "resource-dir"): its pruner
@@ -117,7 +125,7 @@ func etcdFlags(command []string, env []corev1.EnvVar) ([]Flag, error) {
 		if !strings.HasPrefix(w, "--") {
 			break
 		}
-		name, value, _ := strings.Cut(strings.TrimPrefix(w, "--"), "=")
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(w, "--"), "=")
 		var missing []string
 		value = os.Expand(value, func(v string) string {
 			s, ok := values[v]
@@ -129,7 +137,7 @@ func etcdFlags(command []string, env []corev1.EnvVar) ([]Flag, error) {
 		if len(missing) > 0 {
 			return nil, fmt.Errorf("etcd's --%s: %s is not in the container's env", name, strings.Join(missing, ", "))
 		}
-		flags = append(flags, Flag{Name: name, Value: value})
+		flags = append(flags, Flag{Name: name, Value: value, Bare: !hasValue})
 	}
 	return flags, nil
 }
@@ -141,11 +149,6 @@ func (p Pod) flag(name string) string {
 		}
 	}
 	return ""
-}
-
-// ContainerPath is where the container sees the host path, through the manifest's mounts.
-func (p Pod) ContainerPath(host string) (string, bool) {
-	return mapPath(p.Mounts, host, func(m Mount) (string, string) { return m.Host, m.Container })
 }
 
 // HostPath is the host path of what the container sees at path.

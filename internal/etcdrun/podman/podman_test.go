@@ -288,3 +288,17 @@ func TestBadManifest(t *testing.T) {
 		t.Errorf("missing key: error %v does not name the manifest and the flag", err)
 	}
 }
+
+// TestBareFlag: a flag of the operator's command without a value is passed on without one (etcd
+// refuses "--flag=" for a boolean).
+func TestBareFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pod.yaml")
+	pod := `{"kind":"Pod","spec":{"containers":[{"name":"etcd","image":"x","command":["/bin/sh","-c","exec etcd --enable-pprof --name=n"]}]}}`
+	if err := os.WriteFile(path, []byte(pod), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := resolve(t, path, etcdrun.Spec{Name: "n", DataDir: "/d", ClientURLs: []string{"http://192.0.2.1:2379"}, PeerURL: "http://192.0.2.1:2380"})
+	if !slices.Contains(run.etcd, "--enable-pprof") || slices.Contains(run.etcd, "--enable-pprof=") {
+		t.Errorf("etcd flags %q: want a bare --enable-pprof", run.etcd)
+	}
+}
