@@ -16,10 +16,10 @@ import (
 func TestManifestTLS(t *testing.T) {
 	dir := t.TempDir()
 	certs := filepath.Join(dir, "etcd-certs")
+	if err := os.MkdirAll(certs, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range []string{"serving.crt", "serving.key", "peer.crt", "peer.key", "ca.crt"} {
-		if err := os.MkdirAll(certs, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		if err := os.WriteFile(filepath.Join(certs, f), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
