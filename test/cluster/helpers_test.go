@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/testbin"
 )
 
 var bothPromoted = map[string]string{"node1": "Promoted", "node2": "Promoted"}
@@ -183,7 +184,7 @@ func (c *cluster) standInPID(node, resource string) int {
 // "sleep 1000000" (the node's namespace holder is "sleep infinity").
 func isStandIn(cmdline string) bool { return strings.Contains(cmdline, "1000000") }
 
-func (c *cluster) isEtcd(exe string) bool { return exe == filepath.Join(c.bin, "etcd") }
+func (c *cluster) isEtcd(exe string) bool { return exe == testbin.Etcd(c.t) }
 
 // etcdPIDs are node's etcd processes.
 func (c *cluster) etcdPIDs(node string) []int {
