@@ -118,10 +118,14 @@ func main() {
 	f.StringVar(&o.Push, "push", "", "build and push to docker://…, oci:…, oci-archive:… or dir:…")
 	f.StringVar(&o.Store, "store", buildlayer.DefaultStore, "the build's image store (overlay, or vfs)")
 	f.StringVar(&o.EmitManifests, "emit-manifests", "", "with --push: write the manifests to this folder")
+	f.StringVar(&o.Rollout, "rollout", buildlayer.RolloutOutOfCluster, "the manifests of one rollout: "+buildlayer.RolloutOutOfCluster+
+		" (a MachineConfig booting the layer as osImageURL) or "+buildlayer.RolloutOnCluster+
+		" (a MachineOSConfig adding our files, and the release's extension for the packages)")
 	f.StringVar(&o.Pool, "pool", "master", "machine config pool")
-	f.StringVar(&o.PushSpec, "push-spec", "", "MachineOSConfig renderedImagePushSpec")
-	f.StringVar(&o.PushSecret, "push-secret", "", "MachineOSConfig renderedImagePushSecret")
-	f.StringVar(&o.LayerImage, "layer-image", "", "an already pushed layer, by digest, for the MachineOSConfig and osImageURL")
+	f.StringVar(&o.PushSpec, "push-spec", "", "on-cluster: MachineOSConfig renderedImagePushSpec")
+	f.StringVar(&o.PushSecret, "push-secret", "", "on-cluster: MachineOSConfig renderedImagePushSecret")
+	f.StringVar(&o.BaseImagePullSecret, "base-image-pull-secret", "", "on-cluster: MachineOSConfig baseImagePullSecret, when the layer's registry needs credentials the cluster's global pull secret lacks")
+	f.StringVar(&o.LayerImage, "layer-image", "", "an already pushed layer, by digest, for the rollout's manifests")
 	f.StringVar(&o.Cluster, "cluster", "", "tnf.yaml: the node configuration")
 	f.StringVar(&o.InstallCfg, "install-config", "", "install-config.yaml with controlPlane.fencing.credentials")
 	f.StringArrayVar(&nodeIPs, "node-ip", nil, "NAME=IP of a node named in --install-config (repeat)")

@@ -6,11 +6,15 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tnf-layer/tnf-layer/internal/crdvalidate"
 
 	"github.com/tnf-layer/tnf-layer/internal/release/releasetest"
 )
@@ -65,9 +69,10 @@ func hashFiles(t *testing.T, dir string) map[string][32]byte {
 	return out
 }
 
-// TestDryRun renders the 4.19 layer with every manifest, twice: the context is the same to the
-// byte (reproducible), the manifests decode strictly, the secrets are only in the node
-// configuration and never in the context.
+// TestDryRun renders the 4.19 layer with the out-of-cluster manifests twice: the context is the
+// same to the byte (reproducible), the manifests decode strictly and pass their CRDs, the secrets
+// are only in the node configuration and never in the context. Then the on-cluster manifests of
+// 4.19 and 4.20.
 func TestDryRun(t *testing.T) {
 	dir := t.TempDir()
 	o := Options{OCP: "4.19", Base: base, Extensions: extensions, Source: repoRoot(t), Commit: "abc123",
@@ -101,21 +106,15 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("Containerfile lacks %q:\n%s", want, cf)
 		}
 	}
-	if len(s.Manifests) != 3 {
-		t.Fatalf("manifests: %v", s.Manifests)
-	}
-	for _, m := range s.Manifests {
-		data, err := os.ReadFile(m)
+	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "machineconfiguration-cluster.yaml"})
+	for _, ocp := range []string{"4.19", "4.20"} {
+		on := o
+		on.OCP, on.Rollout, on.DryRun = ocp, RolloutOnCluster, filepath.Join(dir, "on-cluster-"+ocp)
+		s, err := DryRun(on)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var obj any = &mcfgv1.MachineConfig{}
-		if strings.Contains(filepath.Base(m), "machineosconfig") {
-			obj = &mcfgv1.MachineOSConfig{}
-		}
-		if err := yaml.UnmarshalStrict(data, obj); err != nil {
-			t.Errorf("%s: %v", m, err)
-		}
+		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml"})
 	}
 	err = filepath.Walk(filepath.Join(dir, "out", "context"), func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
@@ -127,6 +126,53 @@ func TestDryRun(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkRollout: the manifests are exactly want (one rollout, never both), each one the apiserver
+// would accept (its CRD from the pinned openshift/api, schema and CEL rules), and the
+// on-cluster content takes no package from a release: the extension MachineConfig names them.
+func checkRollout(t *testing.T, paths, want []string) {
+	t.Helper()
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	if !slices.Equal(names, want) {
+		t.Fatalf("manifests %v, want %v", names, want)
+	}
+	crds, err := crdvalidate.OpenShift()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var typed any = &mcfgv1.MachineConfig{}
+		switch {
+		case strings.HasPrefix(filepath.Base(p), "machineosconfig-"):
+			typed = &mcfgv1.MachineOSConfig{}
+		case strings.HasPrefix(filepath.Base(p), "machineconfiguration-"):
+			typed = &operatorv1.MachineConfiguration{}
+		}
+		if err := yaml.UnmarshalStrict(data, typed); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		var obj map[string]any
+		if err := yaml.Unmarshal(data, &obj); err != nil {
+			t.Fatal(err)
+		}
+		if err := crds[obj["kind"].(string)].Validate(obj); err != nil {
+			t.Errorf("%s: %v", filepath.Base(p), err) // not the object: the node configuration carries passwords
+		}
+		if mosc, ok := typed.(*mcfgv1.MachineOSConfig); ok {
+			content := mosc.Spec.Containerfile[0].Content
+			if strings.Contains(content, "dnf") || strings.Contains(content, "extensions") || !strings.Contains(content, "COPY --from=payload /usr/lib/systemd/system/tnf-reconfigure.service") {
+				t.Errorf("%s content:\n%s", p, content)
+			}
+		}
 	}
 }
 
@@ -157,8 +203,19 @@ func TestDryRunBadInput(t *testing.T) {
 		{"base by tag", func(o *Options) { o.Base = "quay.io/x/rhcos:4.19" }, "digest"},
 		{"extensions by tag", func(o *Options) { o.Extensions = "quay.io/openshift-release-dev/ocp-v4.0-art-dev:4.19" }, "extensions image"},
 		{"install-config without fencing", func(o *Options) { o.InstallCfg = ic }, "controlPlane.fencing.credentials"},
-		{"bad push spec", func(o *Options) { o.LayerImage = layerImage; o.PushSpec = "nodot/x:y"; o.PushSecret = "s" }, "--push-spec"},
+		{"bad push spec", func(o *Options) {
+			o.LayerImage, o.Rollout, o.PushSpec, o.PushSecret = layerImage, RolloutOnCluster, "registry.example:5/x:t", "s"
+		}, "--push-spec"},
 		{"layer image by tag", func(o *Options) { o.LayerImage = "registry.example.com/tnf/layer:latest" }, "digest"},
+		{"unknown rollout", func(o *Options) { o.LayerImage = layerImage; o.Rollout = "both" }, "--rollout"},
+		{"on-cluster without the extension", func(o *Options) {
+			o.OCP = "4.18"
+			o.LayerImage, o.Rollout, o.PushSpec, o.PushSecret = layerImage, RolloutOnCluster, "registry.example.com/tnf/os-image:latest", "push"
+		}, "--rollout on-cluster: layer ocp-4.18 has no RHCOS extension"},
+		{"upper-case pool", func(o *Options) { o.LayerImage = layerImage; o.Pool = "Master" }, "--pool"},
+		{"push secret not a DNS name", func(o *Options) {
+			o.LayerImage, o.Rollout, o.PushSpec, o.PushSecret = layerImage, RolloutOnCluster, "registry.example.com/tnf/os-image:latest", "Push_Secret"
+		}, "--push-secret"},
 		{"bad layer definition", func(o *Options) {
 			o.LayersDir = editedLayer(t, "ocp-4.19", "finalize: bootc-lint", "finalize: sometimes")
 		}, "finalize"},

@@ -41,13 +41,15 @@ type Options struct {
 	EmitManifests string // write the manifests here
 
 	// Manifests.
-	Pool       string
-	PushSpec   string
-	PushSecret string
-	LayerImage string // an already pushed layer (digest-pinned) for the MachineOSConfig
-	Cluster    string // tnf.yaml
-	InstallCfg string // install-config.yaml
-	NodeIPs    map[string]string
+	Rollout             string // RolloutOnCluster or RolloutOutOfCluster
+	Pool                string
+	PushSpec            string
+	PushSecret          string
+	BaseImagePullSecret string // MachineOSConfig: pulls the base and our layer
+	LayerImage          string // an already pushed layer (digest-pinned) for the MachineOSConfig
+	Cluster             string // tnf.yaml
+	InstallCfg          string // install-config.yaml
+	NodeIPs             map[string]string
 }
 
 // Defaults fills unset options.
@@ -69,6 +71,9 @@ func (o *Options) Defaults() {
 	}
 	if o.Pool == "" {
 		o.Pool = "master"
+	}
+	if o.Rollout == "" {
+		o.Rollout = RolloutOutOfCluster
 	}
 	if o.Store == "" {
 		o.Store = DefaultStore

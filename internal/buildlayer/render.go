@@ -3,6 +3,7 @@ package buildlayer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,7 +99,7 @@ func DryRun(o Options) (Summary, error) {
 // (static, -trimpath, stripped) and stages every file of the layer in the context's tree at its
 // destination path with its mode, and each preloaded image's binary in that image's root.
 func renderContext(o Options, l layerdef.Layer, base, dir string) error {
-	in := containerfile.Inputs{Base: base, Extensions: o.Extensions, PackageSource: l.Packages.Source,
+	in := containerfile.Inputs{Base: base, Extensions: o.Extensions, PackageSource: l.Packages.Source, PackageCommand: l.Packages.Command,
 		Packages: l.Packages.Names, Finalize: l.Finalize, Enable: l.Enable, Labels: l.Labels(o.Version, o.Commit), ImageStore: l.ImageStorePath()}
 	cf, err := containerfile.Render(in)
 	if err != nil {
@@ -170,9 +171,9 @@ func stage(src, dst string, mode uint32) error {
 	return os.Chmod(dst, os.FileMode(mode))
 }
 
-// renderManifests writes what it has the inputs for: the node configuration MachineConfig (from
-// --cluster or --install-config) and, given an already pushed --layer-image, the
-// MachineOSConfig and the osImageURL MachineConfig.
+// renderManifests writes what it has the inputs for: the node configuration MachineConfig and
+// its node disruption policy (from --cluster or --install-config) and, given an already pushed
+// --layer-image, the manifests of the one rollout --rollout names.
 func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) {
 	objs := map[string]any{}
 	if o.Cluster != "" && o.InstallCfg != "" {
@@ -195,31 +196,18 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 			return nil, err
 		}
 		objs["99-"+o.Pool+"-tnf-node-config.yaml"] = mc
-	}
-	if o.LayerImage != "" {
-		// On-cluster layering applies to RHCOS only; the lab layer gets the osImageURL form.
-		if l.Packages.Source == "rhcos-extensions" {
-			var paths []string
-			for _, f := range l.Files {
-				paths = append(paths, f.To)
-			}
-			finalize := map[string]string{"bootc-lint": "bootc container lint", "ostree-commit": "ostree container commit"}[l.Finalize]
-			content, err := manifests.Containerfile(manifests.Layer{Image: o.LayerImage, Paths: paths, Packages: l.Packages.Names,
-				Extensions: o.Extensions, Enable: l.Enable, Finalize: finalize})
-			if err != nil {
-				return nil, err
-			}
-			mosc, err := manifests.MachineOSConfig(manifests.MachineOSConfigInput{Pool: o.Pool, PushSpec: o.PushSpec, PushSecret: o.PushSecret}, content)
-			if err != nil {
-				return nil, err
-			}
-			objs["machineosconfig-"+o.Pool+".yaml"] = mosc
-		}
-		mc, err := manifests.OSImageURL(o.Pool, o.LayerImage)
+		policy, err := manifests.NodeDisruptionPolicy(in)
 		if err != nil {
 			return nil, err
 		}
-		objs["99-"+o.Pool+"-tnf-os-image.yaml"] = mc
+		objs["machineconfiguration-cluster.yaml"] = policy
+	}
+	if o.LayerImage != "" {
+		rollout, err := rolloutManifests(o, l)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(objs, rollout)
 	}
 	if len(objs) == 0 {
 		return nil, nil
@@ -241,4 +229,51 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// The rollouts: one at a time, never both in one folder (newer MCO would build the on-cluster
+// image FROM the osImageURL MachineConfig's already layered image).
+const (
+	RolloutOnCluster    = "on-cluster"
+	RolloutOutOfCluster = "out-of-cluster"
+)
+
+// rolloutManifests are the manifests of o.Rollout for the pushed o.LayerImage: on-cluster, the
+// MachineOSConfig adding our files and the MachineConfig naming the release's extension for the
+// packages; out-of-cluster, the MachineConfig booting the layer as osImageURL.
+func rolloutManifests(o Options, l layerdef.Layer) (map[string]any, error) {
+	switch o.Rollout {
+	case RolloutOutOfCluster:
+		mc, err := manifests.OSImageURL(o.Pool, o.LayerImage)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"99-" + o.Pool + "-tnf-os-image.yaml": mc}, nil
+	case RolloutOnCluster:
+		if l.Kind != "rhcos" || l.Packages.Extension == "" {
+			return nil, fmt.Errorf("--rollout %s: layer %s has no RHCOS extension for its packages (packages.extension): use --rollout %s",
+				RolloutOnCluster, l.Name, RolloutOutOfCluster)
+		}
+		var paths []string
+		for _, f := range l.Files {
+			paths = append(paths, f.To)
+		}
+		finalize := map[string]string{"bootc-lint": "bootc container lint", "ostree-commit": "ostree container commit"}[l.Finalize]
+		content, err := manifests.Containerfile(manifests.Layer{Image: o.LayerImage, Paths: paths, Enable: l.Enable, Finalize: finalize})
+		if err != nil {
+			return nil, err
+		}
+		mosc, err := manifests.MachineOSConfig(manifests.MachineOSConfigInput{Pool: o.Pool, PushSpec: o.PushSpec, PushSecret: o.PushSecret,
+			BaseImagePullSecret: o.BaseImagePullSecret}, content)
+		if err != nil {
+			return nil, err
+		}
+		ext, err := manifests.Extensions(o.Pool, l.Packages.Extension)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"machineosconfig-" + o.Pool + ".yaml": mosc, "99-" + o.Pool + "-tnf-extensions.yaml": ext}, nil
+	default:
+		return nil, fmt.Errorf("--rollout: %q is neither %s nor %s", o.Rollout, RolloutOnCluster, RolloutOutOfCluster)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"text/template"
 
 	tnflayer "github.com/tnf-layer/tnf-layer"
+	"github.com/tnf-layer/tnf-layer/internal/layerdef"
 )
 
 // Tree is the folder of the build context that holds our files at their destination paths.
@@ -23,10 +24,12 @@ type Inputs struct {
 	Base          string // digest-pinned
 	Extensions    string // digest-pinned rhel-coreos-extensions image (rhcos-extensions only)
 	PackageSource string // rhcos-extensions or apt
-	Packages      []string
-	Labels        map[string]string
-	Finalize      string   // bootc-lint, ostree-commit or none
-	Enable        []string // units the image enables (systemctl enable)
+	// PackageCommand installs from rhcos-extensions: dnf or rpm-ostree (layerdef).
+	PackageCommand string
+	Packages       []string
+	Labels         map[string]string
+	Finalize       string   // bootc-lint, ostree-commit or none
+	Enable         []string // units the image enables (systemctl enable)
 	// ImageStore is where the context's ImageStore folder goes in the image; empty: the layer
 	// preloads no image.
 	ImageStore string
@@ -56,14 +59,22 @@ const (
 	VarTmpfilesConf = "/usr/lib/tmpfiles.d/tnf-layer-var.conf"
 )
 
-// DNFFromExtensions is the RUN step that installs packages from the RPM repository inside an
-// rhel-coreos-extensions image (bind-mounted from mountFrom: an image or a stage), with no
-// entitlement. The layer and the on-cluster build both use it.
-func DNFFromExtensions(mountFrom string, packages []string) string {
+// InstallFromExtensions is the RUN step that installs packages with command (layerdef's dnf or
+// rpm-ostree) from the RPM repository inside an rhel-coreos-extensions image (bind-mounted from
+// mountFrom), with no entitlement and without documentation: dnf takes nodocs as an option,
+// rpm-ostree has none and follows librpm's %_excludedocs macro, set for the step only.
+func InstallFromExtensions(mountFrom, command string, packages []string) string {
+	const repo = "/etc/yum.repos.d/tnf-extensions.repo"
+	install := "dnf install -y --setopt=tsflags=nodocs " + strings.Join(packages, " ") + " && dnf clean all && rm " + repo
+	if command == layerdef.CommandRPMOSTree {
+		const macros = "/etc/rpm/macros.tnf-nodocs"
+		install = "printf '%%_excludedocs 1\\n' > " + macros + " && rpm-ostree install " + strings.Join(packages, " ") +
+			" && rm " + repo + " " + macros
+	}
 	return "RUN --mount=type=bind,from=" + mountFrom + ",source=/usr/share/rpm-ostree/extensions,target=/run/tnf-extensions \\\n" +
-		`    printf '[tnf-extensions]\nbaseurl=file:///run/tnf-extensions\nenabled=1\ngpgcheck=0\n' > /etc/yum.repos.d/tnf-extensions.repo && \` + "\n" +
+		`    printf '[tnf-extensions]\nbaseurl=file:///run/tnf-extensions\nenabled=1\ngpgcheck=0\n' > ` + repo + ` && \` + "\n" +
 		"    " + VarBefore + " && \\\n" +
-		"    dnf install -y --setopt=tsflags=nodocs " + strings.Join(packages, " ") + " && dnf clean all && rm /etc/yum.repos.d/tnf-extensions.repo && \\\n" +
+		"    " + install + " && \\\n" +
 		"    " + VarTmpfiles + " && \\\n" +
 		"    " + RemoveClusterKeys
 }
@@ -73,7 +84,7 @@ func DNFFromExtensions(mountFrom string, packages []string) string {
 // tnfctl setup installs the cluster's own.
 const RemoveClusterKeys = "rm -f /etc/pacemaker/authkey /etc/corosync/authkey"
 
-var funcs = template.FuncMap{"join": strings.Join, "dnfFromExtensions": DNFFromExtensions,
+var funcs = template.FuncMap{"join": strings.Join, "installFromExtensions": InstallFromExtensions,
 	"removeClusterKeys": func() string { return RemoveClusterKeys },
 	"varBefore":         func() string { return VarBefore }, "varTmpfiles": func() string { return VarTmpfiles }}
 

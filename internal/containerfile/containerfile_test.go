@@ -24,7 +24,7 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := Inputs{Base: baseDigest, Extensions: extDigest, PackageSource: l.Packages.Source, Packages: l.Packages.Names,
+		in := Inputs{Base: baseDigest, Extensions: extDigest, PackageSource: l.Packages.Source, PackageCommand: l.Packages.Command, Packages: l.Packages.Names,
 			Finalize: l.Finalize, Enable: l.Enable, Labels: l.Labels("1.0.0", "0123abc"), ImageStore: l.ImageStorePath()}
 		got, err := Render(in)
 		if err != nil {

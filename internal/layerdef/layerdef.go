@@ -76,7 +76,20 @@ type OS struct {
 type Packages struct {
 	Source string   `json:"source"` // rhcos-extensions or apt
 	Names  []string `json:"names"`
+	// Command installs them in the layer (rhcos): dnf or rpm-ostree, whichever the release's
+	// RHCOS supports in a container build (the definition cites its source).
+	Command string `json:"command,omitempty"`
+	// Extension is the RHCOS extension that ships Names with the release itself (rhcos), named in
+	// a MachineConfig's spec.extensions for the on-cluster rollout; empty: the release has none,
+	// and only the out-of-cluster rollout can carry the packages.
+	Extension string `json:"extension,omitempty"`
 }
+
+// Package commands of an RHCOS layer.
+const (
+	CommandDNF       = "dnf"
+	CommandRPMOSTree = "rpm-ostree"
+)
 
 // File is one of our files: From is a build output ("bin/NAME", compiled for the target) or a
 // path in the repository; To is where it goes in the image.
@@ -97,7 +110,9 @@ var (
 	imageRef    = regexp.MustCompile(`^[a-z0-9][a-z0-9.:/_-]*(:[a-zA-Z0-9_][a-zA-Z0-9._-]*)?(@sha256:[0-9a-f]{64})?$`)
 	version     = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 	taggedName  = regexp.MustCompile(`^[^@]*/[^/@]*:[a-zA-Z0-9_][a-zA-Z0-9._-]*$`)
-	unitName    = regexp.MustCompile(`^[a-zA-Z0-9:_.@\\-]+\.(service|timer|socket|path|target)$`)
+	// extensionName is the form of MCO's extension names (two-node-ha, kernel-devel).
+	extensionName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	unitName      = regexp.MustCompile(`^[a-zA-Z0-9:_.@\\-]+\.(service|timer|socket|path|target)$`)
 )
 
 // Parse reads one definition; file names it in errors.
@@ -136,6 +151,12 @@ func (l Layer) validate() error {
 		if l.Packages.Source != "rhcos-extensions" {
 			return fmt.Errorf("packages.source: kind rhcos installs from rhcos-extensions, not %q", l.Packages.Source)
 		}
+		if l.Packages.Command != CommandDNF && l.Packages.Command != CommandRPMOSTree {
+			return fmt.Errorf("packages.command: %q is neither %s nor %s", l.Packages.Command, CommandDNF, CommandRPMOSTree)
+		}
+		if l.Packages.Extension != "" && !extensionName.MatchString(l.Packages.Extension) {
+			return fmt.Errorf("packages.extension: %q is not an extension name", l.Packages.Extension)
+		}
 	case "lab":
 		if l.Release != nil {
 			return fmt.Errorf("release: kind lab has no release")
@@ -145,6 +166,9 @@ func (l Layer) validate() error {
 		}
 		if l.Packages.Source != "apt" {
 			return fmt.Errorf("packages.source: kind lab installs with apt, not %q", l.Packages.Source)
+		}
+		if l.Packages.Command != "" || l.Packages.Extension != "" {
+			return fmt.Errorf("packages: command and extension are for kind rhcos (kind lab installs with apt)")
 		}
 	default:
 		return fmt.Errorf("kind: %q is neither rhcos nor lab", l.Kind)

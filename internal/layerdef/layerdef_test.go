@@ -34,7 +34,7 @@ func TestBadLayers(t *testing.T) {
 kind: rhcos
 release: {version: "4.19", image: quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64, etcd: "3.5"}
 os: {id: rhel, version: "9.6"}
-packages: {source: rhcos-extensions, names: [pacemaker]}
+packages: {source: rhcos-extensions, names: [pacemaker], command: dnf, extension: two-node-ha}
 files: [{from: bin/tnfctl, to: /usr/bin/tnfctl, mode: "0755"}]
 images: [{name: localhost/tnf/etcd:v1, binary: bin/etcd}]
 enable: [corosync.service, tnf-auto-unblock.timer]
@@ -57,6 +57,9 @@ finalize: bootc-lint
 		{"source: rhcos-extensions", "source: apt", "packages.source"},
 		{"names: [pacemaker]", "names: []", "packages.names"},
 		{"names: [pacemaker]", "names: ['rm -rf /']", "packages.names[0]"},
+		{"command: dnf", "command: yum", "packages.command"},
+		{"command: dnf, ", "", "packages.command"},
+		{"extension: two-node-ha", "extension: Two_Node", "packages.extension"},
 		{"to: /usr/bin/tnfctl", "to: /opt/tnf/tnfctl", "files[0].to"},
 		{"to: /usr/bin/tnfctl", "to: /usr/local/bin/tnfctl", "files[0].to"},
 		{"from: bin/tnfctl", "from: ../secrets", "files[0].from"},

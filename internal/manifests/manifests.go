@@ -1,18 +1,24 @@
-// Package manifests writes what puts the layer on a cluster: a MachineOSConfig for on-cluster
-// layering, the out-of-cluster alternative (a MachineConfig with osImageURL), and the node
-// configuration MachineConfig (cluster.yaml and the BMC secrets) through butane's openshift
-// variant, validated as Ignition 3.5. Secrets only ever go into that MachineConfig.
+// Package manifests writes what puts the layer on a cluster, for one rollout at a time: on-cluster
+// (a MachineOSConfig adding our files, and the MachineConfig naming the release's extension for
+// the packages) or out-of-cluster (a MachineConfig with the layer as osImageURL); with either,
+// the node configuration MachineConfig (cluster.yaml and the BMC secrets) through butane's
+// openshift variant, validated as Ignition 3.5, and the MachineConfiguration whose node
+// disruption policy applies its changes without a reboot. Secrets only ever go into the node
+// configuration.
 package manifests
 
 import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/containerfile"
@@ -28,36 +34,30 @@ var mcfgTypeMeta = func(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: mcfgv1.GroupVersion.String(), Kind: kind}
 }
 
-// pushSpec is a pull spec with a registry host that has a dot (or a port) and a tag, as the API
-// requires.
-var pushSpec = regexp.MustCompile(`^[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)+(:[0-9]+)?/[a-z0-9._/-]+:[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+// The MachineOSConfig CRD's CEL rules for renderedImagePushSpec (openshift/api release-4.19,
+// machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosconfigs.crd.yaml),
+// verbatim: CEL's matches() is RE2 like Go's regexp. The CRD's validators are not linked into
+// build-layer (they need the CRD file and the apiserver); the manifests tests run them on the
+// same inputs and check that both agree.
+var pushSpecRules = []*regexp.Regexp{
+	regexp.MustCompile(`^([a-zA-Z0-9-]+\.)+[a-zA-Z0-9-]+(:[0-9]{2,5})?(/[a-zA-Z0-9-_]{1,61})*/[a-zA-Z0-9-_.]+:[a-zA-Z0-9._-]+$`),
+	regexp.MustCompile(`^[^.]+\.[^.]+\.svc:\d+\/[^\/]+\/[^\/]+:[^\/]+$`),
+}
 
-// Layer is the pushed layer image and what it carries.
+// Layer is the pushed layer image and what the on-cluster build takes from it.
 type Layer struct {
 	Image string   // digest-pinned pull spec of the pushed layer
 	Paths []string // directories or files the layer adds, copied into the on-cluster build
-	// Packages are installed in the on-cluster build from the RPM repository of the release's
-	// rhel-coreos-extensions image (Extensions, digest-pinned).
-	Packages   []string
-	Extensions string
 	// Enable are the units the build enables: the copied files bring no links with them.
 	Enable []string
 	// Finalize is the layer's last step (bootc container lint, or ostree container commit).
 	Finalize string
 }
 
-var containerfileTemplate = template.Must(template.New("mosc").Funcs(template.FuncMap{
-	"dnfFromExtensions": containerfile.DNFFromExtensions, "join": strings.Join,
-}).Parse(`FROM {{.Image}} AS payload
-{{- if .Packages}}
-FROM {{.Extensions}} AS extensions
-{{- end}}
+var containerfileTemplate = template.Must(template.New("mosc").Funcs(template.FuncMap{"join": strings.Join}).Parse(`FROM {{.Image}} AS payload
 FROM configs AS final
 {{- range .Paths}}
 COPY --from=payload {{.}} {{.}}
-{{- end}}
-{{- if .Packages}}
-{{dnfFromExtensions "extensions" .Packages}}
 {{- end}}
 RUN systemctl enable {{join .Enable " "}}
 {{- if .Finalize}}
@@ -66,14 +66,13 @@ RUN {{.Finalize}}
 `))
 
 // Containerfile is the on-cluster build's user content: our files copied from the pushed layer
-// by digest, our packages installed from the release's extensions, our units enabled. The MCO builds it after its
-// own "configs" stage; the last FROM must be "FROM configs AS final".
+// by digest and our units enabled. No package is installed here: the packages come from the
+// running release's two-node-ha extension (Extensions), which MCO installs in its own "configs"
+// stage, so they follow every upgrade; the MachineOSConfig outlives the release it was written
+// for. MCO builds the content after "configs"; the last FROM must be "FROM configs AS final".
 func Containerfile(l Layer) (string, error) {
 	if !containerfile.Pinned(l.Image) {
 		return "", fmt.Errorf("layer image %q is not pinned by digest", l.Image)
-	}
-	if len(l.Packages) > 0 && !containerfile.Pinned(l.Extensions) {
-		return "", fmt.Errorf("extensions image %q is not pinned by digest", l.Extensions)
 	}
 	if len(l.Enable) == 0 {
 		return "", fmt.Errorf("no unit to enable: the nodes would start nothing of the layer")
@@ -91,22 +90,55 @@ func Containerfile(l Layer) (string, error) {
 
 // MachineOSConfigInput names the pool and where the MCO pushes the image it builds.
 type MachineOSConfigInput struct {
-	Pool                string
-	PushSpec            string
-	PushSecret          string
-	BaseImagePullSecret string // optional
+	Pool       string
+	PushSpec   string
+	PushSecret string
+	// BaseImagePullSecret pulls the base and the content's images (our layer); without it MCO
+	// uses the cluster's global pull secret.
+	BaseImagePullSecret string
 }
 
-// MachineOSConfig builds the on-cluster layering object for the pool.
-func MachineOSConfig(in MachineOSConfigInput, content string) (*mcfgv1.MachineOSConfig, error) {
-	switch {
-	case in.Pool == "":
-		return nil, fmt.Errorf("--pool: missing")
-	case len(in.PushSpec) > MaxPushSpec || !pushSpec.MatchString(in.PushSpec):
-		return nil, fmt.Errorf("--push-spec: %q must be host.with.dot[:port]/path:tag, at most %d characters", in.PushSpec, MaxPushSpec)
-	case in.PushSecret == "":
-		return nil, fmt.Errorf("--push-secret: missing")
+// checkName refuses what the CRDs' dns1123Subdomain rules refuse, naming the flag.
+func checkName(flag, name string) error {
+	if name == "" {
+		return fmt.Errorf("%s: missing", flag)
 	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("%s: %q: %s", flag, name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// CheckPool refuses a machine config pool name the API would refuse.
+func CheckPool(pool string) error { return checkName("--pool", pool) }
+
+func (in MachineOSConfigInput) check() error {
+	if err := CheckPool(in.Pool); err != nil {
+		return err
+	}
+	if len(in.PushSpec) > MaxPushSpec || !slices.ContainsFunc(pushSpecRules, func(r *regexp.Regexp) bool { return r.MatchString(in.PushSpec) }) {
+		return fmt.Errorf("--push-spec: %q must be host.with.dot[:port of 2–5 digits][/namespace without dots]/name:tag "+
+			"or service.namespace.svc:port/namespace/name:tag, at most %d characters", in.PushSpec, MaxPushSpec)
+	}
+	if err := checkName("--push-secret", in.PushSecret); err != nil {
+		return err
+	}
+	if in.BaseImagePullSecret != "" {
+		return checkName("--base-image-pull-secret", in.BaseImagePullSecret)
+	}
+	return nil
+}
+
+// MachineOSConfig builds the on-cluster layering object for the pool, refusing what the API
+// would refuse with the flag named.
+func MachineOSConfig(in MachineOSConfigInput, content string) (*mcfgv1.MachineOSConfig, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	return in.object(content), nil
+}
+
+func (in MachineOSConfigInput) object(content string) *mcfgv1.MachineOSConfig {
 	m := &mcfgv1.MachineOSConfig{
 		TypeMeta:   mcfgTypeMeta("MachineOSConfig"),
 		ObjectMeta: metav1.ObjectMeta{Name: in.Pool}, // the API requires the pool's name
@@ -121,15 +153,33 @@ func MachineOSConfig(in MachineOSConfigInput, content string) (*mcfgv1.MachineOS
 	if in.BaseImagePullSecret != "" {
 		m.Spec.BaseImagePullSecret = &mcfgv1.ImageSecretObjectReference{Name: in.BaseImagePullSecret}
 	}
-	return m, nil
+	return m
+}
+
+// Extensions is the MachineConfig that installs the release's extension on the pool: MCO
+// installs it from the running release's rhel-coreos-extensions image, in the on-cluster build's
+// "configs" stage (machine-config-operator, Containerfile.on-cluster-build-template), so after an
+// upgrade the packages are the new release's.
+func Extensions(pool, extension string) (*mcfgv1.MachineConfig, error) {
+	if err := CheckPool(pool); err != nil {
+		return nil, err
+	}
+	return &mcfgv1.MachineConfig{
+		TypeMeta:   mcfgTypeMeta("MachineConfig"),
+		ObjectMeta: metav1.ObjectMeta{Name: "99-" + pool + "-tnf-extensions", Labels: roleLabels(pool)},
+		Spec:       mcfgv1.MachineConfigSpec{Extensions: []string{extension}},
+	}, nil
 }
 
 func roleLabels(pool string) map[string]string {
 	return map[string]string{"machineconfiguration.openshift.io/role": pool}
 }
 
-// OSImageURL is the out-of-cluster alternative: the pool boots the pushed layer as it is.
+// OSImageURL is the out-of-cluster rollout: the pool boots the pushed layer as it is.
 func OSImageURL(pool, image string) (*mcfgv1.MachineConfig, error) {
+	if err := CheckPool(pool); err != nil {
+		return nil, err
+	}
 	if !containerfile.Pinned(image) {
 		return nil, fmt.Errorf("osImageURL %q is not pinned by digest", image)
 	}
@@ -140,5 +190,14 @@ func OSImageURL(pool, image string) (*mcfgv1.MachineConfig, error) {
 	}, nil
 }
 
-// Marshal renders an object as YAML.
-func Marshal(obj any) ([]byte, error) { return yaml.Marshal(obj) }
+// Marshal renders an object as YAML (a MachineConfiguration without its unset fields).
+func Marshal(obj any) ([]byte, error) {
+	if mc, ok := obj.(*operatorv1.MachineConfiguration); ok {
+		v, err := withoutUnset(mc)
+		if err != nil {
+			return nil, err
+		}
+		return yaml.Marshal(v)
+	}
+	return yaml.Marshal(obj)
+}

@@ -7,25 +7,60 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	ign "github.com/coreos/ignition/v2/config/v3_5"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/crdvalidate"
 )
 
-const (
-	layerImage = "registry.example.com/tnf/layer@sha256:3333333333333333333333333333333333333333333333333333333333333333"
-	extImage   = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:2222222222222222222222222222222222222222222222222222222222222222"
-)
+const layerImage = "registry.example.com/tnf/layer@sha256:3333333333333333333333333333333333333333333333333333333333333333"
 
 func testLayer() Layer {
-	return Layer{Image: layerImage, Extensions: extImage, Packages: []string{"pacemaker", "pcs", "fence-agents-all"},
+	return Layer{Image: layerImage,
 		Paths:  []string{"/usr/lib/ocf/resource.d/tnf/etcd", "/usr/libexec/tnf/", "/usr/bin/tnfctl"},
 		Enable: []string{"corosync.service", "tnf-setup.service"}, Finalize: "bootc container lint"}
+}
+
+var validators struct {
+	once   sync.Once
+	byKind map[string]*crdvalidate.Validator
+	err    error
+}
+
+// applied is obj as `oc apply` sends it (the YAML build-layer writes, decoded), after checking
+// that the apiserver would accept it: the CRD of its kind from the pinned openshift/api, with its
+// schema and CEL rules.
+func applied(t *testing.T, obj any) map[string]any {
+	t.Helper()
+	out, err := Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	if err := crdValidator(t, m["kind"].(string)).Validate(m); err != nil {
+		t.Fatal(err) // not the object: the node configuration carries passwords
+	}
+	return m
+}
+
+func crdValidator(t *testing.T, kind string) *crdvalidate.Validator {
+	t.Helper()
+	validators.once.Do(func() { validators.byKind, validators.err = crdvalidate.OpenShift() })
+	if validators.err != nil {
+		t.Fatal(validators.err)
+	}
+	return validators.byKind[kind]
 }
 
 // TestMachineOSConfig: the object decodes strictly into openshift/api's v1 type, is named after
@@ -39,6 +74,7 @@ func TestMachineOSConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	applied(t, m)
 	out, err := Marshal(m)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +103,13 @@ func TestMachineOSConfig(t *testing.T) {
 	if len(cf[0].Content) > MaxContainerfile {
 		t.Fatal("content too long")
 	}
+	// The packages come from the release's extension (Extensions), never from the content: it
+	// outlives the release it was written for.
+	for _, stale := range []string{"dnf", "rpm-ostree", "extensions"} {
+		if strings.Contains(cf[0].Content, stale) {
+			t.Errorf("content mentions %s:\n%s", stale, cf[0].Content)
+		}
+	}
 	// The copied files bring no enablement links: the build makes them, before the lint.
 	enable := strings.Index(cf[0].Content, "\nRUN systemctl enable corosync.service tnf-setup.service\n")
 	if enable < 0 || enable < strings.LastIndex(cf[0].Content, "COPY --from=payload") || enable > strings.Index(cf[0].Content, "RUN bootc container lint") {
@@ -92,19 +135,68 @@ func TestMachineOSConfigBadInput(t *testing.T) {
 	if _, err := Containerfile(l); err == nil || !strings.Contains(err.Error(), "enable") {
 		t.Errorf("a layer enabling nothing accepted: %v", err)
 	}
+}
+
+// TestMachineOSConfigInputs: build-layer and the CRD agree on every input, good or bad, and
+// build-layer's refusal names the flag.
+func TestMachineOSConfigInputs(t *testing.T) {
+	good := MachineOSConfigInput{Pool: "master", PushSpec: "registry.example.com/tnf/os-image:latest", PushSecret: "push"}
 	for _, r := range []struct {
-		in   MachineOSConfigInput
-		want string
+		name string
+		edit func(*MachineOSConfigInput)
+		flag string // "" when accepted
 	}{
-		{MachineOSConfigInput{PushSpec: "a.b/c:d", PushSecret: "s"}, "--pool"},
-		{MachineOSConfigInput{Pool: "master", PushSpec: "registry/c:d", PushSecret: "s"}, "--push-spec"},
-		{MachineOSConfigInput{Pool: "master", PushSpec: "a.b/c", PushSecret: "s"}, "--push-spec"},
-		{MachineOSConfigInput{Pool: "master", PushSpec: "a.b/" + strings.Repeat("x", 450) + ":t", PushSecret: "s"}, "--push-spec"},
-		{MachineOSConfigInput{Pool: "master", PushSpec: "a.b/c:d"}, "--push-secret"},
+		{"good", func(*MachineOSConfigInput) {}, ""},
+		{"in-cluster registry service", func(in *MachineOSConfigInput) {
+			in.PushSpec = "image-registry.openshift-image-registry.svc:5000/openshift-machine-config-operator/os-image:latest"
+		}, ""},
+		{"registry with a port", func(in *MachineOSConfigInput) { in.PushSpec = "registry.example.com:5000/tnf/os-image:v1" }, ""},
+		{"worker pool", func(in *MachineOSConfigInput) { in.Pool = "worker" }, ""},
+		{"base image pull secret", func(in *MachineOSConfigInput) { in.BaseImagePullSecret = "layer-pull" }, ""},
+		{"no pool", func(in *MachineOSConfigInput) { in.Pool = "" }, "--pool"},
+		{"upper-case pool", func(in *MachineOSConfigInput) { in.Pool = "Master" }, "--pool"},
+		{"pool with an underscore", func(in *MachineOSConfigInput) { in.Pool = "my_pool" }, "--pool"},
+		{"no push secret", func(in *MachineOSConfigInput) { in.PushSecret = "" }, "--push-secret"},
+		{"push secret not a DNS name", func(in *MachineOSConfigInput) { in.PushSecret = "Push_Secret" }, "--push-secret"},
+		{"pull secret not a DNS name", func(in *MachineOSConfigInput) { in.BaseImagePullSecret = "Pull_Secret" }, "--base-image-pull-secret"},
+		{"one-digit port", func(in *MachineOSConfigInput) { in.PushSpec = "registry.example:5/x:t" }, "--push-spec"},
+		{"namespace with a dot", func(in *MachineOSConfigInput) { in.PushSpec = "registry.example/a.b/os-image:t" }, "--push-spec"},
+		{"host without a dot", func(in *MachineOSConfigInput) { in.PushSpec = "registry/c:d" }, "--push-spec"},
+		{"no tag", func(in *MachineOSConfigInput) { in.PushSpec = "registry.example.com/tnf/os-image" }, "--push-spec"},
+		{"by digest", func(in *MachineOSConfigInput) { in.PushSpec = layerImage }, "--push-spec"},
+		{"too long", func(in *MachineOSConfigInput) { in.PushSpec = "a.b/" + strings.Repeat("x", 450) + ":t" }, "--push-spec"},
 	} {
-		if _, err := MachineOSConfig(r.in, "FROM configs AS final"); err == nil || !strings.Contains(err.Error(), r.want) {
-			t.Errorf("%+v: %v, want an error naming %s", r.in, err, r.want)
+		in := good
+		r.edit(&in)
+		_, err := MachineOSConfig(in, "FROM configs AS final\n")
+		crdErr := crdValidator(t, "MachineOSConfig").Validate(in.object("FROM configs AS final\n"))
+		switch {
+		case (err == nil) != (crdErr == nil):
+			t.Errorf("%s: build-layer says %v, the CRD says %v", r.name, err, crdErr)
+		case r.flag == "" && err != nil:
+			t.Errorf("%s: refused: %v", r.name, err)
+		case r.flag != "" && (err == nil || !strings.Contains(err.Error(), r.flag)):
+			t.Errorf("%s: %v, want an error naming %s", r.name, err, r.flag)
 		}
+	}
+}
+
+// TestExtensions: the on-cluster rollout's packages come from the release's extension, named in
+// a MachineConfig the API accepts.
+func TestExtensions(t *testing.T) {
+	mc, err := Extensions("master", "two-node-ha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := applied(t, mc)
+	out, _ := Marshal(mc)
+	var back mcfgv1.MachineConfig
+	if err := yaml.UnmarshalStrict(out, &back); err != nil || len(back.Spec.Extensions) != 1 || back.Spec.Extensions[0] != "two-node-ha" ||
+		back.Labels["machineconfiguration.openshift.io/role"] != "master" {
+		t.Fatalf("%v %+v", err, m)
+	}
+	if _, err := Extensions("Master", "two-node-ha"); err == nil || !strings.Contains(err.Error(), "--pool") {
+		t.Errorf("pool Master: %v", err)
 	}
 }
 
@@ -113,6 +205,7 @@ func TestOSImageURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	applied(t, mc)
 	out, _ := Marshal(mc)
 	var back mcfgv1.MachineConfig
 	if err := yaml.UnmarshalStrict(out, &back); err != nil || back.Spec.OSImageURL != layerImage || back.Labels["machineconfiguration.openshift.io/role"] != "master" {
@@ -123,9 +216,9 @@ func TestOSImageURL(t *testing.T) {
 	}
 }
 
-// TestNodeConfig: the node configuration from an install-config becomes a MachineConfig whose
-// Ignition 3.5 writes cluster.yaml (no secret in it) and one 0600 file per password.
-func TestNodeConfig(t *testing.T) {
+// installConfigInput is the node configuration of a two-node install-config with fencing
+// credentials.
+func installConfigInput(t *testing.T) clusterconfig.Input {
 	dir := t.TempDir()
 	ic := filepath.Join(dir, "install-config.yaml")
 	if err := os.WriteFile(ic, []byte(`apiVersion: v1
@@ -144,11 +237,53 @@ controlPlane:
 	if err != nil {
 		t.Fatal(err)
 	}
+	return in
+}
+
+// TestNodeDisruptionPolicy: the MachineConfiguration the API accepts, strict-decoded into its
+// type, restarts the reconfigure unit for each BMC password file only (Corosync reads the others
+// at start) and sets nothing else of the cluster's object.
+func TestNodeDisruptionPolicy(t *testing.T) {
+	in := installConfigInput(t)
+	in.Secrets = append(in.Secrets, clusterconfig.Secret{Path: clusterconfig.AuthkeyFile, Data: []byte("key")})
+	mc, err := NodeDisruptionPolicy(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := applied(t, mc)
+	if spec := m["spec"].(map[string]any); len(spec) != 1 || len(m) != 4 {
+		t.Errorf("sets more than the node disruption policy: %v", m)
+	}
+	out, _ := Marshal(mc)
+	var back operatorv1.MachineConfiguration
+	if err := yaml.UnmarshalStrict(out, &back); err != nil || back.Name != "cluster" || back.APIVersion != "operator.openshift.io/v1" {
+		t.Fatalf("%v %+v", err, back)
+	}
+	var got []string
+	for _, f := range back.Spec.NodeDisruptionPolicy.Files {
+		if len(f.Actions) != 1 || f.Actions[0].Type != operatorv1.RestartSpecAction || f.Actions[0].Restart.ServiceName != ReconfigureUnit {
+			t.Errorf("%s: actions %+v", f.Path, f.Actions)
+		}
+		got = append(got, f.Path)
+	}
+	if want := []string{"/etc/tnf/secrets/master-0.password", "/etc/tnf/secrets/master-1.password"}; !slices.Equal(got, want) {
+		t.Errorf("files %v, want %v", got, want)
+	}
+	if _, err := NodeDisruptionPolicy(clusterconfig.Input{}); err == nil {
+		t.Error("a policy without password files")
+	}
+}
+
+// TestNodeConfig: the node configuration from an install-config becomes a MachineConfig whose
+// Ignition 3.5 writes cluster.yaml (no secret in it) and one 0600 file per password.
+func TestNodeConfig(t *testing.T) {
+	in := installConfigInput(t)
 	in.Files = append(in.Files, clusterconfig.File{Path: clusterconfig.EtcdPodManifest, Data: []byte("kind: Pod\n")})
 	mc, err := NodeConfig("master", in)
 	if err != nil {
 		t.Fatal(err)
 	}
+	applied(t, mc)
 	out, _ := Marshal(mc)
 	var back mcfgv1.MachineConfig
 	if err := yaml.UnmarshalStrict(out, &back); err != nil {
