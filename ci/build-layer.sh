@@ -9,8 +9,11 @@
 #   MATRIX              releases (4.19) or layer names (lab), space separated; default: 4.19
 #   ARTIFACTS           output folder; default: ./artifacts
 #   TNF_CLUSTER         tnf.yaml for the node configuration MachineConfig (optional)
-#   PUSH_SPEC           MachineOSConfig renderedImagePushSpec; default: $REGISTRY:<entry>-rendered
-#   PUSH_SECRET         MachineOSConfig renderedImagePushSecret; default: tnf-layer-push
+#   ROLLOUT             out-of-cluster (default: a MachineConfig with the layer as osImageURL) or
+#                       on-cluster (a MachineOSConfig and the two-node-ha extension MachineConfig)
+#   PUSH_SPEC           on-cluster: MachineOSConfig renderedImagePushSpec; default: $REGISTRY:<entry>-rendered
+#   PUSH_SECRET         on-cluster: MachineOSConfig renderedImagePushSecret; default: tnf-layer-push
+#   PULL_SECRET         on-cluster: MachineOSConfig baseImagePullSecret (optional)
 #   TLS_VERIFY          false for a registry without TLS (a loopback one); default: true
 #   STORE               the build's image store; default: /var/lib/tnf-layer/storage
 #   BUILD_LAYER         the build-layer binary; default: bin/build-layer, built with make build
@@ -27,6 +30,7 @@ ARTIFACTS=${ARTIFACTS:-$PWD/artifacts}
 TLS_VERIFY=${TLS_VERIFY:-true}
 STORE=${STORE:-/var/lib/tnf-layer/storage}
 PUSH_SECRET=${PUSH_SECRET:-tnf-layer-push}
+ROLLOUT=${ROLLOUT:-out-of-cluster}
 
 common=(--tls-verify="$TLS_VERIFY")
 if [ -n "${REGISTRY_AUTH_FILE:-}" ]; then
@@ -50,7 +54,13 @@ for entry in $MATRIX; do
 	out=$ARTIFACTS/$tag
 	rm -rf "$out"
 	mkdir -p "$out"
-	manifests=(--emit-manifests "$out/manifests" --push-spec "${PUSH_SPEC:-$REGISTRY:$tag-rendered}" --push-secret "$PUSH_SECRET")
+	manifests=(--emit-manifests "$out/manifests" --rollout "$ROLLOUT")
+	if [ "$ROLLOUT" = on-cluster ]; then
+		manifests+=(--push-spec "${PUSH_SPEC:-$REGISTRY:$tag-rendered}" --push-secret "$PUSH_SECRET")
+		if [ -n "${PULL_SECRET:-}" ]; then
+			manifests+=(--base-image-pull-secret "$PULL_SECRET")
+		fi
+	fi
 	if [ -n "${TNF_CLUSTER:-}" ]; then
 		manifests+=(--cluster "$TNF_CLUSTER")
 	fi

@@ -4,11 +4,13 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# rpm (rpmbuild) and createrepo-c: the stand-in RHCOS extensions' RPM repository (internal/buildlayer).
 apt-get install -y -qq --no-install-recommends \
 	make git ca-certificates \
 	resource-agents libxml2-utils pacemaker-cli-utils \
 	fence-agents qemu-system-x86 qemu-utils docker-registry debootstrap \
-	pacemaker corosync pcs iproute2 systemd >/dev/null
+	pacemaker corosync pcs iproute2 systemd \
+	rpm createrepo-c >/dev/null
 # The packages start services on a machine with systemd: a registry on every interface, the
 # host's own Corosync/Pacemaker and pcsd. The tests run their own (a registry on loopback, the
 # cluster nodes in network namespaces), so the packaged services are turned off.

@@ -54,12 +54,14 @@ type Layer struct {
 	Finalize string
 }
 
-var containerfileTemplate = template.Must(template.New("mosc").Funcs(template.FuncMap{"join": strings.Join}).Parse(`FROM {{.Image}} AS payload
+var containerfileTemplate = template.Must(template.New("mosc").Funcs(template.FuncMap{
+	"join": strings.Join, "removeClusterKeys": func() string { return containerfile.RemoveClusterKeys },
+}).Parse(`FROM {{.Image}} AS payload
 FROM configs AS final
 {{- range .Paths}}
 COPY --from=payload {{.}} {{.}}
 {{- end}}
-RUN systemctl enable {{join .Enable " "}}
+RUN {{removeClusterKeys}} && systemctl enable {{join .Enable " "}}
 {{- if .Finalize}}
 RUN {{.Finalize}}
 {{- end}}
@@ -69,7 +71,9 @@ RUN {{.Finalize}}
 // by digest and our units enabled. No package is installed here: the packages come from the
 // running release's two-node-ha extension (Extensions), which MCO installs in its own "configs"
 // stage, so they follow every upgrade; the MachineOSConfig outlives the release it was written
-// for. MCO builds the content after "configs"; the last FROM must be "FROM configs AS final".
+// for. A key the packages' scripts may have generated there is removed from the nodes' tree
+// (tnfctl setup installs the cluster's own); it stays in MCO's layer, of an image built for this
+// cluster only. MCO builds the content after "configs"; the last FROM must be "FROM configs AS final".
 func Containerfile(l Layer) (string, error) {
 	if !containerfile.Pinned(l.Image) {
 		return "", fmt.Errorf("layer image %q is not pinned by digest", l.Image)

@@ -111,7 +111,7 @@ func TestMachineOSConfig(t *testing.T) {
 		}
 	}
 	// The copied files bring no enablement links: the build makes them, before the lint.
-	enable := strings.Index(cf[0].Content, "\nRUN systemctl enable corosync.service tnf-setup.service\n")
+	enable := strings.Index(cf[0].Content, "\nRUN rm -f /etc/pacemaker/authkey /etc/corosync/authkey && systemctl enable corosync.service tnf-setup.service\n")
 	if enable < 0 || enable < strings.LastIndex(cf[0].Content, "COPY --from=payload") || enable > strings.Index(cf[0].Content, "RUN bootc container lint") {
 		t.Fatalf("the units are not enabled after the copies and before the lint:\n%s", cf[0].Content)
 	}

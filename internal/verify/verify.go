@@ -257,9 +257,24 @@ func (c *Checker) Finish(img imageread.Image, version string) []string {
 			c.findf("/%s: missing (the two-node-ha packages: %s)", cmd, strings.Join(l.Packages.Names, " "))
 		}
 	}
+	c.checkNoDocs()
 	c.checkUpdatePath()
 	sort.Strings(c.findings)
 	return c.findings
+}
+
+// checkNoDocs: the layer's packages come without documentation (example keys came with it once;
+// dnf's tsflags=nodocs, rpm's %_excludedocs, Debian's dpkg path-exclude), so their documentation
+// folders hold nothing but the copyright file Debian keeps.
+func (c *Checker) checkNoDocs() {
+	for _, pkg := range c.layer.Packages.Names {
+		dir := "usr/share/doc/" + pkg + "/"
+		for p, e := range c.tree {
+			if strings.HasPrefix(p, dir) && e.typeflag != tar.TypeDir && path.Base(p) != "copyright" {
+				c.findf("/%s: documentation of package %s (the layer installs its packages without it)", p, pkg)
+			}
+		}
+	}
 }
 
 // exists follows symbolic links (merged /usr: /sbin → usr/sbin) a few levels deep.
