@@ -59,11 +59,11 @@ const (
 	VarTmpfilesConf = "/usr/lib/tmpfiles.d/tnf-layer-var.conf"
 )
 
-// InstallFromExtensions is the RUN step that installs packages with command (layerdef's dnf or
+// installFromExtensions is the RUN step that installs packages with command (layerdef's dnf or
 // rpm-ostree) from the RPM repository inside an rhel-coreos-extensions image (bind-mounted from
 // mountFrom), with no entitlement and without documentation: dnf takes nodocs as an option,
 // rpm-ostree has none and follows librpm's %_excludedocs macro, set for the step only.
-func InstallFromExtensions(mountFrom, command string, packages []string) string {
+func installFromExtensions(mountFrom, command string, packages []string) string {
 	const repo = "/etc/yum.repos.d/tnf-extensions.repo"
 	install := "dnf install -y --setopt=tsflags=nodocs " + strings.Join(packages, " ") + " && dnf clean all && rm " + repo
 	if command == layerdef.CommandRPMOSTree {
@@ -84,7 +84,7 @@ func InstallFromExtensions(mountFrom, command string, packages []string) string 
 // tnfctl setup installs the cluster's own.
 const RemoveClusterKeys = "rm -f /etc/pacemaker/authkey /etc/corosync/authkey"
 
-var funcs = template.FuncMap{"join": strings.Join, "installFromExtensions": InstallFromExtensions,
+var funcs = template.FuncMap{"join": strings.Join, "installFromExtensions": installFromExtensions,
 	"removeClusterKeys": func() string { return RemoveClusterKeys },
 	"varBefore":         func() string { return VarBefore }, "varTmpfiles": func() string { return VarTmpfiles }}
 

@@ -113,11 +113,11 @@ func checkName(flag, name string) error {
 	return nil
 }
 
-// CheckPool refuses a machine config pool name the API would refuse.
-func CheckPool(pool string) error { return checkName("--pool", pool) }
+// checkPool refuses a machine config pool name the API would refuse.
+func checkPool(pool string) error { return checkName("--pool", pool) }
 
 func (in MachineOSConfigInput) check() error {
-	if err := CheckPool(in.Pool); err != nil {
+	if err := checkPool(in.Pool); err != nil {
 		return err
 	}
 	if len(in.PushSpec) > MaxPushSpec || !slices.ContainsFunc(pushSpecRules, func(r *regexp.Regexp) bool { return r.MatchString(in.PushSpec) }) {
@@ -165,7 +165,7 @@ func (in MachineOSConfigInput) object(content string) *mcfgv1.MachineOSConfig {
 // "configs" stage (machine-config-operator, Containerfile.on-cluster-build-template), so after an
 // upgrade the packages are the new release's.
 func Extensions(pool, extension string) (*mcfgv1.MachineConfig, error) {
-	if err := CheckPool(pool); err != nil {
+	if err := checkPool(pool); err != nil {
 		return nil, err
 	}
 	return &mcfgv1.MachineConfig{
@@ -181,7 +181,7 @@ func roleLabels(pool string) map[string]string {
 
 // OSImageURL is the out-of-cluster rollout: the pool boots the pushed layer as it is.
 func OSImageURL(pool, image string) (*mcfgv1.MachineConfig, error) {
-	if err := CheckPool(pool); err != nil {
+	if err := checkPool(pool); err != nil {
 		return nil, err
 	}
 	if !containerfile.Pinned(image) {

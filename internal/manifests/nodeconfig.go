@@ -43,7 +43,7 @@ type butaneContents struct {
 // (0644), the input's other files (0644) and one 0600 file per secret. It goes through butane's openshift 4.19.0 variant
 // in-process and the Ignition it carries is validated as spec 3.5.
 func NodeConfig(pool string, in clusterconfig.Input) (*mcfgv1.MachineConfig, error) {
-	if err := CheckPool(pool); err != nil {
+	if err := checkPool(pool); err != nil {
 		return nil, err
 	}
 	clusterYAML, err := in.Config.Marshal()
