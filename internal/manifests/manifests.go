@@ -102,7 +102,7 @@ type MachineOSConfigInput struct {
 	BaseImagePullSecret string
 }
 
-// checkName refuses what the CRDs' dns1123Subdomain rules refuse, naming the flag.
+// checkName refuses what the CRDs' dns1123Subdomain rules refuse, naming the flag and the field.
 func checkName(flag, name string) error {
 	if name == "" {
 		return fmt.Errorf("%s: missing", flag)
@@ -114,21 +114,21 @@ func checkName(flag, name string) error {
 }
 
 // checkPool refuses a machine config pool name the API would refuse.
-func checkPool(pool string) error { return checkName("--pool", pool) }
+func checkPool(pool string) error { return checkName("--pool (spec.machineConfigPool.name)", pool) }
 
 func (in MachineOSConfigInput) check() error {
 	if err := checkPool(in.Pool); err != nil {
 		return err
 	}
 	if len(in.PushSpec) > MaxPushSpec || !slices.ContainsFunc(pushSpecRules, func(r *regexp.Regexp) bool { return r.MatchString(in.PushSpec) }) {
-		return fmt.Errorf("--push-spec: %q must be host.with.dot[:port of 2–5 digits][/namespace without dots]/name:tag "+
+		return fmt.Errorf("--push-spec (spec.renderedImagePushSpec): %q must be host.with.dot[:port of 2–5 digits][/namespace without dots]/name:tag "+
 			"or service.namespace.svc:port/namespace/name:tag, at most %d characters", in.PushSpec, MaxPushSpec)
 	}
-	if err := checkName("--push-secret", in.PushSecret); err != nil {
+	if err := checkName("--push-secret (spec.renderedImagePushSecret.name)", in.PushSecret); err != nil {
 		return err
 	}
 	if in.BaseImagePullSecret != "" {
-		return checkName("--base-image-pull-secret", in.BaseImagePullSecret)
+		return checkName("--base-image-pull-secret (spec.baseImagePullSecret.name)", in.BaseImagePullSecret)
 	}
 	return nil
 }
