@@ -26,6 +26,9 @@ const (
 	maxLeave      = 30 * time.Second
 	stopReserve   = stopGrace + 10*time.Second
 	leavePollStep = 100 * time.Millisecond
+	// removalApplied bounds the wait for this node to apply a leaving peer's removal once the
+	// peer's etcd stopped answering.
+	removalApplied = 2 * time.Second
 )
 
 // leaveBudget is how long the leave may take within ctx; zero or less means there is no time.
@@ -215,19 +218,41 @@ func (a *Agent) leave(ctx context.Context, local *clientv3.Client, self status, 
 	}
 }
 
+// peerLeft reports whether the local etcd serves and its member list no longer holds the peer.
+func (a *Agent) peerLeft(ctx context.Context, cli *clientv3.Client, peerID uint64) bool {
+	st, err := a.localStatus(ctx)
+	if err != nil || !st.serving() {
+		return false
+	}
+	_, other, err := a.localMembers(ctx, cli, st.MemberID)
+	return err == nil && other != peerID
+}
+
 // waitPeerLeft waits until the leaving peer is gone from the local member list, so this node
 // stops as the last voter with the newest data; or until the peer's etcd stopped without
 // leaving (its leave failed), when there is nothing left to wait for.
 func (a *Agent) waitPeerLeft(ctx context.Context, cli *clientv3.Client, peerID uint64) error {
 	for {
-		st, err := a.localStatus(ctx)
-		if err == nil && st.serving() {
-			if _, other, err := a.localMembers(ctx, cli, st.MemberID); err == nil && other != peerID {
-				a.log.Info("the peer has left: stopping as the last voter")
-				return nil
-			}
+		if a.peerLeft(ctx, cli, peerID) {
+			a.log.Info("the peer has left: stopping as the last voter")
+			return nil
 		}
 		if _, err := a.probe(ctx, a.peerURL()); err != nil {
+			// The peer may have left between the two looks: a removed member's etcd stops
+			// answering at once (etcd 3.5 even fails a Status request on it), and this node
+			// applies the removal a moment later (both nodes stopping at once: the peer had left,
+			// and this node stopped as if it had not).
+			for deadline := time.Now().Add(removalApplied); time.Now().Before(deadline); {
+				if a.peerLeft(ctx, cli, peerID) {
+					a.log.Info("the peer has left: stopping as the last voter")
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("the peer did not leave in time: %w", ctx.Err())
+				case <-time.After(leavePollStep):
+				}
+			}
 			return fmt.Errorf("the peer's etcd stopped without leaving: %w", err)
 		}
 		select {
