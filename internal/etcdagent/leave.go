@@ -232,28 +232,24 @@ func (a *Agent) peerLeft(ctx context.Context, cli *clientv3.Client, peerID uint6
 // stops as the last voter with the newest data; or until the peer's etcd stopped without
 // leaving (its leave failed), when there is nothing left to wait for.
 func (a *Agent) waitPeerLeft(ctx context.Context, cli *clientv3.Client, peerID uint64) error {
+	// silent is the peer's failed probe. The peer may have left between the two looks: a removed
+	// member's etcd stops answering at once (etcd 3.5 even fails a Status request on it), and this
+	// node applies the removal a moment later (both nodes stopping at once: the peer had left,
+	// and this node stopped as if it had not). So after a failed probe the member list is
+	// looked at for removalApplied more, without probing again.
+	var silent error
+	var silentSince time.Time
 	for {
 		if a.peerLeft(ctx, cli, peerID) {
 			a.log.Info("the peer has left: stopping as the last voter")
 			return nil
 		}
-		if _, err := a.probe(ctx, a.peerURL()); err != nil {
-			// The peer may have left between the two looks: a removed member's etcd stops
-			// answering at once (etcd 3.5 even fails a Status request on it), and this node
-			// applies the removal a moment later (both nodes stopping at once: the peer had left,
-			// and this node stopped as if it had not).
-			for deadline := time.Now().Add(removalApplied); time.Now().Before(deadline); {
-				if a.peerLeft(ctx, cli, peerID) {
-					a.log.Info("the peer has left: stopping as the last voter")
-					return nil
-				}
-				select {
-				case <-ctx.Done():
-					return fmt.Errorf("the peer did not leave in time: %w", ctx.Err())
-				case <-time.After(leavePollStep):
-				}
+		if silent == nil {
+			if _, err := a.probe(ctx, a.peerURL()); err != nil {
+				silent, silentSince = err, time.Now()
 			}
-			return fmt.Errorf("the peer's etcd stopped without leaving: %w", err)
+		} else if time.Since(silentSince) >= removalApplied {
+			return fmt.Errorf("the peer's etcd stopped without leaving: %w", silent)
 		}
 		select {
 		case <-ctx.Done():
