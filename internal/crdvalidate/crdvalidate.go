@@ -110,33 +110,23 @@ func (v *Validator) Validate(obj any) error {
 	return nil
 }
 
-// OpenShiftCRD is the path of a CRD file of the openshift/api module this repository pins (the
-// module cache's copy, found with `go list -m`), e.g.
-// "machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosconfigs.crd.yaml".
-func OpenShiftCRD(rel string) (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/openshift/api").Output()
-	if err != nil {
-		return "", fmt.Errorf("finding the openshift/api module: %w", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), filepath.FromSlash(rel)), nil
+// The CRD files of the objects build-layer writes, in the openshift/api module.
+var openShiftCRDs = []string{
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosconfigs.crd.yaml",
+	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml",
+	"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations.crd.yaml",
 }
 
-// The CRDs of the objects build-layer writes.
-const (
-	MachineOSConfigCRD      = "machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosconfigs.crd.yaml"
-	MachineConfigCRD        = "machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml"
-	MachineConfigurationCRD = "operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations.crd.yaml"
-)
-
-// OpenShift loads the validators of the CRDs above, by kind.
+// OpenShift loads the validators of those CRDs, by kind, from the openshift/api module this
+// repository pins (the module cache's copy, found with `go list -m`).
 func OpenShift() (map[string]*Validator, error) {
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/openshift/api").Output()
+	if err != nil {
+		return nil, fmt.Errorf("finding the openshift/api module: %w", err)
+	}
 	out := map[string]*Validator{}
-	for _, rel := range []string{MachineOSConfigCRD, MachineConfigCRD, MachineConfigurationCRD} {
-		file, err := OpenShiftCRD(rel)
-		if err != nil {
-			return nil, err
-		}
-		v, err := Load(file)
+	for _, rel := range openShiftCRDs {
+		v, err := Load(filepath.Join(strings.TrimSpace(string(dir)), filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, err
 		}
