@@ -11,7 +11,7 @@ TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdri
 all: build
 
 build:
-	$(GO) build -tags "$(TAGS)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./cmd/build-layer ./cmd/etcd ./cmd/etcdctl ./test/redfish/cmd/redfish-emulator
+	$(GO) build -tags "$(TAGS)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert ./cmd/build-layer ./cmd/etcd ./cmd/etcdctl ./test/redfish/cmd/redfish-emulator
 	cd tools/etcd-3.6 && $(GO) build -o $(BIN)/etcd-3.6/etcd .
 
 # Unit tests and the integration tests (tag "integration": real etcd processes, Pacemaker's

@@ -22,11 +22,13 @@ import (
 
 // binaryPackages maps a bin/NAME of a layer definition to the Go package that builds it.
 var binaryPackages = map[string]string{
-	"ocf-etcd":       "./agents/ocf-etcd",
-	"tnf-etcd-agent": "./agents/tnf-etcd-agent",
-	"tnfctl":         "./agents/tnfctl",
-	"etcd":           "./cmd/etcd",
-	"etcdctl":        "./cmd/etcdctl",
+	"ocf-etcd":           "./agents/ocf-etcd",
+	"tnf-etcd-agent":     "./agents/tnf-etcd-agent",
+	"tnfctl":             "./agents/tnfctl",
+	"fence_tnf_poweroff": "./agents/fence_tnf_poweroff",
+	"tnf-fencing-alert":  "./agents/tnf-fencing-alert",
+	"etcd":               "./cmd/etcd",
+	"etcdctl":            "./cmd/etcdctl",
 }
 
 // Summary says what a run produced.

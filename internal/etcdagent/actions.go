@@ -72,6 +72,14 @@ func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
 	}
 	defer cancel()
 	a := &Agent{cfg: cfg, env: env, store: cfg.Store(), rt: runtimeFor(cfg), log: log}
+	if !act.unlocked {
+		unlock, err := a.lock(ctx)
+		if err != nil {
+			log.Error("failed", "err", err)
+			return ocf.ErrGeneric
+		}
+		defer unlock()
+	}
 	st, err := act.run(a, ctx)
 	if err != nil {
 		log.Error("failed", "err", err, "status", st.String())
@@ -85,18 +93,23 @@ type action struct {
 	timeout  time.Duration
 	interval time.Duration
 	run      func(*Agent, context.Context) (ocf.Status, error)
+	// unlocked actions change nothing, so they run beside the others (lock.go).
+	unlocked bool
 }
 
 var actionsByName = map[string]action{
-	"validate-all": {timeout: 20 * time.Second, run: func(*Agent, context.Context) (ocf.Status, error) { return ocf.Success, nil }},
+	"validate-all": {timeout: 20 * time.Second, unlocked: true, run: func(*Agent, context.Context) (ocf.Status, error) { return ocf.Success, nil }},
 	"start":        {timeout: 300 * time.Second, run: (*Agent).start},
 	"stop":         {timeout: 120 * time.Second, run: (*Agent).stop},
 	"monitor":      {timeout: 30 * time.Second, run: (*Agent).monitor},
 	"promote":      {timeout: 300 * time.Second, run: (*Agent).promote},
 	"demote":       {timeout: 120 * time.Second, run: (*Agent).demote},
 	"notify":       {timeout: 120 * time.Second, run: (*Agent).notify},
-	// Not an OCF action: the watcher the agent starts beside etcd (watch.go); it has no deadline.
-	"watch": {run: (*Agent).watch},
+	// Not OCF actions. The watcher the agent starts beside etcd (watch.go) has no deadline and
+	// only reports; peer-fenced is what the watcher starts when the fencing alert reports the
+	// peer fenced (fencing.go).
+	"watch":       {run: (*Agent).watch, unlocked: true},
+	"peer-fenced": {timeout: 120 * time.Second, run: (*Agent).peerFenced},
 }
 
 func failed(err error) (ocf.Status, error) { return ocf.ErrGeneric, err }
@@ -208,9 +221,8 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 	if err := a.publish(ctx, fromStatus(st)); err != nil {
 		return failed(err)
 	}
-	if !st.Learner && !st.serving() && a.peerFencedSinceLaunch(ctx) {
-		// The fencing's notification was lost (see fencing.go): act on it now.
-		a.log.Info("a voter without a leader whose peer was fenced since its launch: handling the peer's stop")
+	if a.leaderlessSincePeerFenced(ctx, st) {
+		// The fencing's notification and alert were both lost (see fencing.go): act on it now.
 		if status, err := a.peerStopped(ctx); status != ocf.Success || err != nil {
 			return status, err
 		}

@@ -3,17 +3,24 @@ package etcdagent
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/fencealert"
+	"github.com/tnf-layer/tnf-layer/internal/ocf"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
 
 // The post-stop notification is how the survivor learns that its peer was fenced, but Pacemaker
 // drops it when the fencing's result aborts the transition that carried it: the transition
 // computed next finds the peer's instance already stopped and notifies nobody (seen on TCG
-// machines, where the fencing outlasts the rest of the transition). The survivor's monitor then
-// finds a voter without a leader; a successful fencing of the peer that completed after this
-// etcd was launched is the proof the notification would have carried.
+// machines, where the fencing outlasts the rest of the transition, and with a slow BMC, whose
+// reboot brings the fenced node back into Corosync just before the result arrives). So the
+// survivor also acts on the fencing itself: Pacemaker's fencing alert reaches the watcher
+// (fencealert), which starts peer-fenced at once; the monitor remains the last resort. Either
+// acts only for a voter without a leader whose peer Pacemaker's history shows fenced after this
+// etcd was launched: the proof the notification would have carried.
 
 // fencedSince reports whether history holds a successful fencing of target completed after t.
 // crm_mon gives whole seconds: an event within t's own second does not count.
@@ -43,4 +50,62 @@ func (a *Agent) peerFencedSinceLaunch(ctx context.Context) bool {
 		return false
 	}
 	return fencedSince(status.Fencing, a.cfg.Peer, st.ModTime())
+}
+
+// leaderlessSincePeerFenced says whether the running member st is a voter without a leader whose
+// peer was fenced after its launch: the state a lost notification leaves.
+func (a *Agent) leaderlessSincePeerFenced(ctx context.Context, st status) bool {
+	if st.Learner || st.serving() || !a.peerFencedSinceLaunch(ctx) {
+		return false
+	}
+	a.log.Info("a voter without a leader whose peer was fenced since its launch: handling the peer's stop")
+	return true
+}
+
+// peerFenced is the action the watcher starts on the fencing alert: what the post-stop
+// notification does, if it has not been done (the lock orders the two).
+func (a *Agent) peerFenced(ctx context.Context) (ocf.Status, error) {
+	if !exists(a.cfg.StartedFile()) {
+		return ocf.Success, nil
+	}
+	if alive, err := a.running(ctx); err != nil || !alive {
+		return ocf.Success, err
+	}
+	st, err := a.localStatus(ctx)
+	if err != nil {
+		return failed(err)
+	}
+	if !a.leaderlessSincePeerFenced(ctx, st) {
+		a.log.Info("fencing alert: nothing to do", "learner", st.Learner, "serving", st.serving())
+		return ocf.Success, nil
+	}
+	return a.peerStopped(ctx)
+}
+
+// listenForFencing serves this node's fencing socket for the watcher's life: a message that the
+// peer was fenced starts peer-fenced, detached (it restarts etcd, and with it this watcher).
+// Without the socket the notification and the monitor still act, only later.
+func (a *Agent) listenForFencing() {
+	ln, err := fencealert.Listen(a.cfg.Self)
+	if err != nil {
+		a.log.Warn("no fencing alerts: the notification and the monitor still act", "err", err)
+		return
+	}
+	go func() {
+		_ = fencealert.Serve(ln, fencealert.Allowed(), func(target string) {
+			if target != a.cfg.Peer {
+				return
+			}
+			self, err := os.Executable()
+			if err == nil {
+				p := etcdrun.Process{Binary: self, PIDFile: filepath.Join(a.cfg.StateDir, "peer-fenced.pid"), LogFile: a.cfg.LogFile}
+				err = p.Start([]string{"peer-fenced"}, os.Environ())
+			}
+			if err != nil {
+				a.log.Error("fencing alert: starting peer-fenced", "err", err)
+				return
+			}
+			a.log.Info("fencing alert: the peer was fenced; peer-fenced started", "peer", target)
+		})
+	}()
 }

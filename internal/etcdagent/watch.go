@@ -58,6 +58,7 @@ const watchRetries = 10
 // watch is the watcher's whole life: wait until etcd exits, then report it, unless the agent
 // itself stopped it (it removes the launched marker, and stops the watcher first).
 func (a *Agent) watch(ctx context.Context) (ocf.Status, error) {
+	a.listenForFencing()
 	for attempt := 0; ; attempt++ {
 		err := a.rt.Wait(ctx)
 		if alive, rerr := a.running(ctx); rerr == nil && !alive {

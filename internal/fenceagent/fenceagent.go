@@ -113,7 +113,7 @@ func (r Redfish) Run(ctx context.Context) (Result, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
-	res := Result{Output: Redact(out.String(), r.Credential.Password)}
+	res := Result{Output: bmc.Redact(out.String(), r.Credential.Password)}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee) && ctx.Err() == nil:
@@ -122,12 +122,4 @@ func (r Redfish) Run(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("%s: %w", cmd.Path, err)
 	}
 	return res, nil
-}
-
-// Redact replaces every occurrence of secret in s.
-func Redact(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "<redacted>")
 }

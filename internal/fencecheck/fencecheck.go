@@ -47,13 +47,13 @@ func checkGofish(ctx context.Context, c bmc.Credential, o Options) Result {
 	defer cancel()
 	cl, err := bmc.Connect(ctx, c, bmc.Options{Timeout: o.Timeout, BasicAuth: o.BasicAuth})
 	if err != nil {
-		r.Detail = fenceagent.Redact(err.Error(), c.Password)
+		r.Detail = bmc.Redact(err.Error(), c.Password)
 		return r
 	}
 	defer cl.Close()
 	sys, err := cl.System()
 	if err != nil {
-		r.Detail = fenceagent.Redact(err.Error(), c.Password)
+		r.Detail = bmc.Redact(err.Error(), c.Password)
 		return r
 	}
 	r.OK, r.Detail = true, fmt.Sprintf("system %s (%s) is %s", sys.ID, sys.Name, sys.PowerState)
@@ -69,7 +69,7 @@ func checkFenceAgent(ctx context.Context, c bmc.Credential, o Options) Result {
 	case ctx.Err() != nil:
 		r.Detail = fmt.Sprintf("no answer within %v", o.Timeout)
 	case err != nil:
-		r.Detail = fenceagent.Redact(err.Error(), c.Password)
+		r.Detail = bmc.Redact(err.Error(), c.Password)
 	case res.Code == 0 || res.Code == 2: // status: 0 on, 2 off
 		r.OK, r.Detail = true, verdict(res.Output)
 	default:

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// ApplyConfiguration makes the live CIB's resources, constraints and cluster options what the pcs
-// commands build, the way `pcs cluster cib-push --diff-against` does: a copy of the live CIB
-// with resources and constraints emptied is rebuilt offline with `pcs -f`, and only the
+// ApplyConfiguration makes the live CIB's resources, constraints, fencing levels, alerts and
+// cluster options what the pcs commands build, the way `pcs cluster cib-push --diff-against`
+// does: a copy of the live CIB with those emptied is rebuilt offline with `pcs -f`, and only the
 // difference is patched into the live CIB. Node attributes, the etcd agent's claim and
 // everything else not built by the commands stay. An unchanged configuration is not touched: it
 // returns false. The patch carries no CIB version (a status update would void it), so call it
@@ -32,8 +32,12 @@ func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]
 		}
 	}
 	offline := Tools{Env: append(append([]string(nil), t.Env...), "CIB_file="+next)}
-	for _, scope := range []string{"constraints", "resources"} { // constraints first: they name resources
-		if _, err := offline.Run(ctx, "cibadmin", "--replace", "--scope", scope, "--xml-text", "<"+scope+"/>"); err != nil {
+	// Constraints and fencing levels first: they name resources. The levels and the alerts are
+	// sections a CIB has only once something was put there (cibadmin: no such object).
+	for _, scope := range []string{"constraints", "fencing-topology", "alerts", "resources"} {
+		_, err := offline.Run(ctx, "cibadmin", "--replace", "--scope", scope, "--xml-text", "<"+scope+"/>")
+		optional := scope == "fencing-topology" || scope == "alerts"
+		if err != nil && !(optional && ExitCode(err) == ExitNoSuch) {
 			return false, err
 		}
 	}

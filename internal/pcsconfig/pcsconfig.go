@@ -25,8 +25,14 @@ const SecretRef = "lrm://"
 // SecretsDir is where Pacemaker's cibsecret support looks for secret parameters.
 const SecretsDir = "/var/lib/pacemaker/lrm/secrets"
 
-// FenceDevice is the stonith device that fences node.
+// FenceDevice is the stonith device that fences node with fence_redfish (level 2).
 func FenceDevice(node string) string { return "fence-" + node }
+
+// PowerOffDevice is the stonith device that fences node by proving it powered off (level 1).
+func PowerOffDevice(node string) string { return "fence-" + node + "-poweroff" }
+
+// FencingAlert is the alert agent the layer installs (agents/tnf-fencing-alert).
+const FencingAlert = "/usr/libexec/tnf/tnf-fencing-alert"
 
 type node struct {
 	ID       int
@@ -36,8 +42,8 @@ type node struct {
 type param struct{ Name, Value string }
 
 type fencing struct {
-	ID, Node, Delay string
-	Options         []fenceagent.Option
+	ID, PowerOffID, Node, Delay string
+	Options                     []fenceagent.Option
 }
 
 type agent struct {
@@ -53,12 +59,13 @@ type inputs struct {
 	Crio, Kubelet agent
 	NodeIPMap     string
 	Etcd          []param
+	FencingAlert  string
 }
 
 // from turns a validated configuration (Defaults applied) into the templates' inputs; errors
 // name the field of cluster.yaml.
 func from(c clusterconfig.Config) (inputs, error) {
-	in := inputs{ClusterName: c.ClusterName, TokenMS: c.Token.Milliseconds()}
+	in := inputs{ClusterName: c.ClusterName, TokenMS: c.Token.Milliseconds(), FencingAlert: FencingAlert}
 	nodes := append([]clusterconfig.Node(nil), c.Nodes...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for i, n := range nodes {
@@ -77,7 +84,7 @@ func from(c clusterconfig.Config) (inputs, error) {
 		if n.Name == c.FenceRaceWinner {
 			delay = c.FenceDelay.Winner.Duration
 		}
-		in.Fencing = append(in.Fencing, fencing{ID: FenceDevice(n.Name), Node: n.Name, Delay: pcsDuration(delay.Milliseconds()), Options: opts})
+		in.Fencing = append(in.Fencing, fencing{ID: FenceDevice(n.Name), PowerOffID: PowerOffDevice(n.Name), Node: n.Name, Delay: pcsDuration(delay.Milliseconds()), Options: opts})
 	}
 	in.NodeIPMap = c.NodeIPMap()
 	var err error
@@ -200,14 +207,15 @@ type Secret struct {
 // Secrets are the files that hold the fence devices' passwords on a node, in cibsecret's
 // format: the value, and beside it a .sign file with the value's MD5 (Pacemaker's integrity
 // check of the pair, not a protection). passwords maps node names to their BMC passwords; both
-// nodes get both, since either may run either device.
+// nodes get both, since either may run either device; both levels of a node use its password.
 func Secrets(passwords map[string]string) []Secret {
 	var out []Secret
 	for n, pw := range passwords {
-		dev := FenceDevice(n)
-		p := path.Join(SecretsDir, dev, "password")
-		out = append(out, Secret{dev, p, []byte(pw + "\n")},
-			Secret{dev, p + ".sign", []byte(fmt.Sprintf("%x\n", md5.Sum([]byte(pw))))})
+		for _, dev := range []string{FenceDevice(n), PowerOffDevice(n)} {
+			p := path.Join(SecretsDir, dev, "password")
+			out = append(out, Secret{dev, p, []byte(pw + "\n")},
+				Secret{dev, p + ".sign", []byte(fmt.Sprintf("%x\n", md5.Sum([]byte(pw))))})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out

@@ -64,11 +64,13 @@ func TestNoPasswordInTheCIB(t *testing.T) {
 			}
 		}
 	}
-	if n != 2 {
-		t.Fatalf("%d password parameters, want 2", n)
+	if n != 4 { // two levels for each of two nodes
+		t.Fatalf("%d password parameters, want 4", n)
 	}
 }
 
+// TestRaceWinnersDeviceWaitsLonger: the level-2 device that fences the race winner waits
+// longest; level 1 (the power-off proof) never waits; each node has level 1 then level 2.
 func TestRaceWinnersDeviceWaitsLonger(t *testing.T) {
 	for _, winner := range []string{"master-0", "master-1"} {
 		c := config()
@@ -77,9 +79,17 @@ func TestRaceWinnersDeviceWaitsLonger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var levels []string
 		for _, cmd := range cmds {
-			if len(cmd) > 2 && cmd[0] == "stonith" {
-				line := strings.Join(cmd, " ")
+			line := strings.Join(cmd, " ")
+			switch {
+			case len(cmd) > 3 && cmd[0] == "stonith" && cmd[1] == "level":
+				levels = append(levels, strings.Join(cmd[3:], " "))
+			case len(cmd) > 3 && cmd[0] == "stonith" && cmd[3] == "fence_tnf_poweroff":
+				if strings.Contains(line, "pcmk_delay") {
+					t.Errorf("winner %s: level 1 waits: %s", winner, line)
+				}
+			case len(cmd) > 3 && cmd[0] == "stonith":
 				want := "pcmk_delay_base=1s"
 				if cmd[2] == FenceDevice(winner) {
 					want = "pcmk_delay_base=10s"
@@ -89,14 +99,24 @@ func TestRaceWinnersDeviceWaitsLonger(t *testing.T) {
 				}
 			}
 		}
+		if got, want := strings.Join(levels, ", "), "1 master-0 fence-master-0-poweroff, 2 master-0 fence-master-0, "+
+			"1 master-1 fence-master-1-poweroff, 2 master-1 fence-master-1"; got != want {
+			t.Errorf("levels %q, want %q", got, want)
+		}
 	}
 }
 
 func TestSecrets(t *testing.T) {
 	got := Secrets(map[string]string{"master-0": "hunter2"})
-	if len(got) != 2 || got[0].Path != SecretsDir+"/fence-master-0/password" || string(got[0].Data) != "hunter2\n" ||
-		got[1].Path != SecretsDir+"/fence-master-0/password.sign" || string(got[1].Data) != "2ab96390c7dbe3439de74d0c9b0b1767\n" {
-		t.Fatalf("%+v", got)
+	if len(got) != 4 {
+		t.Fatalf("%d files, want a password and its signature for each of two devices", len(got))
+	}
+	for i, dev := range []string{"fence-master-0-poweroff", "fence-master-0"} {
+		pw, sign := got[2*i], got[2*i+1]
+		if pw.Device != dev || pw.Path != SecretsDir+"/"+dev+"/password" || string(pw.Data) != "hunter2\n" ||
+			sign.Path != SecretsDir+"/"+dev+"/password.sign" || string(sign.Data) != "2ab96390c7dbe3439de74d0c9b0b1767\n" {
+			t.Errorf("%s: %s %s", dev, pw.Path, sign.Path)
+		}
 	}
 }
 

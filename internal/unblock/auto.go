@@ -11,11 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stmcginnis/gofish/redfish"
-
 	"github.com/tnf-layer/tnf-layer/internal/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
-	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
 	"github.com/tnf-layer/tnf-layer/internal/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
@@ -68,20 +65,9 @@ func (a Auto) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var reads []PowerRead
-	for i := 0; i < 2; i++ {
-		if i > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(a.Gap):
-			}
-		}
-		r := a.read(ctx, cred)
+	off, reason := bmc.ProveOff(ctx, cred, a.Gap, 10*time.Second, a.BasicAuth, func(r bmc.PowerRead) {
 		a.Log.Info("bmc read", "peer", a.Peer.Name, "power_state", r.State, "error", errString(r.Err))
-		reads = append(reads, r)
-	}
-	off, reason := PeerProvenOff(reads, a.Gap)
+	})
 	a.Log.Info("decision", "peer_off", off, "reason", reason)
 	if !off {
 		return ErrNotProven
@@ -108,22 +94,4 @@ func (a Auto) aloneFor() (time.Duration, error) {
 		return 0, err
 	}
 	return 0, fsutil.WriteFileAtomic(a.StateFile, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644)
-}
-
-// read is one PowerState read with gofish, bounded to 10 s.
-func (a Auto) read(ctx context.Context, cred bmc.Credential) PowerRead {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var state string
-	cl, err := bmc.Connect(ctx, cred, bmc.Options{Timeout: 10 * time.Second, BasicAuth: a.BasicAuth})
-	if err == nil {
-		var ps redfish.PowerState
-		ps, err = cl.PowerState()
-		state = string(ps)
-		cl.Close()
-	}
-	if err != nil {
-		err = errors.New(fenceagent.Redact(err.Error(), cred.Password))
-	}
-	return PowerRead{State: state, At: time.Now(), Err: err}
 }

@@ -40,9 +40,10 @@ type failoverTimeline struct {
 func BenchmarkClusterFailover(b *testing.B) {
 	runs := runsFromEnv(b, "TNF_FAILOVER_RUNS")
 	powerOff := func(node string) func(*cluster) { return func(c *cluster) { c.power("off", node) } }
+	powerOn := func(node string) func(*cluster) { return func(c *cluster) { c.powerBackOn(node) } }
 	for _, f := range []failoverFault{
-		{name: "race-loser-killed", survivor: "node1", victim: "node2", inject: powerOff("node2")},
-		{name: "race-winner-killed", survivor: "node2", victim: "node1", inject: powerOff("node1")},
+		{name: "race-loser-killed", survivor: "node1", victim: "node2", inject: powerOff("node2"), heal: powerOn("node2")},
+		{name: "race-winner-killed", survivor: "node2", victim: "node1", inject: powerOff("node1"), heal: powerOn("node1")},
 		{name: "network-split", survivor: "node1", victim: "node2",
 			inject: func(c *cluster) { c.link("down") }, heal: func(c *cluster) { c.link("up") }},
 	} {

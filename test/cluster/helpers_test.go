@@ -49,6 +49,13 @@ func (c *cluster) waitFenced(by, target string, n int) {
 	})
 }
 
+// powerBackOn powers on a node that lost its power once its fencing is done: the first fencing
+// level proves it off and leaves it off, so someone turns it on, as an administrator would.
+func (c *cluster) powerBackOn(node string) {
+	c.t.Helper()
+	c.power("on", node)
+}
+
 // waitBooted waits until node is powered on again (by the fence's reboot).
 func (c *cluster) waitBooted(node string) {
 	c.t.Helper()

@@ -180,7 +180,8 @@ func (n nodeSetup) powerOff() error {
 }
 
 // boot starts the node as systemd would: a fresh mount namespace (overlays over /etc, /var/lib
-// and /var/log that keep the node's disk, the tnf OCF provider, empty /run and /dev/shm), then
+// and /var/log that keep the node's disk, the tnf OCF provider and the layer's agents in
+// /usr/sbin and /usr/libexec, empty /run and /dev/shm), then
 // tnf-setup.service while it has not completed, Corosync once corosync.conf exists, Pacemaker.
 func (n nodeSetup) boot(bin string) error {
 	var mounts []string
@@ -196,6 +197,8 @@ func (n nodeSetup) boot(bin string) error {
 	}
 	mounts = append(mounts,
 		fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s:/usr/lib/ocf/resource.d /usr/lib/ocf/resource.d", n.path("ocf")),
+		fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s:/usr/sbin /usr/sbin", n.path("sbin")),
+		fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s:/usr/libexec /usr/libexec", n.path("libexec")),
 		"mount -t tmpfs -o mode=0755 tmpfs /run", "mount -t tmpfs tmpfs /dev/shm", "hostname "+n.Name)
 	script := "set -e; " + strings.Join(mounts, "; ") + "; echo $$ $(readlink /proc/self/ns/mnt) > " + n.path("holder.new") + "; exec sleep infinity"
 	if _, err := start(n.path("log", "holder.out"), "ip", "netns", "exec", n.NetNS, "unshare", "-m", "-u", "--propagation", "private", "sh", "-c", script); err != nil {

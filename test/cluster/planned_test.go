@@ -335,7 +335,7 @@ func TestBMCCredentialRotation(t *testing.T) {
 		out, err := c.tnfctl(n, "setup", "--wait", "1m")
 		// The fence race winner checks both BMCs with the new passwords before anything else.
 		if err != nil || (n == "node1" && strings.Count(out, "fence_redfish: ok") != 2) ||
-			strings.Count(out, "restarted with its new password") != 2 {
+			strings.Count(out, "restarted with its new password") != 4 { // two levels for each node
 			t.Fatalf("setup again on %s: %v\n%s", n, err, out)
 		}
 		t.Logf("setup again on %s:\n%s", n, out)
@@ -344,6 +344,7 @@ func TestBMCCredentialRotation(t *testing.T) {
 	c.power("off", "node2")
 	c.waitFenced("node1", "node2", 1)
 	c.waitWrites(w, "node1 alone")
+	c.powerBackOn("node2")
 	c.waitRoles("node1", bothPromoted)
 	c.stopAndCheck(w)
 	for _, n := range c.nodes {

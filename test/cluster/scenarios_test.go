@@ -36,9 +36,30 @@ func TestColdBoot(t *testing.T) {
 	if err != nil || st == nil {
 		t.Fatalf("status: %v", err)
 	}
-	for device, runsOn := range map[string]string{"fence-node1": "node2", "fence-node2": "node1"} {
+	for device, runsOn := range map[string]string{"fence-node1": "node2", "fence-node2": "node1",
+		"fence-node1-poweroff": "node2", "fence-node2-poweroff": "node1"} {
 		if st.Role(device, runsOn) != "Started" {
 			t.Errorf("%s does not run on %s: %+v", device, runsOn, st.Resources)
+		}
+	}
+	// The first level's agent is a fence agent to Pacemaker's fencer and to pcs, and the levels
+	// are registered: the power-off proof first, fence_redfish second.
+	for _, argv := range [][]string{{"stonith_admin", "--metadata", "--agent", "fence_tnf_poweroff"},
+		{"pcs", "stonith", "describe", "fence_tnf_poweroff"}} {
+		out, err := c.run("node1", argv...)
+		if err != nil || !strings.Contains(out, "systems_uri") || !strings.Contains(out, "read_timeout") {
+			t.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+		}
+	}
+	levels, err := c.run("node1", "stonith_admin", "--list-registered")
+	if err != nil || !strings.Contains(levels, "fence-node2-poweroff") {
+		t.Errorf("stonith_admin --list-registered on node1: %v\n%s", err, levels)
+	}
+	topology, err := c.run("node1", "pcs", "stonith", "level", "config")
+	for _, target := range c.nodes {
+		want := fmt.Sprintf("Target: %s\n  Level 1 - fence-%s-poweroff\n  Level 2 - fence-%s\n", target, target, target)
+		if err != nil || !strings.Contains(topology, want) {
+			t.Errorf("fencing levels, want %q: %v\n%s", want, err, topology)
 		}
 	}
 
@@ -92,8 +113,8 @@ func TestNetworkSplit(t *testing.T) {
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 1})
 }
 
-// Scenario 3: either node loses power. The survivor fences it and serves alone; the fence's
-// reboot brings the node back and it rejoins.
+// Scenario 3: either node loses power. The survivor fences it (the first level: its BMC says
+// Off) and serves alone; the node, left off, is powered on and rejoins.
 func TestNodeFailure(t *testing.T) {
 	for _, victim := range []string{"node2", "node1"} {
 		t.Run(victim, func(t *testing.T) {
@@ -106,6 +127,12 @@ func TestNodeFailure(t *testing.T) {
 			c.power("off", victim)
 			c.waitFor(survivor+" fenced "+victim, settle, func() (bool, string) { return c.fences(survivor, victim) >= 1, "" })
 			c.waitWrites(w, survivor+" alone")
+			// The survivor's etcd agent heard of the fencing from Pacemaker's alert too.
+			log := readFile(filepath.Join(c.layout.Nodes[survivor].Dir, "disk", "var-log", "tnf-etcd.log"))
+			if !strings.Contains(log, "fencing alert: the peer was fenced") {
+				t.Errorf("%s's agent log has no fencing alert", survivor)
+			}
+			c.powerBackOn(victim)
 			c.waitRoles(survivor, bothPromoted)
 			c.stopAndCheck(w)
 			c.assertFenced(survivor, map[string]int{victim: 1, survivor: 0})
@@ -127,6 +154,7 @@ func TestTwoFailures(t *testing.T) {
 	c.waitFenced("node1", "node2", 1)
 	c.waitWrites(w, "node1 alone")
 	w.Stop()
+	c.power("on", "node2") // it powers on, and never boots
 
 	bootAlone := func() {
 		c.power("off", "node1")

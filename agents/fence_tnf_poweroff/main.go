@@ -1,0 +1,14 @@
+// Command fence_tnf_poweroff is the first fencing level (internal/poweroffagent), installed as
+// /usr/sbin/fence_tnf_poweroff, where Pacemaker's fencer and pcs look for fence agents.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/tnf-layer/tnf-layer/internal/poweroffagent"
+)
+
+func main() {
+	os.Exit(poweroffagent.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

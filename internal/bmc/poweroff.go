@@ -1,0 +1,89 @@
+package bmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stmcginnis/gofish/redfish"
+)
+
+// PowerRead is one read of a system's PowerState; Err is set when the BMC did not answer.
+type PowerRead struct {
+	State string
+	At    time.Time
+	Err   error
+}
+
+// ReadPower reads the PowerState once, the connection and the read bounded by timeout. An
+// error never holds the password.
+func ReadPower(ctx context.Context, c Credential, timeout time.Duration, basicAuth bool) PowerRead {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var state string
+	cl, err := Connect(ctx, c, Options{Timeout: timeout, BasicAuth: basicAuth})
+	if err == nil {
+		var ps redfish.PowerState
+		ps, err = cl.PowerState()
+		state = string(ps)
+		cl.Close()
+	}
+	if err != nil {
+		err = errors.New(Redact(err.Error(), c.Password))
+	}
+	return PowerRead{State: state, At: time.Now(), Err: err}
+}
+
+// ProvenOff says whether reads prove a system off: at least two, all answered with exactly
+// "Off", the first and last at least gap apart. Anything else (On, PoweringOff, no answer)
+// proves nothing: a node that cannot be proven off may still write.
+func ProvenOff(reads []PowerRead, gap time.Duration) (bool, string) {
+	for i, r := range reads {
+		if r.Err != nil {
+			return false, fmt.Sprintf("BMC read %d failed: %v", i+1, r.Err)
+		}
+		if r.State != "Off" {
+			return false, fmt.Sprintf("BMC read %d says PowerState %q", i+1, r.State)
+		}
+	}
+	if len(reads) < 2 {
+		return false, fmt.Sprintf("%d BMC reads, two are needed", len(reads))
+	}
+	if span := reads[len(reads)-1].At.Sub(reads[0].At); span < gap {
+		return false, fmt.Sprintf("BMC reads only %v apart, %v needed", span, gap)
+	}
+	return true, fmt.Sprintf("BMC says PowerState Off on %d reads %v apart", len(reads), reads[len(reads)-1].At.Sub(reads[0].At).Round(100*time.Millisecond))
+}
+
+// ProveOff reads the PowerState twice, gap apart, and says whether the reads prove the system
+// off (ProvenOff). A first read that is not Off ends it at once: the caller's fallback (the next
+// fencing level, or waiting) then starts without the gap. Each read is passed to seen.
+func ProveOff(ctx context.Context, c Credential, gap, timeout time.Duration, basicAuth bool, seen func(PowerRead)) (bool, string) {
+	var reads []PowerRead
+	for i := 0; i < 2; i++ {
+		if i > 0 {
+			if last := reads[0]; last.Err != nil || last.State != "Off" {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return false, ctx.Err().Error()
+			case <-time.After(gap):
+			}
+		}
+		r := ReadPower(ctx, c, timeout, basicAuth)
+		seen(r)
+		reads = append(reads, r)
+	}
+	return ProvenOff(reads, gap)
+}
+
+// Redact replaces every occurrence of secret in s.
+func Redact(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "<redacted>")
+}

@@ -1,0 +1,93 @@
+package poweroffagent
+
+import (
+	"encoding/xml"
+	"fmt"
+)
+
+// The metadata in the fence agents' format (what `fence_redfish -o metadata` prints), which
+// Pacemaker's fencer and pcs read: the parameters a device may set, and the actions.
+
+type mdContent struct {
+	Type    string `xml:"type,attr"`
+	Default string `xml:"default,attr,omitempty"`
+}
+
+type mdText struct {
+	Lang string `xml:"lang,attr"`
+	Text string `xml:",chardata"`
+}
+
+type mdGetopt struct {
+	Mixed string `xml:"mixed,attr"`
+}
+
+type mdParameter struct {
+	Name      string    `xml:"name,attr"`
+	Unique    string    `xml:"unique,attr"`
+	Required  string    `xml:"required,attr"`
+	Getopt    mdGetopt  `xml:"getopt"`
+	Content   mdContent `xml:"content"`
+	Shortdesc mdText    `xml:"shortdesc"`
+}
+
+type mdAction struct {
+	Name      string `xml:"name,attr"`
+	Automatic string `xml:"automatic,attr,omitempty"`
+}
+
+type metadata struct {
+	XMLName    xml.Name      `xml:"resource-agent"`
+	Name       string        `xml:"name,attr"`
+	Shortdesc  string        `xml:"shortdesc,attr"`
+	Longdesc   string        `xml:"longdesc"`
+	VendorURL  string        `xml:"vendor-url"`
+	Parameters []mdParameter `xml:"parameters>parameter"`
+	Actions    []mdAction    `xml:"actions>action"`
+}
+
+func param(name string, required bool, typ, def, desc string) mdParameter {
+	req := "0"
+	if required {
+		req = "1"
+	}
+	return mdParameter{Name: name, Unique: "0", Required: req, Getopt: mdGetopt{Mixed: "--" + name + "=[value]"},
+		Content: mdContent{Type: typ, Default: def}, Shortdesc: mdText{Lang: "en", Text: desc}}
+}
+
+// Actions are what the agent answers; "on" is absent: it never powers a node.
+var Actions = []string{"off", "reboot", "status", "monitor", "list", "metadata", "validate-all"}
+
+// Metadata is the agent's metadata document.
+func Metadata() ([]byte, error) {
+	md := metadata{
+		Name:      Name,
+		Shortdesc: "Fence a node that its Redfish BMC reports powered off",
+		Longdesc: "The first fencing level of a two-node cluster: succeeds only when the target's BMC answers " +
+			"PowerState Off on two reads, gap seconds apart; On, any other state, an error or no answer within read_timeout " +
+			"fails at once, so the next level (fence_redfish with the race delay) runs. It never powers a node on or off: " +
+			"a node it fences stays off. Options come on standard input, as Pacemaker's fencer passes them; the password " +
+			"never on the command line.",
+		VendorURL: "https://www.dmtf.org/standards/redfish",
+		Parameters: []mdParameter{
+			param("action", true, "string", "reboot", "Fencing action"),
+			param("ip", true, "string", "", "IP address or hostname of the BMC"),
+			param("ipport", false, "integer", "443", "TCP port of the BMC's HTTPS service"),
+			param("username", true, "string", "", "BMC login name"),
+			param("password", true, "string", "", "BMC login password"),
+			param("systems_uri", true, "string", "", "Redfish ComputerSystem of the target, /redfish/v1/Systems/<id>"),
+			param("ssl_insecure", false, "boolean", "", "Do not verify the BMC's certificate"),
+			param("gap", false, "second", fmt.Sprint(DefaultGap.Seconds()), "Seconds between the two PowerState reads"),
+			param("read_timeout", false, "second", fmt.Sprint(DefaultReadTimeout.Seconds()), "Seconds each read may take, connection included"),
+		},
+	}
+	md.Parameters[0].Getopt.Mixed = "-o, --action=[action]"
+	for _, a := range Actions {
+		md.Actions = append(md.Actions, mdAction{Name: a})
+	}
+	out, err := xml.MarshalIndent(md, "", "\t")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(out, '\n')...), nil
+}
