@@ -230,6 +230,11 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 		return a.monitor(ctx)
 	}
 	if !st.Learner {
+		if st.serving() {
+			if err := a.cfg.MarkLeaderSeen(); err != nil {
+				return failed(err)
+			}
+		}
 		return ocf.RunningPromoted, a.setScore(ctx, etcdnode.ScoreVoter)
 	}
 	score := -1
@@ -348,6 +353,10 @@ func (a *Agent) notify(ctx context.Context) (ocf.Status, error) {
 	case "promote":
 		if ocf.Contains(n.Promote, a.cfg.Peer) && exists(a.cfg.StartedFile()) {
 			if alive, err := a.running(ctx); err != nil || alive {
+				// The peer joined: a fencing of it before now explains no later loss of the leader.
+				if st, serr := a.localStatus(ctx); alive && serr == nil && st.serving() {
+					err = a.cfg.MarkLeaderSeen()
+				}
 				return ocf.Success, err
 			}
 			local, err := a.inspect()

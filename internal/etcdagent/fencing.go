@@ -20,7 +20,9 @@ import (
 // survivor also acts on the fencing itself: Pacemaker's fencing alert reaches the watcher
 // (fencealert), which starts peer-fenced at once; the monitor remains the last resort. Either
 // acts only for a voter without a leader whose peer Pacemaker's history shows fenced after this
-// etcd was launched: the proof the notification would have carried.
+// etcd was launched and after it last had a leader: the proof the notification would have
+// carried. (Launch time alone was not enough: a fencing the survivor did not need, followed by
+// the peer's return and a second loss, passed for proof of the second loss before its fencing.)
 
 // fencedSince reports whether history holds a successful fencing of target completed after t.
 // crm_mon gives whole seconds: an event within t's own second does not count.
@@ -29,36 +31,50 @@ func fencedSince(history []pcmk.FenceEvent, target string, t time.Time) bool {
 		if f.Target != target || f.Status != "success" {
 			continue
 		}
-		done, err := time.Parse("2006-01-02 15:04:05Z07:00", f.Completed)
-		if err == nil && done.After(t.Truncate(time.Second)) {
+		if done, ok := f.CompletedAt(); ok && done.After(t.Truncate(time.Second)) {
 			return true
 		}
 	}
 	return false
 }
 
-// peerFencedSinceLaunch asks Pacemaker's fencing history whether the peer was fenced after this
-// node's etcd was launched. Without an answer (no Pacemaker, say) there is no proof: false.
-func (a *Agent) peerFencedSinceLaunch(ctx context.Context) bool {
-	st, err := os.Stat(a.cfg.LaunchedFile())
+// proofSince is the time after which a fencing of the peer proves what a lost notification
+// would have: after this etcd's launch (a fencing before it was handled by it), and after a
+// monitor last saw it with a leader. A fencing before that (one the survivor did not need, or
+// one after which the peer rejoined) cannot explain a later loss of the leader.
+func proofSince(launched, leaderSeen time.Time) time.Time {
+	if leaderSeen.After(launched) {
+		return leaderSeen
+	}
+	return launched
+}
+
+// peerFencedSinceLeader asks Pacemaker's fencing history whether the peer was fenced after
+// proofSince. Without an answer (no Pacemaker, say) there is no proof: false.
+func (a *Agent) peerFencedSinceLeader(ctx context.Context) bool {
+	launched, err := os.Stat(a.cfg.LaunchedFile())
 	if err != nil {
 		return false
+	}
+	var leaderSeen time.Time
+	if st, err := os.Stat(a.cfg.LeaderSeenFile()); err == nil {
+		leaderSeen = st.ModTime()
 	}
 	status, err := pcmk.Tools{}.Status(ctx)
 	if err != nil {
 		a.log.Warn("fencing history unavailable", "err", err)
 		return false
 	}
-	return fencedSince(status.Fencing, a.cfg.Peer, st.ModTime())
+	return fencedSince(status.Fencing, a.cfg.Peer, proofSince(launched.ModTime(), leaderSeen))
 }
 
 // leaderlessSincePeerFenced says whether the running member st is a voter without a leader whose
-// peer was fenced after its launch: the state a lost notification leaves.
+// peer was fenced after it lost its leader (proofSince): the state a lost notification leaves.
 func (a *Agent) leaderlessSincePeerFenced(ctx context.Context, st status) bool {
-	if st.Learner || st.serving() || !a.peerFencedSinceLaunch(ctx) {
+	if st.Learner || st.serving() || !a.peerFencedSinceLeader(ctx) {
 		return false
 	}
-	a.log.Info("a voter without a leader whose peer was fenced since its launch: handling the peer's stop")
+	a.log.Info("a voter without a leader whose peer was fenced since it last had one: handling the peer's stop")
 	return true
 }
 

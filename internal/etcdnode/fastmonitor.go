@@ -75,6 +75,9 @@ func FastMonitor(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	if err := c.SetScore(ctx, store, ScoreVoter); err != nil {
 		return 0, false
 	}
+	if err := c.MarkLeaderSeen(); err != nil {
+		return 0, false
+	}
 	return ocf.RunningPromoted, true
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,6 +66,19 @@ func (c Config) LaunchedFile() string { return filepath.Join(c.StateDir, "launch
 // FrozenFile marks that the monitor found the launched etcd frozen, so the stop that follows
 // kills it at once instead of asking it anything first.
 func (c Config) FrozenFile() string { return filepath.Join(c.StateDir, "frozen") }
+
+// LeaderSeenFile's modification time is the last time a monitor saw the local voter with a
+// leader: a fencing of the peer completed before it cannot explain a later loss of the leader.
+func (c Config) LeaderSeenFile() string { return filepath.Join(c.StateDir, "leader-seen") }
+
+// MarkLeaderSeen records that the local voter has a leader now.
+func (c Config) MarkLeaderSeen() error {
+	now := time.Now()
+	if err := os.Chtimes(c.LeaderSeenFile(), now, now); !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return os.WriteFile(c.LeaderSeenFile(), nil, 0o600)
+}
 
 // TrustFile keeps the fingerprint of the CA bundles etcd was launched with.
 func (c Config) TrustFile() string { return filepath.Join(c.StateDir, "trust-loaded") }

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Status is Pacemaker's view (crm_mon's XML output), the parts tnfctl status shows.
@@ -50,11 +51,24 @@ type ResourceRole struct {
 
 // FenceEvent is one entry of the fencing history.
 type FenceEvent struct {
-	Action    string `json:"action"`
-	Target    string `json:"target"`
-	Delegate  string `json:"delegate,omitempty"`
-	Status    string `json:"status"`
-	Completed string `json:"completed,omitempty"`
+	Action     string `json:"action"`
+	Target     string `json:"target"`
+	Delegate   string `json:"delegate,omitempty"`
+	Status     string `json:"status"` // success, failed or pending
+	ExitReason string `json:"exitReason,omitempty"`
+	Completed  string `json:"completed,omitempty"`
+}
+
+// CompletedAt is when the event completed (crm_mon gives whole seconds); false for a pending one.
+// crm_mon writes UTC as "2026-11-22 10:04:31Z" and any other zone with its offset after a space,
+// "2026-11-22 11:04:31 +01:00" (crm_time_as_string).
+func (f FenceEvent) CompletedAt() (time.Time, bool) {
+	for _, layout := range []string{"2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05 -07:00"} {
+		if t, err := time.Parse(layout, f.Completed); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 type crmMon struct {
@@ -85,11 +99,12 @@ type crmMon struct {
 		} `xml:"clone"`
 	} `xml:"resources"`
 	Fencing []struct {
-		Action    string `xml:"action,attr"`
-		Target    string `xml:"target,attr"`
-		Delegate  string `xml:"delegate,attr"`
-		Status    string `xml:"status,attr"`
-		Completed string `xml:"completed,attr"`
+		Action     string `xml:"action,attr"`
+		Target     string `xml:"target,attr"`
+		Delegate   string `xml:"delegate,attr"`
+		Status     string `xml:"status,attr"`
+		ExitReason string `xml:"exit-reason,attr"`
+		Completed  string `xml:"completed,attr"`
 	} `xml:"fence_history>fence_event"`
 }
 
