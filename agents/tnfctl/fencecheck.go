@@ -10,15 +10,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tnf-layer/tnf-layer/internal/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
 	"github.com/tnf-layer/tnf-layer/internal/fencecheck"
 )
 
-func fenceCheckCommand() *cobra.Command {
+func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	var (
-		address, username, passwordFile, verification, caFile, agent string
-		timeout                                                      time.Duration
-		basicAuth                                                    bool
+		target, address, username, passwordFile, verification, caFile, agent string
+		timeout                                                              time.Duration
+		basicAuth                                                            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fence-check",
@@ -26,29 +27,25 @@ func fenceCheckCommand() *cobra.Command {
 		Long: "Connects to the BMC with gofish and reads the system, then runs the real fence_redfish " +
 			"--action status with the options on standard input, as Pacemaker's fencer does. Prints one " +
 			"line per check; exits 1 if any check fails. The password is read from a file and never " +
-			"appears in any command line or output.",
+			"appears in any command line or output. --target NODE checks that node's BMC as the node " +
+			"configuration names it (what the cluster's fence devices use); otherwise --address, " +
+			"--username and --password-file say what to check.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			addr, err := bmc.ParseAddress("--address", address)
-			if err != nil {
-				return err
-			}
-			if username == "" {
-				return errors.New("--username: missing")
-			}
-			data, err := os.ReadFile(passwordFile)
-			if err != nil {
-				return fmt.Errorf("--password-file: %w", err)
-			}
-			cred := bmc.Credential{
-				Address: addr, Username: username, Password: strings.TrimRight(string(data), "\r\n"), CAFile: caFile,
-			}
-			switch verification {
-			case "Enabled":
-				cred.VerifyCertificate = true
-			case "Disabled":
-			default:
-				return fmt.Errorf("--certificate-verification: %q is neither Enabled nor Disabled", verification)
+			var cred bmc.Credential
+			if target != "" {
+				_, node, _, err := clusterconfig.LoadNode(nf.config, target)
+				if err != nil {
+					return fmt.Errorf("--target: %w", err)
+				}
+				if cred, err = node.Credential(); err != nil {
+					return fmt.Errorf("--target %s: %w", target, err)
+				}
+			} else {
+				var err error
+				if cred, err = credentialFromFlags(address, username, passwordFile, verification, caFile); err != nil {
+					return err
+				}
 			}
 			failed := false
 			for _, r := range fencecheck.Check(cmd.Context(), cred, fencecheck.Options{Timeout: timeout, Agent: agent, BasicAuth: basicAuth}) {
@@ -62,6 +59,7 @@ func fenceCheckCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&target, "target", "", "check this node's BMC as the node configuration (--config) names it")
 	f.StringVar(&address, "address", "", "BMC address: redfish+https://host[:port]/redfish/v1/Systems/<id>")
 	f.StringVar(&username, "username", "", "BMC user")
 	f.StringVar(&passwordFile, "password-file", "", "file holding the BMC password")
@@ -70,8 +68,32 @@ func fenceCheckCommand() *cobra.Command {
 	f.StringVar(&agent, "fence-agent", fenceagent.DefaultAgent, "fence_redfish to run")
 	f.DurationVar(&timeout, "timeout", 20*time.Second, "deadline of each check")
 	f.BoolVar(&basicAuth, "basic-auth", false, "gofish with Basic auth instead of a session")
-	for _, name := range []string{"address", "username", "password-file"} {
-		_ = cmd.MarkFlagRequired(name)
-	}
+	cmd.MarkFlagsMutuallyExclusive("target", "address")
 	return cmd
+}
+
+// credentialFromFlags is the credential the flags name; errors name the flag.
+func credentialFromFlags(address, username, passwordFile, verification, caFile string) (bmc.Credential, error) {
+	for _, f := range []struct{ flag, value string }{{"--address", address}, {"--username", username}, {"--password-file", passwordFile}} {
+		if f.value == "" {
+			return bmc.Credential{}, fmt.Errorf("%s: missing (or give --target NODE)", f.flag)
+		}
+	}
+	addr, err := bmc.ParseAddress("--address", address)
+	if err != nil {
+		return bmc.Credential{}, err
+	}
+	data, err := os.ReadFile(passwordFile)
+	if err != nil {
+		return bmc.Credential{}, fmt.Errorf("--password-file: %w", err)
+	}
+	cred := bmc.Credential{Address: addr, Username: username, Password: strings.TrimRight(string(data), "\r\n"), CAFile: caFile}
+	switch verification {
+	case "Enabled":
+		cred.VerifyCertificate = true
+	case "Disabled":
+	default:
+		return bmc.Credential{}, fmt.Errorf("--certificate-verification: %q is neither Enabled nor Disabled", verification)
+	}
+	return cred, nil
 }

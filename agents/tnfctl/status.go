@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tnf-layer/tnf-layer/internal/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
 
@@ -17,9 +21,41 @@ type clusterStatus struct {
 	Corosync  pcmk.Membership `json:"corosync"`
 	Pacemaker *pcmk.Status    `json:"pacemaker,omitempty"`
 	Error     string          `json:"pacemakerError,omitempty"`
+	// FencingFails is set while the fencing of the absent peer keeps failing.
+	FencingFails *fencingFails `json:"fencingFails,omitempty"`
 }
 
-func statusCommand() *cobra.Command {
+// fencingFails is a failing fencing, what the peer's BMC answers now, and the advice.
+type fencingFails struct {
+	fencewait.Failing
+	BMC    string `json:"bmc,omitempty"`
+	Advice string `json:"advice"`
+}
+
+// bmcReadTimeout bounds status's read of a BMC: long enough for a slow BMC, short for a person.
+const bmcReadTimeout = 5 * time.Second
+
+// peerFencingFails looks, when the peer is absent, for its fencing failing in the history, and
+// then asks the peer's BMC what it says now. Without the node configuration (tnfctl status on a
+// machine set up by hand) the BMC is not asked.
+func peerFencingFails(ctx context.Context, nf *nodeFlags, st clusterStatus) *fencingFails {
+	_, _, peer, err := nf.load()
+	if err != nil || st.Pacemaker == nil || st.Corosync.Nodes[peer.Name] {
+		return nil
+	}
+	f, ok := fencewait.Find(st.Pacemaker.Fencing, peer.Name)
+	if !ok {
+		return nil
+	}
+	ff := &fencingFails{Failing: f}
+	if cred, err := peer.Credential(); err == nil {
+		ff.BMC = bmc.ReadPower(ctx, cred, bmcReadTimeout, true).Describe(cred.Address.Host)
+	}
+	ff.Advice = f.Describe(ff.BMC)
+	return ff
+}
+
+func statusCommand(nf *nodeFlags) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -37,6 +73,7 @@ func statusCommand() *cobra.Command {
 			} else {
 				st.Pacemaker = &p
 			}
+			st.FencingFails = peerFencingFails(cmd.Context(), nf, st)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -105,6 +142,9 @@ func printStatus(w io.Writer, st clusterStatus) {
 		fmt.Fprintf(w, "  %-14s %-10s %s%s\n", r.ID, r.Role, orNone(r.Node), failed)
 	}
 	fmt.Fprintln(w, "Fencing:")
+	if st.FencingFails != nil {
+		fmt.Fprintf(w, "  FAILING: %s\n", st.FencingFails.Advice)
+	}
 	if len(p.Fencing) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
@@ -113,7 +153,11 @@ func printStatus(w io.Writer, st clusterStatus) {
 			fmt.Fprintf(w, "  (%d earlier: tnfctl status --json)\n", len(p.Fencing)-i)
 			break
 		}
-		fmt.Fprintf(w, "  %s of %s by %s: %s %s\n", f.Action, f.Target, orNone(f.Delegate), f.Status, f.Completed)
+		reason := ""
+		if f.ExitReason != "" {
+			reason = " (" + f.ExitReason + ")"
+		}
+		fmt.Fprintf(w, "  %s of %s by %s: %s%s %s\n", f.Action, f.Target, orNone(f.Delegate), f.Status, reason, f.Completed)
 	}
 }
 

@@ -58,6 +58,17 @@ func TestStatusText(t *testing.T) {
 				Resources: append(stack("master-0", "Promoted"), stopped...),
 				Fencing:   fencing(7)},
 		}},
+		{"fencing-fails", clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
+				Resources: append(stack("master-0", "Promoted"), stopped...),
+				Fencing: []pcmk.FenceEvent{{Action: "reboot", Target: "master-1", Delegate: "master-0", Status: "failed",
+					ExitReason: "Fencing operation timeout", Completed: "2026-11-22 14:03:40Z"}}},
+			FencingFails: &fencingFails{BMC: "BMC 192.0.2.21 unreachable",
+				Advice: "fencing of master-1 failed since 14:02:11 (BMC 192.0.2.21 unreachable; 2 attempts); etcd waits. " +
+					"Pacemaker retries every minute. If master-1 is powered off, run `tnfctl confirm-peer-down`."},
+		}},
 		{"waiting-for-peer", clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
 			Pacemaker: &pcmk.Status{DC: "master-0",

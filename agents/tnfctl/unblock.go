@@ -22,7 +22,8 @@ func confirmCommand(nf *nodeFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "confirm-peer-down",
 		Short: "Confirm the peer is powered off, so this node starts OpenShift alone",
-		Long: "For a node that booted alone and waits for its peer. Refuses while the peer is a Corosync member. " +
+		Long: "For a node that booted alone and waits for its peer, or that runs alone while its peer's fencing keeps failing " +
+			"(tnfctl status says so). Refuses while the peer is a Corosync member. " +
 			"Otherwise confirms the peer as fenced, cancels Corosync's wait_for_all and makes Pacemaker re-check. " +
 			"Only confirm a peer you know is off: if it runs, both nodes may write OpenShift's data.",
 		Args: cobra.NoArgs,
@@ -107,7 +108,7 @@ func autoUnblockCommand(nf *nodeFlags) *cobra.Command {
 		Use:   "auto-unblock",
 		Short: "If enabled and this node has waited alone long enough, start alone once the peer's BMC proves it off",
 		Long: "One pass, run by tnf-auto-unblock.timer. Only with autoUnblock.enabled in cluster.yaml, and only after " +
-			"autoUnblock.after of waiting alone: reads the peer's PowerState twice, a few seconds apart; only two " +
+			"autoUnblock.after of waiting alone (booted alone, or alone with the peer's fencing failing): reads the peer's PowerState twice, a few seconds apart; only two " +
 			"answers of exactly Off lead to what confirm-peer-down does. Every decision is logged with its reason. " +
 			"Exit 2: the BMC did not prove the peer off.",
 		Args: cobra.NoArgs,

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/stmcginnis/gofish/common"
 	"github.com/stmcginnis/gofish/redfish"
 )
 
@@ -15,6 +18,25 @@ type PowerRead struct {
 	State string
 	At    time.Time
 	Err   error
+	// HTTPStatus is the BMC's refusal (401 for credentials it rejects), 0 when it answered or
+	// was never reached.
+	HTTPStatus int
+	// Unreachable: no connection, or no answer in time.
+	Unreachable bool
+}
+
+// Describe says in a few words what the read found, for an administrator: the PowerState, the
+// credentials refused, an unreachable BMC, or the error.
+func (r PowerRead) Describe(host string) string {
+	switch {
+	case r.Err == nil:
+		return fmt.Sprintf("BMC %s says PowerState %s", host, r.State)
+	case r.HTTPStatus == http.StatusUnauthorized || r.HTTPStatus == http.StatusForbidden:
+		return fmt.Sprintf("BMC %s rejects the credentials (HTTP %d): check the password", host, r.HTTPStatus)
+	case r.Unreachable:
+		return fmt.Sprintf("BMC %s unreachable", host)
+	}
+	return fmt.Sprintf("BMC %s: %v", host, r.Err)
 }
 
 // ReadPower reads the PowerState once, the connection and the read bounded by timeout. An
@@ -30,10 +52,17 @@ func ReadPower(ctx context.Context, c Credential, timeout time.Duration, basicAu
 		state = string(ps)
 		cl.Close()
 	}
+	r := PowerRead{State: state, At: time.Now()}
 	if err != nil {
-		err = errors.New(Redact(err.Error(), c.Password))
+		var rf *common.Error
+		var ne net.Error
+		if errors.As(err, &rf) {
+			r.HTTPStatus = rf.HTTPReturnedStatusCode
+		}
+		r.Unreachable = r.HTTPStatus == 0 && (errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded))
+		r.Err = errors.New(Redact(err.Error(), c.Password))
 	}
-	return PowerRead{State: state, At: time.Now(), Err: err}
+	return r
 }
 
 // ProvenOff says whether reads prove a system off: at least two, all answered with exactly

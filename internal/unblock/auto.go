@@ -13,6 +13,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
@@ -51,7 +52,13 @@ func (a Auto) Run(ctx context.Context) error {
 	}
 	s := Situation{Enabled: a.Config.AutoUnblock.Enabled, After: a.Config.AutoUnblock.After.Duration,
 		PeerMember: m.Nodes[a.Peer.Name], WaitingForAll: m.WaitingForAll}
-	if s.PeerMember || !s.WaitingForAll {
+	if !s.PeerMember && !s.WaitingForAll {
+		// Quorate alone: is the peer's fencing failing? Without Pacemaker's answer, not proven.
+		if st, err := a.Tools.Status(ctx); err == nil {
+			_, s.FencingFails = fencewait.Find(st.Fencing, a.Peer.Name)
+		}
+	}
+	if s.PeerMember || !(s.WaitingForAll || s.FencingFails) {
 		_ = os.Remove(a.StateFile)
 	} else if s.AloneFor, err = a.aloneFor(); err != nil {
 		return err

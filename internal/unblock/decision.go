@@ -9,12 +9,14 @@ import (
 	"time"
 )
 
-// Situation is what a node knows about being alone.
+// Situation is what a node knows about being alone: booted alone and waiting for its peer, or
+// quorate alone with its peer's fencing failing (both wait for proof that the peer is off).
 type Situation struct {
 	Enabled       bool          // autoUnblock.enabled
 	After         time.Duration // autoUnblock.after
 	PeerMember    bool          // the peer is in this node's Corosync membership
 	WaitingForAll bool          // wait_for_all still holds quorum back
+	FencingFails  bool          // the peer's fencing keeps failing (fencewait)
 	AloneFor      time.Duration // how long this node has been seen waiting alone
 }
 
@@ -25,7 +27,7 @@ func ShouldAskBMC(s Situation) (bool, string) {
 		return false, "autoUnblock is not enabled in cluster.yaml"
 	case s.PeerMember:
 		return false, "the peer is a live Corosync member: nothing to unblock"
-	case !s.WaitingForAll:
+	case !s.WaitingForAll && !s.FencingFails:
 		return false, "not waiting for the peer: nothing to unblock"
 	case s.AloneFor < s.After:
 		return false, fmt.Sprintf("waited alone %v of %v", s.AloneFor.Round(time.Second), s.After)

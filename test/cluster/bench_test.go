@@ -46,6 +46,14 @@ func BenchmarkClusterFailover(b *testing.B) {
 		{name: "race-winner-killed", survivor: "node2", victim: "node1", inject: powerOff("node1"), heal: powerOn("node1")},
 		{name: "network-split", survivor: "node1", victim: "node2",
 			inject: func(c *cluster) { c.link("down") }, heal: func(c *cluster) { c.link("up") }},
+		// Frozen with its power on: the first level finds it On and must not shortcut; the second
+		// waits the race delay and reboots it.
+		{name: "race-winner-hangs", survivor: "node2", victim: "node1", inject: func(c *cluster) { c.hang("node1") }},
+		// A BMC that answers every request in 3 s: the first level gives up, fence_redfish reboots
+		// the node, which is back in Corosync about when the result arrives.
+		{name: "race-winner-killed-slow-bmc", survivor: "node2", victim: "node1",
+			inject: func(c *cluster) { c.faults(`{"latency": "3s"}`); c.power("off", "node1") },
+			heal:   func(c *cluster) { c.faults(`{}`); c.powerBackOn("node1") }},
 	} {
 		b.Run(f.name, func(b *testing.B) {
 			c := newCluster(b, nil)

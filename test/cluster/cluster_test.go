@@ -209,6 +209,13 @@ func (c *cluster) startEmulator() {
 // configuration (and the BMC passwords) anew.
 func (c *cluster) restartEmulator() {
 	c.t.Helper()
+	c.stopEmulator()
+	c.startEmulator()
+}
+
+// stopEmulator stops the BMC emulator by its PID: every BMC is unreachable until startEmulator.
+func (c *cluster) stopEmulator() {
+	c.t.Helper()
 	if err := unix.Kill(c.emuPID, unix.SIGKILL); err != nil {
 		c.t.Fatal(err)
 	}
@@ -218,7 +225,8 @@ func (c *cluster) restartEmulator() {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	c.startEmulator()
+	c.emuPID = 0
+	c.t.Log("BMC emulator stopped: the BMCs are unreachable")
 }
 
 // dial connects from inside a network namespace: the socket is made on a thread that entered

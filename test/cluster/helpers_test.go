@@ -56,6 +56,16 @@ func (c *cluster) powerBackOn(node string) {
 	c.power("on", node)
 }
 
+// hang freezes every process of node (SIGSTOP): a node hung with its power on. Its fencing's
+// power cut ends it (SIGKILL reaches stopped processes).
+func (c *cluster) hang(node string) {
+	c.t.Helper()
+	for _, pid := range c.layout.Nodes[node].processes() {
+		_ = unix.Kill(pid, unix.SIGSTOP)
+	}
+	c.t.Logf("%s: hung (every process stopped)", node)
+}
+
 // waitBooted waits until node is powered on again (by the fence's reboot).
 func (c *cluster) waitBooted(node string) {
 	c.t.Helper()

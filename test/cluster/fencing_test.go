@@ -1,0 +1,161 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/duration"
+)
+
+// fencingFails is the part of tnfctl status --json that reports a failing fencing.
+type fencingFails struct {
+	Target   string `json:"target"`
+	Attempts int    `json:"attempts"`
+	BMC      string `json:"bmc"`
+	Advice   string `json:"advice"`
+}
+
+// waitFencingFails waits until from's tnfctl status reports target's fencing failing with a BMC
+// description holding bmc, and the text view gives the way out.
+func (c *cluster) waitFencingFails(from, target, bmc string) fencingFails {
+	c.t.Helper()
+	var ff fencingFails
+	c.waitFor(fmt.Sprintf("%s's status: fencing of %s failing (%s)", from, target, bmc), settle, func() (bool, string) {
+		out, err := c.tnfctl(from, "status", "--json")
+		var st struct {
+			FencingFails *fencingFails `json:"fencingFails"`
+		}
+		if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.FencingFails == nil {
+			return false, out
+		}
+		ff = *st.FencingFails
+		return ff.Target == target && strings.Contains(ff.BMC, bmc), ff.BMC
+	})
+	text, err := c.tnfctl(from, "status")
+	want := fmt.Sprintf("FAILING: fencing of %s failed since ", target)
+	if err != nil || !strings.Contains(text, want) || !strings.Contains(text, "run `tnfctl confirm-peer-down`") {
+		c.t.Fatalf("tnfctl status on %s, want %q and the way out: %v\n%s", from, want, err, text)
+	}
+	c.t.Logf("tnfctl status on %s: %s", from, ff.Advice)
+	return ff
+}
+
+// assertNoWrite checks that node's etcd takes no write: it waits for a fencing.
+func (c *cluster) assertNoWrite(node string) {
+	c.t.Helper()
+	cli, err := c.newEtcdClient(node)
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if _, err := cli.Put(ctx, "must-not-be-written", "x"); err == nil {
+		c.t.Fatalf("%s's etcd took a write while its peer's fencing had not completed", node)
+	}
+}
+
+// writeAfter waits for the first write node's etcd acknowledges from now, and returns how long
+// it took.
+func (c *cluster) writeAfter(node, key string) time.Duration {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), settle)
+	defer cancel()
+	began := time.Now()
+	select {
+	case at := <-c.firstWrite(ctx, key, node):
+		return at.Sub(began)
+	case <-ctx.Done():
+		c.t.Fatalf("%s's etcd took no write within %v", node, settle)
+	}
+	return 0
+}
+
+// TestFencingCannotComplete: node2 loses its power together with its BMC (every BMC
+// unreachable). node1 never runs etcd alone without proof: its fencing of node2 fails, Pacemaker
+// keeps retrying, tnfctl status says why and what to do, and tnfctl fence-check shows the same.
+// The administrator's confirm-peer-down unblocks it. Then the same loss once more, and this
+// time the BMC comes back: Pacemaker's own retry (within its one-minute recheck) proves node2 off
+// through the first fencing level and node1 serves, without anyone.
+func TestFencingCannotComplete(t *testing.T) {
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	w.Stop()
+
+	c.stopEmulator()
+	c.power("off", "node2")
+	c.waitFencingFails("node1", "node2", "BMC "+bmcIP+" unreachable")
+	c.assertNoWrite("node1")
+	if out, err := c.tnfctl("node1", "fence-check", "--target", "node2", "--timeout", "5s"); err == nil ||
+		!strings.Contains(out, "gofish: FAILED") || !strings.Contains(out, "fence_redfish: FAILED") {
+		t.Fatalf("fence-check --target node2 with the BMC unreachable: %v\n%s", err, out)
+	}
+	out, err := c.tnfctl("node1", "confirm-peer-down", "--yes")
+	if err != nil {
+		t.Fatalf("confirm-peer-down --yes while the fencing fails: %v\n%s", err, out)
+	}
+	t.Logf("confirm-peer-down --yes: first write after %v\n%s", c.writeAfter("node1", "after-confirm").Round(10*time.Millisecond), out)
+
+	c.startEmulator()
+	c.powerBackOn("node2")
+	c.waitRoles("node1", bothPromoted)
+
+	// The BMC is back while node2 is still off: the retry proves it.
+	c.stopEmulator()
+	c.power("off", "node2")
+	c.waitFencingFails("node1", "node2", "unreachable")
+	c.assertNoWrite("node1")
+	fencedBefore := c.fences("node1", "node2")
+	c.startEmulator()
+	t.Logf("BMC back: first write after %v", c.writeAfter("node1", "after-bmc-back").Round(10*time.Millisecond))
+	if got := c.fences("node1", "node2"); got != fencedBefore+1 {
+		t.Fatalf("node2 fenced %d times after the BMC came back, want 1", got-fencedBefore)
+	}
+	c.powerBackOn("node2")
+	c.waitRoles("node1", bothPromoted)
+}
+
+// TestFencingWrongPassword: node2's BMC password changes at the BMC only. Its fencing fails;
+// tnfctl status names the refused credentials and fence-check --target shows them refused. The
+// administrator then writes the new password in the node configuration on node1 (without
+// running setup, so the registered fence devices keep the old one and keep failing), and
+// auto-unblock, enabled, reads node2's BMC with it: Off twice, so it confirms node2 down and
+// node1 serves.
+func TestFencingWrongPassword(t *testing.T) {
+	c := newCluster(t, func(cfg *clusterconfig.Config) {
+		cfg.AutoUnblock = clusterconfig.AutoUnblock{Enabled: true, After: duration.Duration{Duration: 10 * time.Second}}
+	})
+	w := c.upAndWriting()
+	w.Stop()
+	pw := []byte(randomText(16) + "\n")
+	c.write(filepath.Join(c.dir, "bmc", "node2.password"), pw, 0o600)
+	c.restartEmulator()
+	c.power("off", "node2")
+	c.waitFencingFails("node1", "node2", "rejects the credentials (HTTP 401)")
+	c.assertNoWrite("node1")
+	if out, err := c.tnfctl("node1", "fence-check", "--target", "node2"); err == nil || !strings.Contains(out, "401") {
+		t.Fatalf("fence-check --target node2 with a password the BMC refuses: %v\n%s", err, out)
+	}
+	autoUnblock := func() (string, error) { return c.tnfctl("node1", "auto-unblock", "--gap", "2s") }
+	if out, err := autoUnblock(); err != nil || !strings.Contains(out, "waited alone 0s") {
+		t.Fatalf("auto-unblock, first pass: %v\n%s", err, out)
+	}
+	time.Sleep(11 * time.Second)
+	if out, err := autoUnblock(); err == nil || !strings.Contains(out, "BMC read 1 failed") {
+		t.Fatalf("auto-unblock with the refused password: %v\n%s", err, out)
+	}
+	c.write(filepath.Join(c.layout.Nodes["node1"].Dir, "disk", "etc", "tnf", "secrets", "node2.password"), pw, 0o600)
+	out, err := autoUnblock()
+	if err != nil || !strings.Contains(out, "confirmed fenced") {
+		t.Fatalf("auto-unblock with the right password, node2 off: %v\n%s", err, out)
+	}
+	t.Logf("auto-unblock: first write after %v\n%s", c.writeAfter("node1", "after-auto-unblock").Round(10*time.Millisecond), out)
+}
