@@ -30,12 +30,14 @@ var milestones = []struct{ ident, contains, what string }{
 }
 
 // agentMilestones are the etcd agent's log messages a timeline shows. Pacemaker logs an agent's
-// output at info level, which reaches its own log file only, not the journal; each line
-// carries the agent's own timestamp.
+// output at info level, which reaches its own log file only, not the journal; what the agent
+// does outside Pacemaker's actions goes to its log_file. Each line carries the agent's own
+// timestamp.
 var agentMilestones = map[string]string{
-	"launching etcd":               "etcd launched",
-	"forcing a new cluster of one": "etcd forced a cluster of one",
-	"learner promoted to voter":    "etcd learner promoted",
+	"launching etcd":                                          "etcd launched",
+	"forcing a new cluster of one":                            "etcd forced a cluster of one",
+	"learner promoted to voter":                               "etcd learner promoted",
+	"fencing alert: the peer was fenced; peer-fenced started": "fencing alert reached the etcd agent",
 }
 
 // journal reads name's journal for this boot and the ones before it since since, as
@@ -78,7 +80,8 @@ func (l *lab) journal(name string, since time.Time) []event {
 			}
 		}
 	}
-	logged, err := l.vms[name].sshClient.run("grep -h 'agent=tnf-etcd' /var/log/pacemaker/pacemaker.log")
+	// peer-fenced and the watcher log to the agent's own file, the actions Pacemaker runs to its log.
+	logged, err := l.vms[name].sshClient.run("cat /var/log/pacemaker/pacemaker.log /var/log/tnf-etcd.log 2>/dev/null | grep -h 'agent=tnf-etcd'")
 	if err != nil {
 		return events // no agent has run on this node yet
 	}
