@@ -14,15 +14,8 @@ import (
 // TestReadPowerDescribe: what an administrator is told about a BMC, read by a real gofish
 // client from the emulator: its PowerState, credentials it rejects, no answer.
 func TestReadPowerDescribe(t *testing.T) {
-	e, err := emulator.New(emulator.Config{Listen: "127.0.0.1:0", Systems: []emulator.System{
+	e := emulator.StartForTest(t, emulator.Config{Systems: []emulator.System{
 		{ID: "1", Username: "admin", Password: "right", Power: emulator.Power{Backend: "fake", Fake: emulator.FakePower{Initial: "Off"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
 	cred := func(endpoint, pw string) bmc.Credential {
 		a, err := bmc.ParseAddress("test", "redfish+"+endpoint+"/redfish/v1/Systems/1")
 		if err != nil {

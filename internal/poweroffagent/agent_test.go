@@ -21,15 +21,7 @@ func bmcFor(t *testing.T) *emulator.Emulator {
 	sys := func(id, initial string) emulator.System {
 		return emulator.System{ID: id, Username: "admin", Password: password, Power: emulator.Power{Backend: "fake", Fake: emulator.FakePower{Initial: initial}}}
 	}
-	e, err := emulator.New(emulator.Config{Listen: "127.0.0.1:0", Systems: []emulator.System{sys("on", "On"), sys("off", "Off")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
+	return emulator.StartForTest(t, emulator.Config{Systems: []emulator.System{sys("on", "On"), sys("off", "Off")}})
 }
 
 func stdin(t *testing.T, e *emulator.Emulator, system, action string, extra ...string) string {

@@ -26,22 +26,6 @@ func fakeSystem(id, user, pw string) System {
 	return System{ID: id, Username: user, Password: pw, Power: Power{Backend: "fake"}}
 }
 
-func start(t *testing.T, cfg Config) *Emulator {
-	t.Helper()
-	if cfg.Listen == "" {
-		cfg.Listen = "127.0.0.1:0"
-	}
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
-}
-
 func httpsClient(t *testing.T, e *Emulator) *http.Client {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(e.CAPEM()) {
@@ -68,7 +52,7 @@ func credential(t *testing.T, e *Emulator, id, user, pw string) bmc.Credential {
 
 // TestBadRequests: malformed input gets the right status and a Redfish JSON error.
 func TestBadRequests(t *testing.T) {
-	e := start(t, Config{Systems: []System{fakeSystem("1", "admin", "pw1"), fakeSystem("2", "other", "pw2")}})
+	e := StartForTest(t, Config{Systems: []System{fakeSystem("1", "admin", "pw1"), fakeSystem("2", "other", "pw2")}})
 	c := httpsClient(t, e)
 	reset := "/redfish/v1/Systems/1/Actions/ComputerSystem.Reset"
 	rows := []struct {
@@ -124,7 +108,7 @@ func TestBadRequests(t *testing.T) {
 func TestGofish(t *testing.T) {
 	hash, _ := bcrypt.GenerateFromPassword([]byte("hashed-pw"), bcrypt.MinCost)
 	var log bytes.Buffer
-	e := start(t, Config{Log: slog.New(slog.NewTextHandler(&log, nil)), Systems: []System{
+	e := StartForTest(t, Config{Log: slog.New(slog.NewTextHandler(&log, nil)), Systems: []System{
 		fakeSystem("1", "admin", "pw1"),
 		{ID: "2", Username: "admin2", PasswordHash: string(hash), Power: Power{Backend: "fake", Fake: FakePower{Initial: "Off"}}},
 	}})
@@ -182,7 +166,7 @@ func TestGofish(t *testing.T) {
 // TestFaults: 5xx replies, hung requests (the client's deadline ends them), added latency, a
 // stuck power state, and a slow BMC; set through the admin endpoint.
 func TestFaults(t *testing.T) {
-	e := start(t, Config{AdminListen: "127.0.0.1:0", Systems: []System{
+	e := StartForTest(t, Config{AdminListen: "127.0.0.1:0", Systems: []System{
 		fakeSystem("1", "admin", "pw"),
 		{ID: "slow", Username: "admin", Password: "pw", Power: Power{Backend: "fake", Fake: FakePower{Delay: duration.Duration{Duration: 300 * time.Millisecond}}}},
 	}})
@@ -305,7 +289,7 @@ func TestExecBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	sh := func(script string) []string { return []string{"/bin/sh", "-c", script, "sh", state} }
-	e := start(t, Config{Systems: []System{{ID: "n1", Username: "admin", Password: "pw", Power: Power{Backend: "exec", Exec: ExecPower{
+	e := StartForTest(t, Config{Systems: []System{{ID: "n1", Username: "admin", Password: "pw", Power: Power{Backend: "exec", Exec: ExecPower{
 		PowerOn: sh(`printf On > "$1"`), PowerOff: sh(`printf Off > "$1"`), Status: sh(`cat "$1"`),
 	}}}}})
 	cl, err := bmc.Connect(context.Background(), credential(t, e, "n1", "admin", "pw"), bmc.Options{})
@@ -363,7 +347,7 @@ func TestGivenCertificate(t *testing.T) {
 	if err := os.WriteFile(keyFile, pemBlock("PRIVATE KEY", keyDER), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e := start(t, Config{TLS: TLS{Cert: certFile, Key: keyFile}, Systems: []System{fakeSystem("1", "admin", "pw")}})
+	e := StartForTest(t, Config{TLS: TLS{Cert: certFile, Key: keyFile}, Systems: []System{fakeSystem("1", "admin", "pw")}})
 	if e.CAPEM() != nil {
 		t.Fatal("a CA was generated although a certificate was given")
 	}

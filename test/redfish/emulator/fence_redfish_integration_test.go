@@ -45,7 +45,7 @@ func TestFenceRedfish(t *testing.T) {
 	if _, err := exec.LookPath(fenceagent.DefaultAgent); err != nil {
 		t.Fatalf("fence_redfish is not installed (Debian package fence-agents): %v", err)
 	}
-	e := start(t, Config{Systems: []System{
+	e := StartForTest(t, Config{Systems: []System{
 		fakeSystem("1", "admin", "pw"),
 		{ID: "2", Username: "admin", Password: "pw", Power: Power{Backend: "fake", Fake: FakePower{Delay: duration.Duration{Duration: time.Second}}}},
 	}})
@@ -81,7 +81,7 @@ func TestFenceRedfish(t *testing.T) {
 // TestFenceRedfishFailures: a wrong password fails at once; a machine stuck on makes "off" end
 // with fence_redfish's own timeout; 5xx replies fail the status.
 func TestFenceRedfishFailures(t *testing.T) {
-	e := start(t, Config{Systems: []System{fakeSystem("1", "admin", "pw")}})
+	e := StartForTest(t, Config{Systems: []System{fakeSystem("1", "admin", "pw")}})
 	if res := fence(t, e, "status", "1", "wrong", true, false, 0); res.Code == 0 || res.Code == 2 {
 		t.Fatalf("wrong password: exit %d\n%s", res.Code, res.Output)
 	}

@@ -45,7 +45,7 @@ func TestQEMUBackend(t *testing.T) {
 	}
 	dir := t.TempDir()
 	console, pidFile := filepath.Join(dir, "console.log"), filepath.Join(dir, "qemu.pid")
-	e := start(t, Config{Systems: []System{{ID: "vm", Username: "admin", Password: "pw", Power: Power{Backend: "qemu", QEMU: QEMUPower{
+	e := StartForTest(t, Config{Systems: []System{{ID: "vm", Username: "admin", Password: "pw", Power: Power{Backend: "qemu", QEMU: QEMUPower{
 		Command: []string{qemu, "-accel", "tcg", "-machine", "pc", "-m", "32", "-nodefaults", "-no-user-config",
 			"-display", "none", "-serial", "null"},
 		Initial: "On", GracefulTimeout: duration.Duration{Duration: time.Second}, Console: console, PIDFile: pidFile,
