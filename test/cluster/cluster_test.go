@@ -74,15 +74,16 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	c.inNS(c.bmcNS, "ip", "addr", "add", bmcIP+"/24", "dev", "br0")
 	c.inNS(c.bmcNS, "ip", "link", "set", "br0", "up")
 	for i, name := range c.nodes {
-		n := nodeSetup{Name: name, NetNS: fmt.Sprintf("%s-%s", id, name), Dir: filepath.Join(dir, name)}
-		c.layout.Nodes[name] = n
 		c.ip[name] = fmt.Sprintf("%s%d", nodeIPs, i+1)
+		// The addresses are the node's while it is powered on (node_test.go's boot and powerOff).
+		n := nodeSetup{Name: name, NetNS: fmt.Sprintf("%s-%s", id, name), Dir: filepath.Join(dir, name),
+			Addrs: map[string]string{"mgmt": fmt.Sprintf("%s%d/24", mgmtIPs, 11+i), "cl": c.ip[name] + "/24"}}
+		c.layout.Nodes[name] = n
 		c.must("ip", "netns", "add", n.NetNS)
 		c.inNS(n.NetNS, "ip", "link", "set", "lo", "up")
 		// Management link to the BMC network.
 		c.must("ip", "link", "add", "mgmt", "netns", n.NetNS, "type", "veth", "peer", "name", "b-"+name, "netns", c.bmcNS)
 		c.inNS(c.bmcNS, "ip", "link", "set", "b-"+name, "master", "br0", "up")
-		c.inNS(n.NetNS, "ip", "addr", "add", fmt.Sprintf("%s%d/24", mgmtIPs, 11+i), "dev", "mgmt")
 		c.inNS(n.NetNS, "ip", "link", "set", "mgmt", "up")
 		if err := os.MkdirAll(filepath.Join(n.Dir, "ocf", "tnf"), 0o755); err != nil {
 			t.Fatal(err)
@@ -110,7 +111,6 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	n1, n2 := c.layout.Nodes["node1"], c.layout.Nodes["node2"]
 	c.must("ip", "link", "add", "cl", "netns", n1.NetNS, "type", "veth", "peer", "name", "cl", "netns", n2.NetNS)
 	for _, name := range c.nodes {
-		c.inNS(c.layout.Nodes[name].NetNS, "ip", "addr", "add", c.ip[name]+"/24", "dev", "cl")
 		c.inNS(c.layout.Nodes[name].NetNS, "ip", "link", "set", "cl", "up")
 	}
 	data, _ := json.Marshal(c.layout)

@@ -28,6 +28,9 @@ type nodeSetup struct {
 	Name  string `json:"name"`
 	NetNS string `json:"netns"`
 	Dir   string `json:"dir"`
+	// Addrs are the node's addresses by device ("cl": "192.168.77.1/24"): the node holds them
+	// only while powered on.
+	Addrs map[string]string `json:"addrs"`
 }
 
 func readLayout(dir string) (layout, error) {
@@ -155,12 +158,17 @@ func (n nodeSetup) lockPower() (func(), error) {
 	return nil, fmt.Errorf("%s: another power action held the lock for a minute", n.Name)
 }
 
-// powerOff is a power cut: every process of the node is killed; its /run and /dev/shm go with
-// its mount namespace, the disk (its overlay upper dirs) stays. The holder goes last: while it
+// powerOff is a power cut: the node's addresses go first, so from that moment nothing answers
+// for it (a powered-off machine does not refuse a connection, its peer's connects time out);
+// then every process of the node is killed; its /run and /dev/shm go with its mount
+// namespace, the disk (its overlay upper dirs) stays. The holder goes last: while it
 // lives the namespace is known, so a process forked during a sweep is found by the next one
 // (killing the holder first ended the sweeps early and left such a process running on the
 // node's network namespace, where the node's next boot talked to its stale Pacemaker daemons).
 func (n nodeSetup) powerOff() error {
+	if err := n.addresses(false); err != nil {
+		return err
+	}
 	for round := 0; round < 50; round++ {
 		h := n.holder()
 		if h == 0 {
@@ -210,6 +218,9 @@ func (n nodeSetup) boot(bin string) error {
 	if err := os.Rename(n.path("holder.new"), n.path("holder")); err != nil {
 		return err
 	}
+	if err := n.addresses(true); err != nil {
+		return err
+	}
 	if _, err := os.Stat(n.path("disk", "var-lib", "tnf", "setup.done")); err != nil {
 		if err := n.daemon("setup", filepath.Join(bin, "tnfctl"), "setup", "--wait", "10m"); err != nil {
 			return err
@@ -219,6 +230,22 @@ func (n nodeSetup) boot(bin string) error {
 		return fmt.Errorf("%s: no corosync.conf: %w", n.Name, err)
 	}
 	return n.startCluster()
+}
+
+// addresses gives the node its addresses (on) or takes them all (off); the links stay as they
+// are (a cable cut is the link's state, and outlives a reboot). A node can lose its power twice:
+// flushing a device without addresses is no error.
+func (n nodeSetup) addresses(on bool) error {
+	for dev, addr := range n.Addrs {
+		args := []string{"-n", n.NetNS, "-4", "addr", "flush", "dev", dev}
+		if on {
+			args = []string{"-n", n.NetNS, "addr", "replace", addr, "dev", dev}
+		}
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: ip %s: %v: %s", n.Name, strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
 }
 
 // startCluster starts Corosync, then Pacemaker, as their units do.
