@@ -61,9 +61,14 @@ func (a *Agent) setScore(ctx context.Context, score int) error {
 func leadScore(index uint64) int { return etcdnode.ScoreLeadMin + bits.Len64(index) }
 
 // peerView reads what the peer is now: its live etcd if it answers, else its published record
-// and whether its instance is started. fenced says Pacemaker has just told us it stopped.
+// and whether its instance is started. fenced says Pacemaker has just told us it stopped (it was
+// fenced: the look at its etcd is short, see fencedConnectTimeout).
 func (a *Agent) peerView(ctx context.Context, fenced bool) (decision.Peer, decision.Data, error) {
-	if st, err := a.probe(ctx, a.peerURL()); err == nil {
+	connect := connectTimeout
+	if fenced {
+		connect = fencedConnectTimeout
+	}
+	if st, err := a.probeWithin(ctx, a.peerURL(), connect); err == nil {
 		switch {
 		case st.Learner:
 			return decision.PeerLearner, fromStatus(st), nil

@@ -58,13 +58,25 @@ func (a *Agent) request(ctx context.Context) (context.Context, context.CancelFun
 // (gRPC keeps retrying a refused or silent address until its dial timeout).
 const connectTimeout = time.Second
 
+// fencedConnectTimeout bounds that connect to a peer Pacemaker has just fenced: it is off, or
+// booting again, and a kernel that is up answers a connect in a millisecond like any live node.
+// A powered-off machine answers nothing (the connect times out), and the survivor's etcd waits
+// for this look twice (before and after the claim): a second each was most of the time from
+// the fencing to the first write.
+const fencedConnectTimeout = 100 * time.Millisecond
+
 // probe asks the member at endpoint for its status. Unreachable is reported as an error.
 func (a *Agent) probe(ctx context.Context, endpoint string) (status, error) {
+	return a.probeWithin(ctx, endpoint, connectTimeout)
+}
+
+// probeWithin is probe with the TCP connect bounded by connect.
+func (a *Agent) probeWithin(ctx context.Context, endpoint string, connect time.Duration) (status, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return status{}, err
 	}
-	conn, err := (&net.Dialer{Timeout: min(connectTimeout, a.cfg.RequestTimeout)}).DialContext(ctx, "tcp", u.Host)
+	conn, err := (&net.Dialer{Timeout: min(connect, a.cfg.RequestTimeout)}).DialContext(ctx, "tcp", u.Host)
 	if err != nil {
 		return status{}, err
 	}
