@@ -3,8 +3,9 @@
 // Package cluster_test is a real two-node cluster on one machine: each node is a network, mount
 // and UTS namespace running real Corosync, Pacemaker, pcs, fence_redfish and bin/ocf-etcd with
 // real bin/etcd; the nodes share a cluster link (a veth pair) and reach their BMCs, served by
-// bin/redfish-emulator, on a separate management network. Powering a node off kills every
-// process of its namespace; powering it on boots it as systemd would. There is no systemd in
+// bin/redfish-emulator, on a separate management network. Powering a node off takes its
+// addresses (nothing answers for it) and kills every process of its namespace; powering it on
+// gives them back and boots it as systemd would. There is no systemd in
 // the nodes, so cri-o and kubelet are stand-ins (testdata/standin: an OCF agent running sleep,
 // whose stop can be made to fail).
 package cluster_test
