@@ -63,7 +63,10 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := fmt.Sprintf("tnf%d", os.Getpid()%100000)
+	// The namespaces are named after this cluster's directory, never reused by the next test: a
+	// power action the emulator started late (waiting for the node's power lock) acts on the
+	// namespaces its layout names, and must find nothing of a later cluster there.
+	id := "tnf" + strings.TrimPrefix(filepath.Base(dir), "tnf-cluster-")
 	bin := testbin.Dir(t)
 	c := &cluster{t: t, dir: dir, bin: bin, nodes: []string{"node1", "node2"}, ip: map[string]string{},
 		bmcNS: id + "-bmc", layout: layout{Bin: bin, Nodes: map[string]nodeSetup{}}}
