@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/fencealert"
 	"github.com/tnf-layer/tnf-layer/internal/ocf"
@@ -91,11 +92,40 @@ func (a *Agent) peerFenced(ctx context.Context) (ocf.Status, error) {
 	if err != nil {
 		return failed(err)
 	}
+	if st, err = a.leaderOutlivingPeer(ctx, st); err != nil {
+		return failed(err)
+	}
 	if !a.leaderlessSincePeerFenced(ctx, st) {
 		a.log.Info("fencing alert: nothing to do", "learner", st.Learner, "serving", st.serving())
 		return ocf.Success, nil
 	}
 	return a.peerStopped(ctx)
+}
+
+// leaderOutlivingPeer waits, at most etcdnode.LeaderLease, for a voter of two that still has a
+// leader to lose it: after a fast fencing the old leader outlives the peer's death for up to two
+// election timeouts, and the alert arrives within them. The only voter (the notification forced
+// it already) is returned at once.
+func (a *Agent) leaderOutlivingPeer(ctx context.Context, st status) (status, error) {
+	if st.Learner || !st.serving() {
+		return st, nil
+	}
+	if alone, err := a.onlyVoter(ctx); err != nil || alone {
+		return st, err
+	}
+	for deadline := time.Now().Add(etcdnode.LeaderLease); st.serving() && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		next, err := a.localStatus(ctx)
+		if err != nil {
+			return st, err
+		}
+		st = next
+	}
+	return st, nil
 }
 
 // listenForFencing serves this node's fencing socket for the watcher's life: a message that the

@@ -67,17 +67,29 @@ func (c Config) LaunchedFile() string { return filepath.Join(c.StateDir, "launch
 // kills it at once instead of asking it anything first.
 func (c Config) FrozenFile() string { return filepath.Join(c.StateDir, "frozen") }
 
-// LeaderSeenFile's modification time is the last time a monitor saw the local voter with a
-// leader: a fencing of the peer completed before it cannot explain a later loss of the leader.
+// LeaderSeenFile's modification time is the last time the local voter is known to have heard
+// from its peer (a monitor saw it with a leader, LeaderLease earlier): a fencing of the peer
+// completed before it cannot explain a later loss of the leader.
 func (c Config) LeaderSeenFile() string { return filepath.Join(c.StateDir, "leader-seen") }
 
-// MarkLeaderSeen records that the local voter has a leader now.
+// LeaderLease is how long a voter can keep reporting a leader after its peer died: raft's
+// CheckQuorum steps a leader down, and a follower campaigns, at most two election timeouts after
+// they last heard from the other (etcd's default and the operator's election timeout: 1000 ms).
+// A leader seen at t proves the peer alive only at t - LeaderLease: a monitor that ran just
+// after a fast fencing saw the old leader and took the fencing's proof away, and nothing acted.
+const LeaderLease = 2 * time.Second
+
+// MarkLeaderSeen records that the local voter has a leader now, so its peer was alive at
+// LeaderLease ago.
 func (c Config) MarkLeaderSeen() error {
-	now := time.Now()
-	if err := os.Chtimes(c.LeaderSeenFile(), now, now); !errors.Is(err, os.ErrNotExist) {
+	alive := time.Now().Add(-LeaderLease)
+	if err := os.Chtimes(c.LeaderSeenFile(), alive, alive); !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	return os.WriteFile(c.LeaderSeenFile(), nil, 0o600)
+	if err := os.WriteFile(c.LeaderSeenFile(), nil, 0o600); err != nil {
+		return err
+	}
+	return os.Chtimes(c.LeaderSeenFile(), alive, alive)
 }
 
 // TrustFile keeps the fingerprint of the CA bundles etcd was launched with.
