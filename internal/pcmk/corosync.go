@@ -40,6 +40,19 @@ type Membership struct {
 	Nodes         map[string]bool
 	Quorate       bool
 	WaitingForAll bool // two_node's wait_for_all still holds quorum back
+	// Votes is votequorum's count by its corosync-quorumtool name ("Expected votes", "Highest
+	// expected", "Total votes", "Quorum").
+	Votes map[string]int `json:",omitempty"`
+	// Members are the joined members with their votes, as corosync-quorumtool lists them.
+	Members []Member `json:",omitempty"`
+}
+
+// Member is one line of corosync-quorumtool's membership table.
+type Member struct {
+	ID    string
+	Name  string
+	Votes int
+	Local bool
 }
 
 // Members returns who is in the membership, quorum and the wait-for-all state. It fails when
@@ -81,8 +94,28 @@ func membership(nodelist, runtime map[string]string, quorumtool string) (Members
 	}
 	quorate, found := "", false
 	for _, line := range strings.Split(quorumtool, "\n") {
-		if v, ok := strings.CutPrefix(line, "Quorate:"); ok {
-			quorate, found = strings.TrimSpace(v), true
+		key, val, _ := strings.Cut(line, ":")
+		switch key {
+		case "Quorate":
+			quorate, found = strings.TrimSpace(val), true
+		case "Expected votes", "Highest expected", "Total votes", "Quorum":
+			// "Quorum:           1  Activity blocked": the number is the first field.
+			if f := strings.Fields(val); len(f) > 0 {
+				if n, err := strconv.Atoi(f[0]); err == nil {
+					if m.Votes == nil {
+						m.Votes = map[string]int{}
+					}
+					m.Votes[key] = n
+				}
+			}
+		}
+		// The membership table: "         1          1 node1 (local)".
+		if f := strings.Fields(line); len(f) >= 3 {
+			if _, err := strconv.Atoi(f[0]); err == nil {
+				if votes, err := strconv.Atoi(f[1]); err == nil {
+					m.Members = append(m.Members, Member{ID: f[0], Name: f[2], Votes: votes, Local: len(f) > 3 && f[3] == "(local)"})
+				}
+			}
 		}
 	}
 	if !found {

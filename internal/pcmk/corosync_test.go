@@ -47,3 +47,40 @@ func TestMembership(t *testing.T) {
 		t.Fatal("no Quorate line: want an error")
 	}
 }
+
+// TestMembershipVotes: votequorum's counts and the membership table of corosync-quorumtool -s
+// (Corosync 3.1.7, both nodes joined).
+func TestMembershipVotes(t *testing.T) {
+	const quorumtool = `Quorum information
+------------------
+Date:             Tue Nov 24 19:20:01 2026
+Quorum provider:  corosync_votequorum
+Nodes:            2
+Node ID:          1
+Ring ID:          1.d
+Quorate:          Yes
+
+Votequorum information
+----------------------
+Expected votes:   2
+Highest expected: 2
+Total votes:      2
+Quorum:           1  
+Flags:            2Node Quorate WaitForAll 
+
+Membership information
+----------------------
+    Nodeid      Votes Name
+         1          1 node1 (local)
+         2          1 node2
+`
+	got, err := membership(parseCmap(cmapNodelist), parseCmap(cmapRuntimeAlone), quorumtool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := map[string]int{"Expected votes": 2, "Highest expected": 2, "Total votes": 2, "Quorum": 1}
+	members := []Member{{ID: "1", Name: "node1", Votes: 1, Local: true}, {ID: "2", Name: "node2", Votes: 1}}
+	if !got.Quorate || !reflect.DeepEqual(got.Votes, votes) || !reflect.DeepEqual(got.Members, members) {
+		t.Fatalf("got %+v", got)
+	}
+}

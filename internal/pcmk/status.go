@@ -5,17 +5,32 @@ import (
 	"encoding/xml"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 )
 
 // Status is Pacemaker's view (crm_mon's XML output), the parts tnfctl status shows.
 type Status struct {
-	DC         string         `json:"dc,omitempty"`
-	WithQuorum bool           `json:"withQuorum"`
-	Nodes      []NodeStatus   `json:"nodes"`
-	Resources  []ResourceRole `json:"resources"`
-	Fencing    []FenceEvent   `json:"fencing"` // newest first, as crm_mon orders it
+	DC             string         `json:"dc,omitempty"`
+	WithQuorum     bool           `json:"withQuorum"`
+	StonithEnabled bool           `json:"stonithEnabled"`
+	Nodes          []NodeStatus   `json:"nodes"`
+	Resources      []ResourceRole `json:"resources"`
+	Fencing        []FenceEvent   `json:"fencing"` // newest first, as crm_mon orders it
+	// History is each node's resource history: fail counts and migration thresholds.
+	History []ResourceHistory `json:"history,omitempty"`
 }
+
+// ResourceHistory is one resource's fail count and migration threshold on one node.
+type ResourceHistory struct {
+	Node               string `json:"node"`
+	Resource           string `json:"resource"`
+	FailCount          int    `json:"failCount"`
+	MigrationThreshold int    `json:"migrationThreshold"`
+}
+
+// FailCountInfinity is Pacemaker's INFINITY: a resource banned from the node.
+const FailCountInfinity = 1000000
 
 // NodeStatus is one node as Pacemaker sees it.
 type NodeStatus struct {
@@ -23,6 +38,14 @@ type NodeStatus struct {
 	Online  bool   `json:"online"`
 	Unclean bool   `json:"unclean"`
 	Pending bool   `json:"pending"`
+	// The other flags crm_mon gives a node, for the metrics.
+	Type          string `json:"type,omitempty"`
+	Standby       bool   `json:"standby,omitempty"`
+	StandbyOnFail bool   `json:"standbyOnFail,omitempty"`
+	Maintenance   bool   `json:"maintenance,omitempty"`
+	Shutdown      bool   `json:"shutdown,omitempty"`
+	ExpectedUp    bool   `json:"expectedUp,omitempty"`
+	IsDC          bool   `json:"isDC,omitempty"`
 	// EtcdAgent is why the etcd agent on this node neither leads nor joins, when it does not
 	// (its node attribute EtcdAgentDecision).
 	EtcdAgent string `json:"etcdAgent,omitempty"`
@@ -47,6 +70,15 @@ type ResourceRole struct {
 	Role   string `json:"role"`
 	Node   string `json:"node,omitempty"`
 	Failed bool   `json:"failed,omitempty"`
+	// Clone and Group are the clone or group the instance belongs to.
+	Clone string `json:"clone,omitempty"`
+	Group string `json:"group,omitempty"`
+	// The other flags crm_mon gives a resource, for the metrics.
+	Active         bool `json:"active,omitempty"`
+	Unmanaged      bool `json:"unmanaged,omitempty"`
+	Orphaned       bool `json:"orphaned,omitempty"`
+	Blocked        bool `json:"blocked,omitempty"`
+	FailureIgnored bool `json:"failureIgnored,omitempty"`
 }
 
 // FenceEvent is one entry of the fencing history.
@@ -78,12 +110,22 @@ type crmMon struct {
 			Name       string `xml:"name,attr"`
 			WithQuorum bool   `xml:"with_quorum,attr"`
 		} `xml:"current_dc"`
+		Options struct {
+			StonithEnabled bool `xml:"stonith-enabled,attr"`
+		} `xml:"cluster_options"`
 	} `xml:"summary"`
 	Nodes []struct {
-		Name    string `xml:"name,attr"`
-		Online  bool   `xml:"online,attr"`
-		Unclean bool   `xml:"unclean,attr"`
-		Pending bool   `xml:"pending,attr"`
+		Name          string `xml:"name,attr"`
+		Type          string `xml:"type,attr"`
+		Online        bool   `xml:"online,attr"`
+		Unclean       bool   `xml:"unclean,attr"`
+		Pending       bool   `xml:"pending,attr"`
+		Standby       bool   `xml:"standby,attr"`
+		StandbyOnFail bool   `xml:"standby_onfail,attr"`
+		Maintenance   bool   `xml:"maintenance,attr"`
+		Shutdown      bool   `xml:"shutdown,attr"`
+		ExpectedUp    bool   `xml:"expected_up,attr"`
+		IsDC          bool   `xml:"is_dc,attr"`
 	} `xml:"nodes>node"`
 	NodeAttributes []struct {
 		Name       string `xml:"name,attr"`
@@ -94,10 +136,17 @@ type crmMon struct {
 	} `xml:"node_attributes>node"`
 	Resources struct {
 		Plain  []crmResource `xml:"resource"`
-		Clones []struct {
-			Resources []crmResource `xml:"resource"`
-		} `xml:"clone"`
+		Clones []crmGroup    `xml:"clone"`
+		Groups []crmGroup    `xml:"group"`
 	} `xml:"resources"`
+	History []struct {
+		Name      string `xml:"name,attr"`
+		Resources []struct {
+			ID                 string `xml:"id,attr"`
+			FailCount          string `xml:"fail-count,attr"`
+			MigrationThreshold string `xml:"migration-threshold,attr"`
+		} `xml:"resource_history"`
+	} `xml:"node_history>node"`
 	Fencing []struct {
 		Action     string `xml:"action,attr"`
 		Target     string `xml:"target,attr"`
@@ -108,12 +157,23 @@ type crmMon struct {
 	} `xml:"fence_history>fence_event"`
 }
 
+// crmGroup is a clone or a group: its resources (a clone of a group is not used here).
+type crmGroup struct {
+	ID        string        `xml:"id,attr"`
+	Resources []crmResource `xml:"resource"`
+}
+
 type crmResource struct {
-	ID     string `xml:"id,attr"`
-	Agent  string `xml:"resource_agent,attr"`
-	Role   string `xml:"role,attr"`
-	Failed bool   `xml:"failed,attr"`
-	Nodes  []struct {
+	ID             string `xml:"id,attr"`
+	Agent          string `xml:"resource_agent,attr"`
+	Role           string `xml:"role,attr"`
+	Failed         bool   `xml:"failed,attr"`
+	Active         bool   `xml:"active,attr"`
+	Managed        bool   `xml:"managed,attr"`
+	Orphaned       bool   `xml:"orphaned,attr"`
+	Blocked        bool   `xml:"blocked,attr"`
+	FailureIgnored bool   `xml:"failure_ignored,attr"`
+	Nodes          []struct {
 		Name string `xml:"name,attr"`
 	} `xml:"node"`
 }
@@ -133,7 +193,7 @@ func parseStatus(data []byte) (Status, error) {
 	if err := xml.Unmarshal(data, &m); err != nil {
 		return Status{}, fmt.Errorf("crm_mon output: %w", err)
 	}
-	s := Status{WithQuorum: m.Summary.DC.WithQuorum, Nodes: []NodeStatus{}, Resources: []ResourceRole{}, Fencing: []FenceEvent{}}
+	s := Status{WithQuorum: m.Summary.DC.WithQuorum, StonithEnabled: m.Summary.Options.StonithEnabled, Nodes: []NodeStatus{}, Resources: []ResourceRole{}, Fencing: []FenceEvent{}}
 	if m.Summary.DC.Present {
 		s.DC = m.Summary.DC.Name
 	}
@@ -150,10 +210,13 @@ func parseStatus(data []byte) (Status, error) {
 	}
 	for _, n := range m.Nodes {
 		s.Nodes = append(s.Nodes, NodeStatus{Name: n.Name, Online: n.Online, Unclean: n.Unclean, Pending: n.Pending,
+			Type: n.Type, Standby: n.Standby, StandbyOnFail: n.StandbyOnFail, Maintenance: n.Maintenance,
+			Shutdown: n.Shutdown, ExpectedUp: n.ExpectedUp, IsDC: n.IsDC,
 			EtcdAgent: agent[n.Name], LayerVersion: layer[n.Name]})
 	}
-	add := func(r crmResource) {
-		role := ResourceRole{ID: r.ID, Agent: r.Agent, Role: r.Role, Failed: r.Failed}
+	add := func(r crmResource, clone, group string) {
+		role := ResourceRole{ID: r.ID, Agent: r.Agent, Role: r.Role, Failed: r.Failed, Clone: clone, Group: group,
+			Active: r.Active, Unmanaged: !r.Managed, Orphaned: r.Orphaned, Blocked: r.Blocked, FailureIgnored: r.FailureIgnored}
 		if len(r.Nodes) == 0 {
 			s.Resources = append(s.Resources, role)
 		}
@@ -163,11 +226,16 @@ func parseStatus(data []byte) (Status, error) {
 		}
 	}
 	for _, r := range m.Resources.Plain {
-		add(r)
+		add(r, "", "")
 	}
 	for _, c := range m.Resources.Clones {
 		for _, r := range c.Resources {
-			add(r)
+			add(r, c.ID, "")
+		}
+	}
+	for _, g := range m.Resources.Groups {
+		for _, r := range g.Resources {
+			add(r, "", g.ID)
 		}
 	}
 	sort.SliceStable(s.Resources, func(i, j int) bool {
@@ -180,6 +248,19 @@ func parseStatus(data []byte) (Status, error) {
 	for _, f := range m.Fencing {
 		s.Fencing = append(s.Fencing, FenceEvent(f))
 	}
+	for _, n := range m.History {
+		for _, r := range n.Resources {
+			h := ResourceHistory{Node: n.Name, Resource: r.ID}
+			var err error
+			if h.FailCount, err = score(r.FailCount); err == nil {
+				h.MigrationThreshold, err = score(r.MigrationThreshold)
+			}
+			if err != nil {
+				return Status{}, fmt.Errorf("crm_mon output: node_history of %s, resource %s: %w", n.Name, r.ID, err)
+			}
+			s.History = append(s.History, h)
+		}
+	}
 	return s, nil
 }
 
@@ -191,4 +272,19 @@ func (s Status) Role(id, node string) string {
 		}
 	}
 	return "Stopped"
+}
+
+// score reads a Pacemaker score as crm_mon writes it: a number, "INFINITY", or nothing (0).
+func score(v string) (int, error) {
+	switch v {
+	case "":
+		return 0, nil
+	case "INFINITY", "+INFINITY":
+		return FailCountInfinity, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("score %q is not a number", v)
+	}
+	return min(n, FailCountInfinity), nil
 }

@@ -1,6 +1,8 @@
 package pcmk
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,5 +56,71 @@ func TestFenceHistory(t *testing.T) {
 		if got := map[bool]string{true: at.UTC().Format(time.RFC3339), false: ""}[ok]; got != want {
 			t.Errorf("event %d completed %q, want %q", i, got, want)
 		}
+	}
+}
+
+// TestParseStatusForMetrics: the node and resource flags, the cluster options and the node
+// history (fail counts, migration thresholds) of crm_mon 2.1's XML, as ha_cluster_exporter reads
+// them; a clone's stopped instance has no node.
+func TestParseStatusForMetrics(t *testing.T) {
+	xml := `<pacemaker-result api-version="2.25" request="crm_mon --output-as=xml">
+  <summary>
+    <current_dc present="true" version="2.1.5" name="n1" id="1" with_quorum="true"/>
+    <cluster_options stonith-enabled="true" symmetric-cluster="true" no-quorum-policy="stop" maintenance-mode="false" stop-all-resources="false" stonith-timeout-ms="60000" priority-fencing-delay-ms="0"/>
+  </summary>
+  <nodes>
+    <node name="n1" id="1" online="true" standby="false" standby_onfail="false" maintenance="false" pending="false" unclean="false" shutdown="false" expected_up="true" is_dc="true" resources_running="3" type="member"/>
+    <node name="n2" id="2" online="false" standby="true" standby_onfail="false" maintenance="false" pending="false" unclean="true" shutdown="false" expected_up="false" is_dc="false" resources_running="0" type="member"/>
+  </nodes>
+  <resources>
+    <resource id="fence-n2" resource_agent="stonith:fence_redfish" role="Started" active="true" orphaned="false" blocked="false" managed="true" failed="false" failure_ignored="false" nodes_running_on="1">
+      <node name="n1" id="1" cached="true"/>
+    </resource>
+    <clone id="etcd-clone" multi_state="true" unique="false" maintenance="false" managed="true" disabled="false" failed="false" failure_ignored="false">
+      <resource id="etcd" resource_agent="ocf:tnf:etcd" role="Promoted" active="true" orphaned="false" blocked="false" managed="true" failed="false" failure_ignored="false" nodes_running_on="1">
+        <node name="n1" id="1" cached="true"/>
+      </resource>
+      <resource id="etcd" resource_agent="ocf:tnf:etcd" role="Stopped" active="false" orphaned="false" blocked="false" managed="true" failed="false" failure_ignored="false" nodes_running_on="0"/>
+    </clone>
+    <group id="g" number_resources="1" maintenance="false" managed="false" disabled="false">
+      <resource id="vip" resource_agent="ocf:heartbeat:IPaddr2" role="Stopped" active="false" orphaned="false" blocked="true" managed="false" failed="false" failure_ignored="false" nodes_running_on="0"/>
+    </group>
+  </resources>
+  <node_history>
+    <node name="n1">
+      <resource_history id="etcd" orphan="false" migration-threshold="1000000" fail-count="2" last-failure="Tue Nov 24 19:20:01 2026">
+        <operation_history call="12" task="promote" rc="0" rc_text="ok" exec-time="310ms" queue-time="0ms"/>
+      </resource_history>
+      <resource_history id="kubelet" orphan="false" migration-threshold="3" fail-count="INFINITY"/>
+    </node>
+  </node_history>
+</pacemaker-result>`
+	st, err := parseStatus([]byte(xml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.StonithEnabled {
+		t.Error("stonith-enabled not read")
+	}
+	n1, n2 := st.Nodes[0], st.Nodes[1]
+	if n1.Type != "member" || !n1.IsDC || !n1.ExpectedUp || n1.Standby || !n2.Standby || !n2.Unclean || n2.IsDC {
+		t.Errorf("nodes: %+v", st.Nodes)
+	}
+	want := []ResourceRole{
+		{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone"},
+		{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Promoted", Node: "n1", Clone: "etcd-clone", Active: true},
+		{ID: "fence-n2", Agent: "stonith:fence_redfish", Role: "Started", Node: "n1", Active: true},
+		{ID: "vip", Agent: "ocf:heartbeat:IPaddr2", Role: "Stopped", Group: "g", Unmanaged: true, Blocked: true},
+	}
+	if !reflect.DeepEqual(st.Resources, want) {
+		t.Errorf("resources:\n got %+v\nwant %+v", st.Resources, want)
+	}
+	history := []ResourceHistory{{"n1", "etcd", 2, FailCountInfinity}, {"n1", "kubelet", FailCountInfinity, 3}}
+	if !reflect.DeepEqual(st.History, history) {
+		t.Errorf("history: %+v", st.History)
+	}
+	bad := strings.Replace(xml, `fail-count="2"`, `fail-count="two"`, 1)
+	if _, err := parseStatus([]byte(bad)); err == nil || !strings.Contains(err.Error(), "node_history of n1, resource etcd") {
+		t.Errorf("a bad fail count: %v", err)
 	}
 }
