@@ -33,7 +33,31 @@ const (
 	CorosyncLogDir = "/var/log/cluster"
 	// Marker is written when setup completed; tnf-setup.service runs only without it.
 	Marker = "/var/lib/tnf/setup.done"
+	// FailedMarker holds why the last run failed, for tnfctl status and the metrics; a run that
+	// completes removes it.
+	FailedMarker = "/var/lib/tnf/setup.failed"
 )
+
+// Where setup stands on a node.
+const (
+	StateNotRun = "not_run" // also while a first run still waits for the peer
+	StateFailed = "failed"
+	StateDone   = "done"
+)
+
+// States are the states in the order a node goes through them.
+var States = []string{StateNotRun, StateFailed, StateDone}
+
+// State is where setup stands on this node, and why it failed when it did.
+func State() (state, reason string) {
+	if _, err := os.Stat(Marker); err == nil {
+		return StateDone, ""
+	}
+	if data, err := os.ReadFile(FailedMarker); err == nil {
+		return StateFailed, strings.TrimSpace(string(data))
+	}
+	return StateNotRun, ""
+}
 
 // Options tune a run.
 type Options struct {
@@ -46,8 +70,24 @@ type Options struct {
 	Services Services  // default: systemd when it is the init system, else External
 }
 
-// Run sets this node up.
+// Run sets this node up, and records a failure's reason in FailedMarker (a completed run removes
+// it).
 func Run(ctx context.Context, o Options) error {
+	err := run(ctx, o)
+	if err == nil {
+		if rmErr := os.Remove(FailedMarker); rmErr != nil && !os.IsNotExist(rmErr) {
+			return rmErr
+		}
+		return nil
+	}
+	if mkErr := os.MkdirAll(filepath.Dir(FailedMarker), 0o755); mkErr == nil {
+		// Best effort: the reason also goes to the unit's journal through the returned error.
+		_ = fsutil.WriteFileAtomic(FailedMarker, []byte(err.Error()+"\n"), 0o644)
+	}
+	return err
+}
+
+func run(ctx context.Context, o Options) error {
 	cfg, self, peer, err := clusterconfig.LoadNode(o.Config, o.Node)
 	if err != nil {
 		return err
