@@ -190,7 +190,7 @@ func (n nodeSetup) powerOff() error {
 // boot starts the node as systemd would: a fresh mount namespace (overlays over /etc, /var/lib
 // and /var/log that keep the node's disk, the tnf OCF provider and the layer's agents in
 // /usr/sbin and /usr/libexec, empty /run and /dev/shm), then
-// tnf-setup.service while it has not completed, Corosync once corosync.conf exists, Pacemaker.
+// tnf-metrics.service, tnf-setup.service while it has not completed, Corosync once corosync.conf exists, Pacemaker.
 func (n nodeSetup) boot(bin string) error {
 	var mounts []string
 	for _, d := range []string{"/etc", "/var/lib", "/var/log"} {
@@ -219,6 +219,10 @@ func (n nodeSetup) boot(bin string) error {
 		return err
 	}
 	if err := n.addresses(true); err != nil {
+		return err
+	}
+	// tnf-metrics.service: serves from boot on, inert or not.
+	if err := n.daemon("metrics", filepath.Join(bin, "tnfctl"), "metrics"); err != nil {
 		return err
 	}
 	if _, err := os.Stat(n.path("disk", "var-lib", "tnf", "setup.done")); err != nil {

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/tnf-layer/tnf-layer/internal/metrics"
+	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/version"
+)
+
+// DefaultMetricsAddress is where tnf-metrics.service listens: every address of the node, on a
+// port next to ha_cluster_exporter's 9664, so both can run side by side.
+const DefaultMetricsAddress = ":9665"
+
+func metricsCommand() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "metrics",
+		Short: "Serve this node's metrics for Prometheus (/metrics): Pacemaker, Corosync and the layer's own",
+		Long: "Reads what tnfctl status reads at each scrape: Pacemaker's and Corosync's metrics under " +
+			"ha_cluster_exporter's names and labels, and the layer's own prefixed tnf_. Runs on an inert " +
+			"node and with Pacemaker down (tnf_up says which source answered).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serveMetrics(cmd.Context(), listen)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", DefaultMetricsAddress, "address to listen on")
+	return cmd
+}
+
+func serveMetrics(ctx context.Context, listen string) error {
+	node, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.Collector{Read: func(ctx context.Context) metrics.Reading { return readNode(ctx, node) }})
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	srv := &http.Server{Addr: listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown) // the process ends next: nothing to do with its error
+	}()
+	slog.Info("serving metrics", "address", listen, "path", "/metrics")
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}
+
+// readNode reads Corosync, Pacemaker and setup's state once, as tnfctl status does.
+func readNode(ctx context.Context, node string) metrics.Reading {
+	start := time.Now()
+	tools := pcmk.Tools{}
+	r := metrics.Reading{Node: node, Layer: version.Version}
+	if m, err := tools.Members(ctx); err == nil {
+		r.Corosync = &m
+	}
+	if p, err := tools.Status(ctx); err == nil {
+		r.Pacemaker = &p
+	}
+	r.Setup.State, r.Setup.Reason = nodesetup.State()
+	r.ReadSeconds = time.Since(start).Seconds()
+	return r
+}
