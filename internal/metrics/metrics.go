@@ -24,9 +24,9 @@ import (
 type Reading struct {
 	Corosync    *pcmk.Membership // nil when Corosync does not answer
 	Pacemaker   *pcmk.Status     // nil when Pacemaker does not answer
-	Setup       Setup // from nodesetup.State
-	Node        string // this node
-	Layer       string // the layer version of this binary
+	Setup       Setup            // from nodesetup.State
+	Node        string           // this node
+	Layer       string           // the layer version of this binary
 	ReadSeconds float64
 }
 
