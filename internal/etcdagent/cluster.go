@@ -13,6 +13,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 	"github.com/tnf-layer/tnf-layer/internal/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
 
 // lead carries out a decision that makes this node serve first: start the existing member,
@@ -82,7 +83,26 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 	if err != nil {
 		return err
 	}
+	if d.Action == decision.ForceNewCluster {
+		a.countForced(ctx, time.Now())
+	}
 	return a.publish(ctx, fromStatus(st))
+}
+
+// countForced adds one to the clusters of one this node forced (etcdnode.AttrForced). Only the
+// metrics read it: a failure is logged, never the start's.
+func (a *Agent) countForced(ctx context.Context, served time.Time) {
+	v, _, err := a.store.Get(ctx, a.cfg.Self, etcdnode.AttrForced, attrs.Reboot)
+	var f pcmk.Forced
+	if err == nil {
+		f, err = pcmk.ParseForced(v)
+	}
+	if err == nil {
+		err = a.store.Set(ctx, a.cfg.Self, etcdnode.AttrForced, pcmk.FormatForced(pcmk.Forced{Count: f.Count + 1, Last: served}), attrs.Reboot)
+	}
+	if err != nil {
+		a.log.Error("counting the forced cluster for the metrics", "err", err)
+	}
 }
 
 // join moves local data aside and joins the serving peer as a learner. Only the joiner changes

@@ -47,6 +47,9 @@ const (
 	// status during a rolling update. An attribute of its own: the data record's format stays
 	// what agents of earlier versions read.
 	AttrLayerVersion = pcmk.LayerVersion
+	// AttrForced (lifetime reboot) counts the clusters of one this node forced since it booted,
+	// and when the last one served, for the metrics.
+	AttrForced = pcmk.EtcdForced
 )
 
 // Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead

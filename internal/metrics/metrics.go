@@ -82,6 +82,8 @@ var (
 	fencingEvents = desc("tnf_fencing_events_total", "Fencing operations in Pacemaker's fencing history by target, action and result (the count restarts when the history is cleaned)", "target", "action", "result")
 	fencingFails  = desc("tnf_fencing_failing", "Whether the fencing of the target has failed since its last success", "target")
 	fencingSince  = desc("tnf_fencing_failing_since_seconds", "When the fencing of the target first failed since its last success (Unix time)", "target")
+	forced        = desc("tnf_etcd_forced_clusters_total", "Clusters of one the etcd agent on the node forced since the node booted (after its peer was fenced or confirmed down)", "node")
+	failover      = desc("tnf_last_failover_seconds", "From the completion of the peer's last fencing to the node's forced cluster of one serving, for the node's last forced cluster", "node")
 	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, failed, done); 1 for the state", "state")
 	setupFailure  = desc("tnf_setup_failure_info", "Why tnfctl setup failed on this node, while it has", "reason")
 	readSeconds   = desc("tnf_scrape_duration_seconds", "How long reading Corosync and Pacemaker took for this scrape")
@@ -91,7 +93,7 @@ var (
 func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncMemberVotes,
-		up, layerInfo, etcdRole, etcdDecision, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
+		up, layerInfo, etcdRole, etcdDecision, forced, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
 		setupState, setupFailure, readSeconds}
 }
 
@@ -159,6 +161,10 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 		if n.EtcdAgent != "" {
 			add(etcdDecision, prometheus.GaugeValue, 1, n.Name, n.EtcdAgent)
 		}
+		add(forced, prometheus.CounterValue, float64(n.Forced.Count), n.Name)
+		if d, ok := lastFailover(p.Fencing, n); ok {
+			add(failover, prometheus.GaugeValue, d.Seconds(), n.Name)
+		}
 	}
 	// A clone's stopped instances are alike (no node): one series for them, as the exporter does.
 	seen := map[string]bool{}
@@ -204,6 +210,23 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 		}
 	}
 	return out
+}
+
+// lastFailover is how long after the last successful fencing of another node, completed before
+// n's last forced cluster, that cluster served; false when n never forced one or no fencing
+// explains it (an administrator's confirmation, a history cleaned since).
+func lastFailover(history []pcmk.FenceEvent, n pcmk.NodeStatus) (time.Duration, bool) {
+	if n.Forced.Count == 0 {
+		return 0, false
+	}
+	var fenced time.Time
+	for _, e := range history {
+		at, ok := e.CompletedAt()
+		if ok && e.Target != n.Name && e.Status == "success" && !at.After(n.Forced.Last) && at.After(fenced) {
+			fenced = at
+		}
+	}
+	return n.Forced.Last.Sub(fenced), !fenced.IsZero()
 }
 
 // etcdAgentRole names the agent's role from the resource's role and the agent's decision

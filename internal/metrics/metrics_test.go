@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -60,7 +61,8 @@ func TestSurvivorAlone(t *testing.T) {
 			Members: []pcmk.Member{{ID: "1", Name: "node1", Votes: 1, Local: true}}},
 		Pacemaker: &pcmk.Status{DC: "node1", WithQuorum: true, StonithEnabled: true,
 			Nodes: []pcmk.NodeStatus{
-				{Name: "node1", Online: true, Type: "member", ExpectedUp: true, IsDC: true, LayerVersion: "4.19.7-2"},
+				{Name: "node1", Online: true, Type: "member", ExpectedUp: true, IsDC: true, LayerVersion: "4.19.7-2",
+					Forced: pcmk.Forced{Count: 1, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)}},
 				{Name: "node2", Type: "member", LayerVersion: "4.19.7-1"},
 			},
 			Resources: []pcmk.ResourceRole{

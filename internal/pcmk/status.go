@@ -52,11 +52,41 @@ type NodeStatus struct {
 	// LayerVersion is the layer version this node's etcd agent runs (its node attribute
 	// LayerVersion); empty before the agent's first start in this boot.
 	LayerVersion string `json:"layerVersion,omitempty"`
+	// Forced are the clusters of one this node's etcd agent forced since the node booted (its
+	// node attribute EtcdForced).
+	Forced Forced `json:"forced,omitzero"`
 }
 
 // LayerVersion is the node attribute (lifetime reboot) in which the etcd agent publishes the
 // layer version it belongs to: during a rolling update the two nodes run different ones.
 const LayerVersion = "tnf-layer-version"
+
+// EtcdForced is the node attribute (lifetime reboot) in which the etcd agent counts the clusters
+// of one it forced since the node booted, and when it last did: FormatForced's "<count> <unix
+// seconds>".
+const EtcdForced = "tnf-etcd-forced"
+
+// Forced is what EtcdForced holds.
+type Forced struct {
+	Count int       `json:"count"`
+	Last  time.Time `json:"last"` // when the forced member served
+}
+
+// FormatForced is f as EtcdForced holds it.
+func FormatForced(f Forced) string { return fmt.Sprintf("%d %d", f.Count, f.Last.Unix()) }
+
+// ParseForced reads EtcdForced's value ("" is none forced).
+func ParseForced(v string) (Forced, error) {
+	if v == "" {
+		return Forced{}, nil
+	}
+	var count int
+	var last int64
+	if n, err := fmt.Sscanf(v, "%d %d", &count, &last); err != nil || n != 2 || count < 0 {
+		return Forced{}, fmt.Errorf("node attribute %s: %q is not \"<count> <unix seconds>\"", EtcdForced, v)
+	}
+	return Forced{Count: count, Last: time.Unix(last, 0).UTC()}, nil
+}
 
 // EtcdAgentDecision is the node attribute (lifetime reboot) in which the etcd agent says why it
 // waits or refuses; it is deleted while the agent leads, joins or serves.
@@ -197,7 +227,7 @@ func parseStatus(data []byte) (Status, error) {
 	if m.Summary.DC.Present {
 		s.DC = m.Summary.DC.Name
 	}
-	agent, layer := map[string]string{}, map[string]string{}
+	agent, layer, forced := map[string]string{}, map[string]string{}, map[string]Forced{}
 	for _, n := range m.NodeAttributes {
 		for _, a := range n.Attributes {
 			switch a.Name {
@@ -205,6 +235,12 @@ func parseStatus(data []byte) (Status, error) {
 				agent[n.Name] = a.Value
 			case LayerVersion:
 				layer[n.Name] = a.Value
+			case EtcdForced:
+				f, err := ParseForced(a.Value)
+				if err != nil {
+					return Status{}, fmt.Errorf("crm_mon output: node %s: %w", n.Name, err)
+				}
+				forced[n.Name] = f
 			}
 		}
 	}
@@ -212,7 +248,7 @@ func parseStatus(data []byte) (Status, error) {
 		s.Nodes = append(s.Nodes, NodeStatus{Name: n.Name, Online: n.Online, Unclean: n.Unclean, Pending: n.Pending,
 			Type: n.Type, Standby: n.Standby, StandbyOnFail: n.StandbyOnFail, Maintenance: n.Maintenance,
 			Shutdown: n.Shutdown, ExpectedUp: n.ExpectedUp, IsDC: n.IsDC,
-			EtcdAgent: agent[n.Name], LayerVersion: layer[n.Name]})
+			EtcdAgent: agent[n.Name], LayerVersion: layer[n.Name], Forced: forced[n.Name]})
 	}
 	add := func(r crmResource, clone, group string) {
 		role := ResourceRole{ID: r.ID, Agent: r.Agent, Role: r.Role, Failed: r.Failed, Clone: clone, Group: group,

@@ -124,3 +124,29 @@ func TestParseStatusForMetrics(t *testing.T) {
 		t.Errorf("a bad fail count: %v", err)
 	}
 }
+
+// TestForced: the etcd agent's count of forced clusters, as it writes it and crm_mon gives it
+// back; a value it did not write is an error that names the node and the attribute.
+func TestForced(t *testing.T) {
+	f := Forced{Count: 3, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)}
+	if got, err := ParseForced(FormatForced(f)); err != nil || got != f {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	if got, err := ParseForced(""); err != nil || got != (Forced{}) {
+		t.Fatalf("none: %+v %v", got, err)
+	}
+	xml := `<pacemaker-result api-version="2.25" request="crm_mon --output-as=xml">
+  <nodes><node name="n1" online="true"/></nodes>
+  <node_attributes><node name="n1"><attribute name="tnf-etcd-forced" value="VALUE"/></node></node_attributes>
+</pacemaker-result>`
+	st, err := parseStatus([]byte(strings.Replace(xml, "VALUE", FormatForced(f), 1)))
+	if err != nil || st.Nodes[0].Forced != f {
+		t.Fatalf("%+v %v", st.Nodes, err)
+	}
+	for _, bad := range []string{"three", "-1 0", "3"} {
+		_, err := parseStatus([]byte(strings.Replace(xml, "VALUE", bad, 1)))
+		if err == nil || !strings.Contains(err.Error(), "node n1") || !strings.Contains(err.Error(), EtcdForced) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

@@ -41,7 +41,7 @@ var sharedMetrics = []string{
 // TestMetrics: on a running cluster, tnfctl metrics and Debian's ha_cluster_exporter give the
 // same series for the metrics they share; then a real Prometheus scrapes both nodes through the
 // management network while node2 loses its power, and sees the fencing, the roles and the peer
-// gone.
+// gone, and node1's forced cluster counted.
 func TestMetrics(t *testing.T) {
 	c := newCluster(t, nil)
 	c.up()
@@ -71,6 +71,8 @@ func TestMetrics(t *testing.T) {
 	c.waitQuery(`tnf_etcd_role{instance="`+c.metricsAddr("node1")+`",node="node2",role="stopped"} == 1`, 1)
 	c.waitQuery(`tnf_cluster_member{instance="`+c.metricsAddr("node1")+`",node="node2"} == 0`, 1)
 	c.waitQuery(`ha_cluster_pacemaker_nodes{instance="`+c.metricsAddr("node1")+`",node="node2",status="online"} == 0`, 1)
+	c.waitQuery(`tnf_etcd_forced_clusters_total{instance="`+c.metricsAddr("node1")+`",node="node1"} == 1`, 1)
+	c.waitQuery(`tnf_last_failover_seconds{instance="`+c.metricsAddr("node1")+`",node="node1"} < 30`, 1)
 	c.waitQuery(`tnf_setup_state{state="done"} == 1`, 1)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 	"github.com/tnf-layer/tnf-layer/internal/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
 
 const (
@@ -143,6 +144,12 @@ func TestFailoverAndRejoin(t *testing.T) {
 	acked["/k/after-fence"] = "y"
 	if rev <= lastRev {
 		t.Fatalf("revision went backwards after the forced cluster: %d after %d", rev, lastRev)
+	}
+	// The forced cluster is counted for the metrics.
+	if v, _, err := c.store.Get(context.Background(), other.name, etcdnode.AttrForced, attrs.Reboot); err != nil {
+		t.Fatal(err)
+	} else if f, err := pcmk.ParseForced(v); err != nil || f.Count != 1 {
+		t.Errorf("%s after the forced cluster: %q (%v), want a count of 1", etcdnode.AttrForced, v, err)
 	}
 	other.must("monitor", ocfPromoted)
 	for k, v := range writeKeys(t, other, 50, 80) {
