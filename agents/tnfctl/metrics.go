@@ -18,6 +18,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/metrics"
 	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/unblock"
 	"github.com/tnf-layer/tnf-layer/internal/version"
 )
 
@@ -79,6 +80,10 @@ func readNode(ctx context.Context, node string) metrics.Reading {
 		r.Pacemaker = &p
 	}
 	r.Setup.State, r.Setup.Reason = nodesetup.State()
+	r.AloneSince, _ = unblock.AloneSince(unblock.AloneSinceFile)
+	if d, err := unblock.ReadDecisions(unblock.DecisionsFile); err == nil {
+		r.AutoUnblock = d
+	}
 	r.ReadSeconds = time.Since(start).Seconds()
 	return r
 }

@@ -18,15 +18,20 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/unblock"
 )
 
 // Reading is one look at the node's state.
 type Reading struct {
-	Corosync    *pcmk.Membership // nil when Corosync does not answer
-	Pacemaker   *pcmk.Status     // nil when Pacemaker does not answer
-	Setup       Setup            // from nodesetup.State
-	Node        string           // this node
-	Layer       string           // the layer version of this binary
+	Corosync  *pcmk.Membership // nil when Corosync does not answer
+	Pacemaker *pcmk.Status     // nil when Pacemaker does not answer
+	Setup     Setup            // from nodesetup.State
+	// AloneSince is when auto-unblock's timer first saw this node waiting alone (zero when it
+	// does not wait); AutoUnblock counts its passes that asked the BMC, by outcome.
+	AloneSince  time.Time
+	AutoUnblock map[string]int
+	Node        string // this node
+	Layer       string // the layer version of this binary
 	ReadSeconds float64
 }
 
@@ -73,19 +78,21 @@ var (
 	corosyncMemberVotes    = desc("ha_cluster_corosync_member_votes", "How many votes each member node has contributed with to the current quorum", "node_id", "node", "local")
 
 	// The layer's own.
-	up            = desc("tnf_up", "Whether each source answered this scrape (corosync, pacemaker)", "source")
+	up            = desc("tnf_up", "Whether each source answered this scrape (corosync, pacemaker)", "node", "source")
 	layerInfo     = desc("tnf_layer_info", "The layer version of this node's metrics endpoint, and of each node's etcd agent as it published it", "node", "version")
-	etcdRole      = desc("tnf_etcd_role", "The etcd agent's role on each node (voter, learner, ready, stopped); 1 for the node's role", "node", "role")
+	etcdRole      = desc("tnf_etcd_role", "The etcd agent's role on each node (voter, learner, ready, stopped) as Pacemaker last knew it (an unclean node's is its last known); 1 for the node's role", "node", "role")
 	etcdDecision  = desc("tnf_etcd_decision_info", "Why the etcd agent on the node neither leads nor joins, while it does not", "node", "decision")
 	peerMember    = desc("tnf_cluster_member", "Whether each configured node is a Corosync member as this node sees it", "node")
-	waitingForAll = desc("tnf_inert", "Whether this node boots inert: Corosync's wait_for_all holds quorum back until the peer is seen or an administrator confirms it down")
+	waitingForAll = desc("tnf_inert", "Whether this node boots inert: Corosync's wait_for_all holds quorum back until the peer is seen or an administrator confirms it down", "node")
 	fencingEvents = desc("tnf_fencing_events_total", "Fencing operations in Pacemaker's fencing history by target, action and result (the count restarts when the history is cleaned)", "target", "action", "result")
 	fencingFails  = desc("tnf_fencing_failing", "Whether the fencing of the target has failed since its last success", "target")
 	fencingSince  = desc("tnf_fencing_failing_since_seconds", "When the fencing of the target first failed since its last success (Unix time)", "target")
 	forced        = desc("tnf_etcd_forced_clusters_total", "Clusters of one the etcd agent on the node forced since the node booted (after its peer was fenced or confirmed down)", "node")
 	failover      = desc("tnf_last_failover_seconds", "From the completion of the peer's last fencing to the node's forced cluster of one serving, for the node's last forced cluster", "node")
-	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, failed, done); 1 for the state", "state")
-	setupFailure  = desc("tnf_setup_failure_info", "Why tnfctl setup failed on this node, while it has", "reason")
+	aloneSince    = desc("tnf_waiting_alone_since_seconds", "When this node was first seen waiting alone (booted alone, or alone with the peer's fencing failing), Unix time; absent while it does not wait", "node")
+	unblockPasses = desc("tnf_auto_unblock_decisions_total", "auto-unblock's passes that asked the peer's BMC since the node booted, by outcome (confirmed, refused)", "node", "outcome")
+	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, failed, done); 1 for the state", "node", "state")
+	setupFailure  = desc("tnf_setup_failure_info", "Why tnfctl setup failed on this node, while it has", "node", "reason")
 	readSeconds   = desc("tnf_scrape_duration_seconds", "How long reading Corosync and Pacemaker took for this scrape")
 )
 
@@ -94,7 +101,7 @@ func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncMemberVotes,
 		up, layerInfo, etcdRole, etcdDecision, forced, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
-		setupState, setupFailure, readSeconds}
+		aloneSince, unblockPasses, setupState, setupFailure, readSeconds}
 }
 
 // Metrics turns a reading into metrics.
@@ -105,19 +112,25 @@ func Metrics(r Reading) []prometheus.Metric {
 	}
 	gauge := func(d *prometheus.Desc, v bool, labels ...string) { add(d, prometheus.GaugeValue, b2f(v), labels...) }
 
-	gauge(up, r.Corosync != nil, "corosync")
-	gauge(up, r.Pacemaker != nil, "pacemaker")
+	gauge(up, r.Corosync != nil, r.Node, "corosync")
+	gauge(up, r.Pacemaker != nil, r.Node, "pacemaker")
 	add(readSeconds, prometheus.GaugeValue, r.ReadSeconds)
 	add(layerInfo, prometheus.GaugeValue, 1, r.Node, r.Layer)
 	for _, s := range nodesetup.States {
-		gauge(setupState, r.Setup.State == s, s)
+		gauge(setupState, r.Setup.State == s, r.Node, s)
+	}
+	if !r.AloneSince.IsZero() {
+		add(aloneSince, prometheus.GaugeValue, float64(r.AloneSince.Unix()), r.Node)
+	}
+	for _, o := range unblock.Outcomes {
+		add(unblockPasses, prometheus.CounterValue, float64(r.AutoUnblock[o]), r.Node, o)
 	}
 	if r.Setup.State == nodesetup.StateFailed {
-		add(setupFailure, prometheus.GaugeValue, 1, r.Setup.Reason)
+		add(setupFailure, prometheus.GaugeValue, 1, r.Node, r.Setup.Reason)
 	}
 	if c := r.Corosync; c != nil {
 		gauge(corosyncQuorate, c.Quorate)
-		gauge(waitingForAll, c.WaitingForAll)
+		gauge(waitingForAll, c.WaitingForAll, r.Node)
 		for _, k := range slices.Sorted(maps.Keys(c.Votes)) {
 			if t, ok := quorumVoteTypes[k]; ok {
 				add(corosyncQuorumVotes, prometheus.GaugeValue, float64(c.Votes[k]), t)

@@ -80,12 +80,15 @@ func TestSurvivorAlone(t *testing.T) {
 	golden.Check(t, "survivor-alone.txt", render(t, r))
 }
 
-// TestInertSetupFailed: an inert node whose setup failed, with Pacemaker not answering.
+// TestInertSetupFailed: an inert node whose setup failed, with Pacemaker not answering, waiting
+// alone with auto-unblock refused three times.
 func TestInertSetupFailed(t *testing.T) {
 	r := Reading{
 		Node: "node2", Layer: "4.19.7-2",
-		Setup:    Setup{State: nodesetup.StateFailed, Reason: "BMC check of node1: 401 Unauthorized"},
-		Corosync: &pcmk.Membership{Nodes: map[string]bool{"node1": false, "node2": true}, WaitingForAll: true},
+		Setup:       Setup{State: nodesetup.StateFailed, Reason: "BMC check of node1: 401 Unauthorized"},
+		Corosync:    &pcmk.Membership{Nodes: map[string]bool{"node1": false, "node2": true}, WaitingForAll: true},
+		AloneSince:  time.Date(2026, 11, 24, 19, 0, 0, 0, time.UTC),
+		AutoUnblock: map[string]int{"refused": 3},
 	}
 	golden.Check(t, "inert-setup-failed.txt", render(t, r))
 }

@@ -2,6 +2,7 @@ package unblock
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,16 +23,45 @@ import (
 // reboot starts the wait again.
 const AloneSinceFile = "/run/tnf/alone-since"
 
+// DecisionsFile counts the passes that asked the BMC, by outcome, since the node booted (on
+// /run), for the metrics.
+const DecisionsFile = "/run/tnf/auto-unblock-decisions.json"
+
+// Outcomes of a pass that asked the BMC.
+const (
+	OutcomeConfirmed = "confirmed" // the BMC proved the peer off: confirmed down
+	OutcomeRefused   = "refused"   // the BMC did not prove it: still waiting
+)
+
+// Outcomes are every outcome, in the order the metrics list them.
+var Outcomes = []string{OutcomeConfirmed, OutcomeRefused}
+
+// ReadDecisions reads DecisionsFile's counts (none before the first pass that asked the BMC).
+func ReadDecisions(path string) (map[string]int, error) {
+	counts := map[string]int{}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return counts, nil
+	}
+	if err == nil {
+		if err = json.Unmarshal(data, &counts); err != nil {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return counts, err
+}
+
 // Auto is one pass of auto-unblock (a timer runs it).
 type Auto struct {
-	Config    clusterconfig.Config
-	Peer      clusterconfig.Node
-	Tools     pcmk.Tools
-	StateFile string        // default AloneSinceFile
-	Gap       time.Duration // between the two BMC reads; default 5 s
-	BasicAuth bool          // gofish with Basic auth instead of a session
-	Log       *slog.Logger
-	Out       io.Writer // Confirm's steps
+	Config        clusterconfig.Config
+	Peer          clusterconfig.Node
+	Tools         pcmk.Tools
+	DecisionsFile string        // default DecisionsFile
+	StateFile     string        // default AloneSinceFile
+	Gap           time.Duration // between the two BMC reads; default 5 s
+	BasicAuth     bool          // gofish with Basic auth instead of a session
+	Log           *slog.Logger
+	Out           io.Writer // Confirm's steps
 }
 
 // ErrNotProven is returned when the BMC did not prove the peer off: the node keeps waiting.
@@ -42,6 +72,9 @@ var ErrNotProven = errors.New("the peer is not proven off: still waiting")
 func (a Auto) Run(ctx context.Context) error {
 	if a.StateFile == "" {
 		a.StateFile = AloneSinceFile
+	}
+	if a.DecisionsFile == "" {
+		a.DecisionsFile = DecisionsFile
 	}
 	if a.Gap == 0 {
 		a.Gap = 5 * time.Second
@@ -77,9 +110,31 @@ func (a Auto) Run(ctx context.Context) error {
 	})
 	a.Log.Info("decision", "peer_off", off, "reason", reason)
 	if !off {
+		a.count(OutcomeRefused)
 		return ErrNotProven
 	}
-	return Confirm(ctx, a.Tools, a.Peer.Name, a.Out)
+	if err := Confirm(ctx, a.Tools, a.Peer.Name, a.Out); err != nil {
+		return err
+	}
+	a.count(OutcomeConfirmed)
+	return nil
+}
+
+// count adds a pass's outcome to DecisionsFile. Only the metrics read it: a failure is logged.
+func (a Auto) count(outcome string) {
+	counts, err := ReadDecisions(a.DecisionsFile)
+	if err == nil {
+		counts[outcome]++
+		var data []byte
+		if data, err = json.Marshal(counts); err == nil {
+			if err = os.MkdirAll(filepath.Dir(a.DecisionsFile), 0o755); err == nil {
+				err = fsutil.WriteFileAtomic(a.DecisionsFile, data, 0o644)
+			}
+		}
+	}
+	if err != nil {
+		a.Log.Error("counting the decision for the metrics", "outcome", outcome, "err", err)
+	}
 }
 
 func errString(err error) string {
@@ -89,13 +144,21 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// AloneSince is when a pass first saw this node waiting alone (kept in path), false when the last
+// pass did not see it waiting, or before the first pass.
+func AloneSince(path string) (time.Time, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return time.Time{}, false
+	}
+	since, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+	return since, err == nil
+}
+
 // aloneFor is the time since the first pass that saw this node waiting alone.
 func (a Auto) aloneFor() (time.Duration, error) {
-	data, err := os.ReadFile(a.StateFile)
-	if err == nil {
-		if since, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data))); err == nil {
-			return time.Since(since), nil
-		}
+	if since, ok := AloneSince(a.StateFile); ok {
+		return time.Since(since), nil
 	}
 	if err := os.MkdirAll(filepath.Dir(a.StateFile), 0o755); err != nil {
 		return 0, err

@@ -152,10 +152,15 @@ func TestFencingWrongPassword(t *testing.T) {
 	if out, err := autoUnblock(); err == nil || !strings.Contains(out, "BMC read 1 failed") {
 		t.Fatalf("auto-unblock with the refused password: %v\n%s", err, out)
 	}
+	// What a site's monitoring sees meanwhile.
+	c.assertMetric("node1", `tnf_fencing_failing{target="node2"} 1`)
+	c.assertMetric("node1", `tnf_auto_unblock_decisions_total{node="node1",outcome="refused"} 1`)
+	c.assertMetric("node1", `ha_cluster_pacemaker_nodes{node="node2",status="unclean",type="member"} 1`)
 	c.write(filepath.Join(c.layout.Nodes["node1"].Dir, "disk", "etc", "tnf", "secrets", "node2.password"), pw, 0o600)
 	out, err := autoUnblock()
 	if err != nil || !strings.Contains(out, "confirmed fenced") {
 		t.Fatalf("auto-unblock with the right password, node2 off: %v\n%s", err, out)
 	}
 	t.Logf("auto-unblock: first write after %v\n%s", c.writeAfter("node1", "after-auto-unblock").Round(10*time.Millisecond), out)
+	c.assertMetric("node1", `tnf_auto_unblock_decisions_total{node="node1",outcome="confirmed"} 1`)
 }

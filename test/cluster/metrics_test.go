@@ -216,3 +216,17 @@ func (c *cluster) waitQuery(query string, n int) {
 		return len(answer.Data.Result) == n, fmt.Sprintf("%d series", len(answer.Data.Result))
 	})
 }
+
+// assertMetric checks that node's metrics endpoint serves the series want, written as series
+// writes it (labels sorted): `tnf_inert{node="node1"} 1`.
+func (c *cluster) assertMetric(node, want string) {
+	c.t.Helper()
+	families, err := c.scrape(c.metricsAddr(node))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	name, _, _ := strings.Cut(want, "{")
+	if f := families[name]; f == nil || !slices.Contains(series(f), want) {
+		c.t.Errorf("%s's metrics have no %s; %s:\n%s", node, want, name, strings.Join(series(families[name]), "\n"))
+	}
+}
