@@ -12,6 +12,7 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/crdvalidate"
@@ -106,7 +107,7 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("Containerfile lacks %q:\n%s", want, cf)
 		}
 	}
-	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "machineconfiguration-cluster.yaml"})
+	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml"})
 	for _, ocp := range []string{"4.19", "4.20"} {
 		on := o
 		on.OCP, on.Rollout, on.DryRun = ocp, RolloutOnCluster, filepath.Join(dir, "on-cluster-"+ocp)
@@ -114,7 +115,7 @@ func TestDryRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml"})
+		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml"})
 	}
 	err = filepath.Walk(filepath.Join(dir, "out", "context"), func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
@@ -145,6 +146,9 @@ func checkRollout(t *testing.T, paths, want []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if crds["PrometheusRule"], err = crdvalidate.PrometheusRule(); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -156,6 +160,8 @@ func checkRollout(t *testing.T, paths, want []string) {
 			typed = &mcfgv1.MachineOSConfig{}
 		case strings.HasPrefix(filepath.Base(p), "machineconfiguration-"):
 			typed = &operatorv1.MachineConfiguration{}
+		case strings.HasPrefix(filepath.Base(p), "prometheusrule-"):
+			typed = &monitoringv1.PrometheusRule{}
 		}
 		if err := yaml.UnmarshalStrict(data, typed); err != nil {
 			t.Errorf("%s: %v", p, err)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tnf-layer/tnf-layer/internal/alerts"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/containerfile"
 	"github.com/tnf-layer/tnf-layer/internal/fsutil"
@@ -210,6 +211,8 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 			return nil, err
 		}
 		maps.Copy(objs, rollout)
+		// The alerts go with the layer whose tnf-metrics.service serves what they read.
+		objs["prometheusrule-tnf-layer.yaml"] = alerts.PrometheusRule()
 	}
 	if len(objs) == 0 {
 		return nil, nil

@@ -134,3 +134,22 @@ func OpenShift() (map[string]*Validator, error) {
 	}
 	return out, nil
 }
+
+// PrometheusRule loads the validator of prometheus-operator's PrometheusRule CRD, of the release
+// whose API types this repository pins (pkg/apis/monitoring). The CRDs are in the operator's own
+// module, not the API types' one: it is downloaded through the module proxy (about 4 MB, once).
+func PrometheusRule() (*Validator, error) {
+	version, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring").Output()
+	if err != nil {
+		return nil, fmt.Errorf("finding the prometheus-operator API module: %w", err)
+	}
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/prometheus-operator/prometheus-operator@"+strings.TrimSpace(string(version))).Output()
+	if err != nil {
+		return nil, fmt.Errorf("downloading the prometheus-operator module: %w", err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return nil, fmt.Errorf("go mod download: no module folder in %q", out)
+	}
+	return Load(filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_prometheusrules.yaml"))
+}

@@ -1,0 +1,139 @@
+// Package alerts is the layer's alerting rules over the metrics tnfctl metrics serves: few and
+// symptom-based (what a site must act on, not every cause), each with a summary, a description
+// that names the node, and a runbook section in docs/runbooks.md. They are written as a
+// PrometheusRule for OpenShift's monitoring, and as a plain rule file for promtool.
+package alerts
+
+import (
+	"strings"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+)
+
+// Namespace is where the PrometheusRule goes: etcd's, which the platform monitoring watches.
+const Namespace = "openshift-etcd"
+
+// Name is the PrometheusRule's name.
+const Name = "tnf-layer-alerts"
+
+// Severities, as OpenShift's alerts use them.
+const (
+	critical = "critical"
+	warning  = "warning"
+	info     = "info"
+)
+
+// runbook is the description's last sentence: where docs/runbooks.md explains the alert.
+func runbook(alert string) string {
+	return " Runbook: docs/runbooks.md#" + strings.ToLower(alert) + "."
+}
+
+type alert struct {
+	name, expr, severity string
+	forDuration          monitoringv1.Duration // "" fires at the first evaluation
+	summary, description string
+}
+
+// The alerts. Every node serves the whole cluster's Pacemaker view, so the expressions aggregate
+// over the scraping instance: a peer that is off serves nothing, and what its survivor serves
+// decides.
+var all = []alert{
+	{
+		name:     "TNFPeerMissing",
+		expr:     `min by (node) (tnf_cluster_member) == 0`,
+		severity: warning, forDuration: "10m",
+		summary:     "A node of the two-node cluster is missing.",
+		description: "{{ $labels.node }} has not been a member of the two-node cluster for 10 minutes: the control plane runs on one node, and a second fault stops it.",
+	},
+	{
+		name:     "TNFNodeInert",
+		expr:     `max by (node) (tnf_inert) == 1`,
+		severity: warning, forDuration: "10m",
+		summary:     "A node has waited inert for its peer for 10 minutes.",
+		description: "{{ $labels.node }} booted without seeing its peer and keeps cri-o, kubelet and etcd stopped until the peer joins or an administrator confirms it powered off (tnfctl confirm-peer-down).",
+	},
+	{
+		name:     "TNFFencingFailing",
+		expr:     `max by (target) (tnf_fencing_failing) == 1`,
+		severity: critical, forDuration: "2m",
+		summary:     "Fencing of a node keeps failing; etcd waits.",
+		description: "The fencing of {{ $labels.target }} has failed for 2 minutes: its survivor runs no etcd until the fencing succeeds or an administrator confirms {{ $labels.target }} powered off. tnfctl status on the survivor says why.",
+	},
+	{
+		name:     "TNFFencingNotPossible",
+		expr:     `max by (resource) (ha_cluster_pacemaker_resources{agent=~"stonith:.*",status="failed"}) == 1`,
+		severity: warning, forDuration: "5m",
+		summary:     "A fence device fails its BMC check.",
+		description: "Pacemaker's check of the fence device {{ $labels.resource }} (the BMC's status read with the configured credentials) has failed for 5 minutes: if its node fails now, it cannot be fenced and its peer stops serving. tnfctl fence-check reproduces the check.",
+	},
+	{
+		name:     "TNFEtcdNotVoter",
+		expr:     `max by (node) (tnf_etcd_role{role="voter"}) == 0 and on (node) min by (node) (tnf_cluster_member) == 1`,
+		severity: warning, forDuration: "15m",
+		summary:     "etcd is not a voting member on a node of the cluster.",
+		description: "{{ $labels.node }} is a member of the cluster, but its etcd has not been promoted for 15 minutes: the cluster has no etcd redundancy. tnfctl status shows why the etcd agent waits.",
+	},
+	{
+		name:        "TNFClusterForced",
+		expr:        `max by (node) (increase(tnf_etcd_forced_clusters_total[15m])) > 0`,
+		severity:    info,
+		summary:     "etcd was restarted as a cluster of one.",
+		description: "The etcd agent on {{ $labels.node }} restarted etcd as a cluster of one after its peer was fenced or confirmed down. The peer rejoins as a learner when it comes back.",
+	},
+	{
+		name:     "TNFSetupFailed",
+		expr:     `max by (node, reason) (tnf_setup_failure_info) == 1`,
+		severity: critical, forDuration: "1m",
+		summary:     "The cluster setup failed on a node.",
+		description: "tnfctl setup failed on {{ $labels.node }}: {{ $labels.reason }}. It retries every 30 s; the node stays inert meanwhile.",
+	},
+	{
+		name:        "TNFAutoUnblockRefused",
+		expr:        `max by (node) (increase(tnf_auto_unblock_decisions_total{outcome="refused"}[30m])) >= 3`,
+		severity:    warning,
+		summary:     "auto-unblock keeps refusing to start a node alone.",
+		description: "{{ $labels.node }} waits alone, and the peer's BMC did not prove the peer powered off in 3 or more checks within 30 minutes. If the peer is off, confirm it (tnfctl confirm-peer-down).",
+	},
+}
+
+// Rules are the alerting rules.
+func Rules() []monitoringv1.Rule {
+	var rules []monitoringv1.Rule
+	for _, a := range all {
+		r := monitoringv1.Rule{
+			Alert:       a.name,
+			Expr:        intstr.FromString(a.expr),
+			Labels:      map[string]string{"severity": a.severity},
+			Annotations: map[string]string{"summary": a.summary, "description": a.description + runbook(a.name)},
+		}
+		if a.forDuration != "" {
+			d := a.forDuration
+			r.For = &d
+		}
+		rules = append(rules, r)
+	}
+	return rules
+}
+
+func groups() []monitoringv1.RuleGroup {
+	return []monitoringv1.RuleGroup{{Name: "tnf-layer", Rules: Rules()}}
+}
+
+// PrometheusRule is the rules for OpenShift's monitoring.
+func PrometheusRule() *monitoringv1.PrometheusRule {
+	return &monitoringv1.PrometheusRule{
+		TypeMeta:   metav1.TypeMeta{APIVersion: monitoringv1.SchemeGroupVersion.String(), Kind: monitoringv1.PrometheusRuleKind},
+		ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: Namespace},
+		Spec:       monitoringv1.PrometheusRuleSpec{Groups: groups()},
+	}
+}
+
+// RuleFile is the rules as a Prometheus rule file (what promtool checks).
+func RuleFile() ([]byte, error) {
+	return yaml.Marshal(struct {
+		Groups []monitoringv1.RuleGroup `json:"groups"`
+	}{groups()})
+}
