@@ -5,16 +5,20 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # rpm (rpmbuild) and createrepo-c: the stand-in RHCOS extensions' RPM repository (internal/buildlayer).
+# prometheus (with promtool) and prometheus-hacluster-exporter: the alert tests and the metrics
+# compared with ha_cluster_exporter's (test/cluster).
 apt-get install -y -qq --no-install-recommends \
 	make git ca-certificates \
 	resource-agents libxml2-utils pacemaker-cli-utils \
 	fence-agents qemu-system-x86 qemu-utils docker-registry debootstrap \
 	pacemaker corosync pcs iproute2 systemd \
-	rpm createrepo-c >/dev/null
+	rpm createrepo-c \
+	prometheus prometheus-hacluster-exporter >/dev/null
 # The packages start services on a machine with systemd: a registry on every interface, the
-# host's own Corosync/Pacemaker and pcsd. The tests run their own (a registry on loopback, the
-# cluster nodes in network namespaces), so the packaged services are turned off.
+# host's own Corosync/Pacemaker and pcsd, Prometheus and the exporter. The tests run their own (a
+# registry on loopback, the cluster nodes in network namespaces), so the packaged services are
+# turned off.
 if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
-	systemctl disable --now docker-registry pcsd pacemaker corosync >/dev/null 2>&1 || true
+	systemctl disable --now docker-registry pcsd pacemaker corosync prometheus prometheus-hacluster-exporter >/dev/null 2>&1 || true
 fi
 echo "install-deps: done"
