@@ -13,6 +13,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/fencewait"
+	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
 
@@ -23,6 +24,13 @@ type clusterStatus struct {
 	Error     string          `json:"pacemakerError,omitempty"`
 	// FencingFails is set while the fencing of the absent peer keeps failing.
 	FencingFails *fencingFails `json:"fencingFails,omitempty"`
+	Setup        setupStatus   `json:"setup"`
+}
+
+// setupStatus is where tnfctl setup stands on this node (nodesetup.State).
+type setupStatus struct {
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // fencingFails is a failing fencing, what the peer's BMC answers now, and the advice.
@@ -55,6 +63,28 @@ func peerFencingFails(ctx context.Context, nf *nodeFlags, st clusterStatus) *fen
 	return ff
 }
 
+// readStatus reads what tnfctl status shows; it fails only when Corosync does not answer.
+func readStatus(ctx context.Context, nf *nodeFlags) (clusterStatus, error) {
+	tools := pcmk.Tools{}
+	var st clusterStatus
+	st.Setup.State, st.Setup.Reason = nodesetup.State()
+	var err error
+	if st.Corosync, err = tools.Members(ctx); err != nil {
+		// A setup that failed before it started Corosync is the likely why.
+		if st.Setup.State == nodesetup.StateFailed {
+			return st, fmt.Errorf("corosync: %w; tnfctl setup failed: %s", err, st.Setup.Reason)
+		}
+		return st, fmt.Errorf("corosync: %w", err)
+	}
+	if p, err := tools.Status(ctx); err != nil {
+		st.Error = err.Error()
+	} else {
+		st.Pacemaker = &p
+	}
+	st.FencingFails = peerFencingFails(ctx, nf, st)
+	return st, nil
+}
+
 func statusCommand(nf *nodeFlags) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -62,18 +92,10 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 		Short: "Membership, quorum and wait-for-all, each resource's role per node, the fencing history",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tools := pcmk.Tools{}
-			var st clusterStatus
-			var err error
-			if st.Corosync, err = tools.Members(cmd.Context()); err != nil {
-				return fmt.Errorf("corosync: %w", err)
+			st, err := readStatus(cmd.Context(), nf)
+			if err != nil {
+				return err
 			}
-			if p, err := tools.Status(cmd.Context()); err != nil {
-				st.Error = err.Error()
-			} else {
-				st.Pacemaker = &p
-			}
-			st.FencingFails = peerFencingFails(cmd.Context(), nf, st)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -110,6 +132,9 @@ func printStatus(w io.Writer, st clusterStatus) {
 	}
 	fmt.Fprintf(w, "Corosync:  %s\n", strings.Join(members, ", "))
 	fmt.Fprintf(w, "Quorum:    quorate %s, waiting for all nodes %s\n", yesNo(st.Corosync.Quorate), yesNo(st.Corosync.WaitingForAll))
+	if st.Setup.State == nodesetup.StateFailed {
+		fmt.Fprintf(w, "Setup:     FAILED: %s (tnf-setup.service retries; tnfctl setup runs it now)\n", st.Setup.Reason)
+	}
 	if st.Pacemaker == nil {
 		fmt.Fprintf(w, "Pacemaker: %s\n", st.Error)
 		return

@@ -11,7 +11,7 @@ import (
 
 // TestStatusText: the one-screen view for the states an admin meets — both serving, a rolling
 // update half done (each node's layer version), a survivor alone after fencing its peer, a node
-// that boots alone and waits, Pacemaker not answering.
+// that boots alone and waits, a setup that failed, Pacemaker not answering.
 func TestStatusText(t *testing.T) {
 	stack := func(node, role string) []pcmk.ResourceRole {
 		return []pcmk.ResourceRole{
@@ -81,6 +81,12 @@ func TestStatusText(t *testing.T) {
 				Nodes: []pcmk.NodeStatus{{Name: "master-0"}, {Name: "master-1", Online: true,
 					EtcdAgent: "refuse: the local member left its cluster (graceful leave): its data never leads, it joins the peer"}},
 				Resources: append(stack("master-1", "Unpromoted"), stopped...)},
+		}},
+		{"setup-failed", clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
+			Error:    "crm_mon: exit status 102: Error: cluster is not available on this node",
+			Setup: setupStatus{State: "failed",
+				Reason: "checking the BMC credentials: master-1 (https://192.0.2.21): the BMC rejects the credentials (HTTP 401)"},
 		}},
 		{"pacemaker-down", clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},

@@ -48,13 +48,14 @@ const (
 // States are the states in the order a node goes through them.
 var States = []string{StateNotRun, StateFailed, StateDone}
 
-// State is where setup stands on this node, and why it failed when it did.
+// State is where setup stands on this node, and why it failed when it did. The last run decides:
+// a run after a completed one (tnf-reconfigure.service's, or by hand) that fails is a failure.
 func State() (state, reason string) {
-	if _, err := os.Stat(Marker); err == nil {
-		return StateDone, ""
-	}
 	if data, err := os.ReadFile(FailedMarker); err == nil {
 		return StateFailed, strings.TrimSpace(string(data))
+	}
+	if _, err := os.Stat(Marker); err == nil {
+		return StateDone, ""
 	}
 	return StateNotRun, ""
 }

@@ -211,11 +211,16 @@ type crmResource struct {
 // Status reads crm_mon once, with the whole fencing history (level 3: level 2 keeps only the
 // latest success per node, which hides a node fenced twice).
 func (t Tools) Status(ctx context.Context) (Status, error) {
-	out, err := t.Run(ctx, "crm_mon", "--one-shot", "--inactive", "--fence-history=3", "--show-node-attributes", "--output-as=xml")
+	out, err := t.StatusXML(ctx)
 	if err != nil {
 		return Status{}, err
 	}
 	return parseStatus([]byte(out))
+}
+
+// StatusXML is crm_mon's XML that Status reads.
+func (t Tools) StatusXML(ctx context.Context) (string, error) {
+	return t.Run(ctx, "crm_mon", "--one-shot", "--inactive", "--fence-history=3", "--show-node-attributes", "--output-as=xml")
 }
 
 func parseStatus(data []byte) (Status, error) {
