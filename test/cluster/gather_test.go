@@ -1,0 +1,121 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/gather"
+)
+
+// TestGather: tnfctl gather on a serving node and on a node whose Corosync and Pacemaker are
+// stopped: both write a bundle, the second lists what it could not collect and why. Then a setup
+// run on node1 fails, and its reason is in tnfctl status, the metrics and the next bundle. No
+// member of any bundle holds a BMC password or the Corosync key, not even the Pacemaker log into
+// which the test wrote a password.
+func TestGather(t *testing.T) {
+	c := newCluster(t, nil)
+	c.up()
+	log := filepath.Join(c.layout.Nodes["node1"].Dir, "disk", "var-log", "pacemaker", "pacemaker.log")
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("Nov 24 19:00:00 node1 fence_redfish: debug: password=" + c.password("node2") + "\n")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving := c.gather("node1")
+	for name, part := range map[string]string{
+		"status.json": `"withQuorum": true`, "pacemaker/crm_mon.xml": "<node_history", "pacemaker/cib.xml": "lrm://",
+		"corosync/corosync.conf": "two_node: 1", "corosync/quorumtool.txt": "Quorate:", "etcd/members.json": `"name": "node2"`,
+		"metrics.txt": `tnf_etcd_role{node="node1",role="voter"} 1`, "versions.txt": "pacemaker", "tnf/cluster.yaml": "fenceRaceWinner",
+		"pacemaker/pacemaker.log": "password=" + gather.Redacted,
+	} {
+		if !strings.Contains(string(serving.members[name]), part) {
+			t.Errorf("node1's bundle: %s has no %q:\n%.2000s", name, part, serving.members[name])
+		}
+	}
+
+	c.power("cluster-stop", "node2")
+	stopped := c.gather("node2")
+	for _, name := range []string{"status.json", "pacemaker/crm_mon.xml", "pacemaker/cib.xml"} {
+		if stopped.missing[name] == "" {
+			t.Errorf("node2's bundle, Pacemaker and Corosync stopped: %s not listed as missing (collected: %.500s)", name, stopped.members[name])
+		}
+	}
+	if !strings.Contains(string(stopped.members["metrics.txt"]), `tnf_up{node="node2",source="pacemaker"} 0`) {
+		t.Errorf("node2's metrics in its bundle:\n%s", stopped.members["metrics.txt"])
+	}
+
+	// A setup run that fails (node1 waits for node2, whose Corosync is stopped): status, the
+	// metrics and the next bundle say why.
+	if out, err := c.tnfctl("node1", "setup", "--wait", "5s"); err == nil {
+		t.Fatalf("setup on node1 with node2's Corosync stopped: no error\n%s", out)
+	}
+	if out, _ := c.tnfctl("node1", "status"); !strings.Contains(out, "Setup:     FAILED: ") {
+		t.Errorf("tnfctl status on node1 after a failed setup:\n%s", out)
+	}
+	c.assertMetric("node1", `tnf_setup_state{node="node1",state="failed"} 1`)
+	failedSetup := c.gather("node1")
+	t.Logf("node1's tnf/setup.failed: %s", failedSetup.members["tnf/setup.failed"])
+	if len(failedSetup.members["tnf/setup.failed"]) == 0 {
+		t.Error("node1's bundle after a failed setup has no tnf/setup.failed")
+	}
+
+	key, err := os.ReadFile(filepath.Join(c.layout.Nodes["node1"].Dir, "disk", "etc", "tnf", "secrets", "corosync-authkey"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string][]byte{"node1's BMC password": []byte(c.password("node1")), "node2's BMC password": []byte(c.password("node2")),
+		"the Corosync key (base64)": bytes.TrimSpace(key), "the Corosync key": raw}
+	for node, b := range map[string]bundle{"node1": serving, "node2": stopped, "node1 after its failed setup": failedSetup} {
+		for name, data := range b.members {
+			for what, s := range secrets {
+				if bytes.Contains(data, s) {
+					t.Errorf("%s's bundle: %s holds %s", node, name, what)
+				}
+			}
+		}
+	}
+}
+
+type bundle struct {
+	members map[string][]byte
+	missing map[string]string // name → why
+}
+
+// gather runs tnfctl gather on node into the cluster's folder and reads the bundle.
+func (c *cluster) gather(node string) bundle {
+	c.t.Helper()
+	path := filepath.Join(c.dir, node+"-gather.tar.gz")
+	out, err := c.tnfctl(node, "gather", "--output", path)
+	if err != nil {
+		c.t.Fatalf("tnfctl gather on %s: %v\n%s", node, err, out)
+	}
+	c.t.Logf("tnfctl gather on %s: %s", node, strings.TrimSpace(out))
+	members, err := gather.Read(path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var m gather.Manifest
+	if err := json.Unmarshal(members["manifest.json"], &m); err != nil {
+		c.t.Fatal(err)
+	}
+	b := bundle{members: members, missing: map[string]string{}}
+	for _, x := range m.Missing {
+		b.missing[x.Name] = x.Reason
+	}
+	return b
+}
