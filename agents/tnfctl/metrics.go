@@ -22,10 +22,6 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/version"
 )
 
-// DefaultMetricsAddress is where tnf-metrics.service listens: every address of the node, on a
-// port next to ha_cluster_exporter's 9664, so both can run side by side.
-const DefaultMetricsAddress = ":9665"
-
 func metricsCommand() *cobra.Command {
 	var listen string
 	cmd := &cobra.Command{
@@ -39,7 +35,8 @@ func metricsCommand() *cobra.Command {
 			return serveMetrics(cmd.Context(), listen)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", DefaultMetricsAddress, "address to listen on")
+	// tnf-metrics.service listens on every address of the node.
+	cmd.Flags().StringVar(&listen, "listen", fmt.Sprintf(":%d", metrics.Port), "address to listen on")
 	return cmd
 }
 

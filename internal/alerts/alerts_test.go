@@ -66,7 +66,7 @@ func TestPrometheusRuleRoundTrip(t *testing.T) {
 	if got.Kind != "PrometheusRule" || got.APIVersion != "monitoring.coreos.com/v1" || got.Namespace != Namespace {
 		t.Errorf("%s %s in %q", got.APIVersion, got.Kind, got.Namespace)
 	}
-	crd, err := crdvalidate.PrometheusRule()
+	crds, err := crdvalidate.PrometheusOperator()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestPrometheusRuleRoundTrip(t *testing.T) {
 	if err := yaml.Unmarshal(data, &obj); err != nil {
 		t.Fatal(err)
 	}
-	if err := crd.Validate(obj); err != nil {
+	if err := crds["PrometheusRule"].Validate(obj); err != nil {
 		t.Error(err)
 	}
 }

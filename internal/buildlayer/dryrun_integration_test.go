@@ -4,6 +4,7 @@ package buildlayer
 
 import (
 	"crypto/sha256"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/crdvalidate"
@@ -107,7 +109,8 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("Containerfile lacks %q:\n%s", want, cf)
 		}
 	}
-	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml"})
+	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml",
+		"tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
 	for _, ocp := range []string{"4.19", "4.20"} {
 		on := o
 		on.OCP, on.Rollout, on.DryRun = ocp, RolloutOnCluster, filepath.Join(dir, "on-cluster-"+ocp)
@@ -115,7 +118,8 @@ func TestDryRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml"})
+		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml",
+			"tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
 	}
 	err = filepath.Walk(filepath.Join(dir, "out", "context"), func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
@@ -146,9 +150,11 @@ func checkRollout(t *testing.T, paths, want []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if crds["PrometheusRule"], err = crdvalidate.PrometheusRule(); err != nil {
+	monitoring, err := crdvalidate.PrometheusOperator()
+	if err != nil {
 		t.Fatal(err)
 	}
+	maps.Copy(crds, monitoring)
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -162,6 +168,12 @@ func checkRollout(t *testing.T, paths, want []string) {
 			typed = &operatorv1.MachineConfiguration{}
 		case strings.HasPrefix(filepath.Base(p), "prometheusrule-"):
 			typed = &monitoringv1.PrometheusRule{}
+		case strings.HasSuffix(p, "-servicemonitor.yaml"):
+			typed = &monitoringv1.ServiceMonitor{}
+		case strings.HasSuffix(p, "-service.yaml"):
+			typed = &corev1.Service{}
+		case strings.HasSuffix(p, "-endpoints.yaml"):
+			typed = &corev1.Endpoints{}
 		}
 		if err := yaml.UnmarshalStrict(data, typed); err != nil {
 			t.Errorf("%s: %v", p, err)
@@ -170,7 +182,11 @@ func checkRollout(t *testing.T, paths, want []string) {
 		if err := yaml.Unmarshal(data, &obj); err != nil {
 			t.Fatal(err)
 		}
-		if err := crds[obj["kind"].(string)].Validate(obj); err != nil {
+		crd, custom := crds[obj["kind"].(string)]
+		if !custom {
+			continue // a built-in kind (Service, Endpoints): its strict decode above is the check
+		}
+		if err := crd.Validate(obj); err != nil {
 			t.Errorf("%s: %v", filepath.Base(p), err) // not the object: the node configuration carries passwords
 		}
 		if mosc, ok := typed.(*mcfgv1.MachineOSConfig); ok {

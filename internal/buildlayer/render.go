@@ -204,6 +204,11 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 			return nil, err
 		}
 		objs["machineconfiguration-cluster.yaml"] = policy
+		svc, endpoints, monitor, err := manifests.MetricsScrape(in)
+		if err != nil {
+			return nil, err
+		}
+		objs["tnf-metrics-service.yaml"], objs["tnf-metrics-endpoints.yaml"], objs["tnf-metrics-servicemonitor.yaml"] = svc, endpoints, monitor
 	}
 	if o.LayerImage != "" {
 		rollout, err := rolloutManifests(o, l)

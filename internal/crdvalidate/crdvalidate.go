@@ -135,10 +135,17 @@ func OpenShift() (map[string]*Validator, error) {
 	return out, nil
 }
 
-// PrometheusRule loads the validator of prometheus-operator's PrometheusRule CRD, of the release
-// whose API types this repository pins (pkg/apis/monitoring). The CRDs are in the operator's own
-// module, not the API types' one: it is downloaded through the module proxy (about 4 MB, once).
-func PrometheusRule() (*Validator, error) {
+// The CRD files of the prometheus-operator objects build-layer writes, in the operator's module.
+var prometheusOperatorCRDs = []string{
+	"example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml",
+	"example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml",
+}
+
+// PrometheusOperator loads the validators of prometheus-operator's PrometheusRule and
+// ServiceMonitor CRDs, by kind, of the release whose API types this repository pins
+// (pkg/apis/monitoring). The CRDs are in the operator's own module, not the API types' one: it is
+// downloaded through the module proxy (about 4 MB, once).
+func PrometheusOperator() (map[string]*Validator, error) {
 	version, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring").Output()
 	if err != nil {
 		return nil, fmt.Errorf("finding the prometheus-operator API module: %w", err)
@@ -151,5 +158,13 @@ func PrometheusRule() (*Validator, error) {
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
 		return nil, fmt.Errorf("go mod download: no module folder in %q", out)
 	}
-	return Load(filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_prometheusrules.yaml"))
+	validators := map[string]*Validator{}
+	for _, rel := range prometheusOperatorCRDs {
+		v, err := Load(filepath.Join(mod.Dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, err
+		}
+		validators[v.Kind()] = v
+	}
+	return validators, nil
 }

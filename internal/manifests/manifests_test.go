@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/crdvalidate"
+	"github.com/tnf-layer/tnf-layer/internal/metrics"
 )
 
 const layerImage = "registry.example.com/tnf/layer@sha256:3333333333333333333333333333333333333333333333333333333333333333"
@@ -349,4 +351,47 @@ func decodeSource(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestMetricsScrape: the Service without selector, its Endpoints at both nodes' addresses on the
+// port tnf-metrics.service serves, and a ServiceMonitor that selects the Service, the monitor
+// accepted by prometheus-operator's CRD; a node without a usable address is refused by name.
+func TestMetricsScrape(t *testing.T) {
+	in := installConfigInput(t)
+	svc, endpoints, mon, err := MetricsScrape(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.Selector != nil || svc.Spec.ClusterIP != "None" || svc.Spec.Ports[0].Port != metrics.Port {
+		t.Errorf("service: %+v", svc.Spec)
+	}
+	var ips []string
+	for _, a := range endpoints.Subsets[0].Addresses {
+		ips = append(ips, a.IP+" "+*a.NodeName)
+	}
+	if !slices.Equal(ips, []string{"192.0.2.11 master-1", "192.0.2.10 master-0"}) || endpoints.Subsets[0].Ports[0].Name != svc.Spec.Ports[0].Name {
+		t.Errorf("endpoints: %v, ports %+v", ips, endpoints.Subsets[0].Ports)
+	}
+	if !reflect.DeepEqual(mon.Spec.Selector.MatchLabels, svc.Labels) || mon.Spec.Endpoints[0].Port != svc.Spec.Ports[0].Name {
+		t.Errorf("servicemonitor: %+v", mon.Spec)
+	}
+	crds, err := crdvalidate.PrometheusOperator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := Marshal(mon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(data, &obj); err != nil {
+		t.Fatal(err)
+	}
+	if err := crds["ServiceMonitor"].Validate(obj); err != nil {
+		t.Error(err)
+	}
+	in.Config.Nodes[1].IP = "master-1.example.com"
+	if _, _, _, err := MetricsScrape(in); err == nil || !strings.Contains(err.Error(), "nodes[1].ip") {
+		t.Errorf("a node named by host name: %v", err)
+	}
 }

@@ -21,6 +21,10 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/unblock"
 )
 
+// Port is the port tnf-metrics.service serves on, next to ha_cluster_exporter's 9664 so that both
+// can run side by side.
+const Port = 9665
+
 // Reading is one look at the node's state.
 type Reading struct {
 	Corosync  *pcmk.Membership // nil when Corosync does not answer
