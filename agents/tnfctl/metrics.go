@@ -73,6 +73,9 @@ func readNode(ctx context.Context, node string) metrics.Reading {
 	if m, err := tools.Members(ctx); err == nil {
 		r.Corosync = &m
 	}
+	if l, err := tools.Links(ctx); err == nil {
+		r.Links = l
+	}
 	if p, err := tools.Status(ctx); err == nil {
 		r.Pacemaker = &p
 	}

@@ -28,6 +28,7 @@ const Port = 9665
 // Reading is one look at the node's state.
 type Reading struct {
 	Corosync  *pcmk.Membership // nil when Corosync does not answer
+	Links     []pcmk.Link      // nil when corosync-cfgtool does not answer
 	Pacemaker *pcmk.Status     // nil when Pacemaker does not answer
 	Setup     Setup            // from nodesetup.State
 	// AloneSince is when auto-unblock's timer first saw this node waiting alone (zero when it
@@ -79,6 +80,7 @@ var (
 	pcmkMigrationThreshold = desc("ha_cluster_pacemaker_migration_threshold", "The migration_threshold number per node and resource id", "node", "resource")
 	corosyncQuorate        = desc("ha_cluster_corosync_quorate", "Whether or not the cluster is quorate")
 	corosyncQuorumVotes    = desc("ha_cluster_corosync_quorum_votes", "Cluster quorum votes; one line per type", "type")
+	corosyncRingErrors     = desc("ha_cluster_corosync_ring_errors", "The total number of faulty corosync rings")
 	corosyncMemberVotes    = desc("ha_cluster_corosync_member_votes", "How many votes each member node has contributed with to the current quorum", "node_id", "node", "local")
 
 	// The layer's own.
@@ -103,7 +105,7 @@ var (
 // Descs are every metric's descriptions.
 func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
-		corosyncQuorate, corosyncQuorumVotes, corosyncMemberVotes,
+		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
 		up, layerInfo, etcdRole, etcdDecision, forced, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
 		aloneSince, unblockPasses, setupState, setupFailure, readSeconds}
 }
@@ -146,6 +148,17 @@ func Metrics(r Reading) []prometheus.Metric {
 		for _, n := range slices.Sorted(maps.Keys(c.Nodes)) {
 			gauge(peerMember, c.Nodes[n], n)
 		}
+	}
+	// Corosync 3.1's knet links: ha_cluster_exporter 1.3.1 parses only Corosync 2's and 3.0's
+	// listing, and reports 0 whatever the links do; this counts the links that lost a node.
+	if r.Links != nil {
+		faulty := 0
+		for _, l := range r.Links {
+			if l.Faulty {
+				faulty++
+			}
+		}
+		add(corosyncRingErrors, prometheus.GaugeValue, float64(faulty))
 	}
 	if p := r.Pacemaker; p != nil {
 		out = append(out, pacemaker(p, r)...)

@@ -131,3 +131,48 @@ func (t Tools) CancelWaitForAll(ctx context.Context) error {
 	_, err := t.Run(ctx, "corosync-cmapctl", "-s", "quorum.cancel_wait_for_all", "u8", "1")
 	return err
 }
+
+// Link is one Corosync (knet) link as corosync-cfgtool -s shows it, and its state towards each
+// other node.
+type Link struct {
+	ID      string
+	Address string
+	// Faulty is true when the link is not connected to some other configured node.
+	Faulty bool
+}
+
+// Links reads the links' state (corosync-cfgtool -s). It exits 1 when a link is faulty, and
+// prints the state all the same.
+func (t Tools) Links(ctx context.Context) ([]Link, error) {
+	out, err := t.Run(ctx, "corosync-cfgtool", "-s")
+	if err != nil && ExitCode(err) != 1 {
+		return nil, err
+	}
+	return parseLinks(out), nil
+}
+
+// parseLinks reads Corosync 3.1's knet listing:
+//
+//	LINK ID 0 udp
+//		addr	= 192.168.77.1
+//		status:
+//			nodeid:          1:	localhost
+//			nodeid:          2:	connected
+func parseLinks(out string) []Link {
+	var links []Link
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "LINK" && f[1] == "ID":
+			links = append(links, Link{ID: f[2]})
+		case len(links) == 0:
+		case len(f) == 3 && f[0] == "addr" && f[1] == "=":
+			links[len(links)-1].Address = f[2]
+		case len(f) >= 3 && f[0] == "nodeid:":
+			if state := strings.Join(f[2:], " "); state != "localhost" && state != "connected" {
+				links[len(links)-1].Faulty = true
+			}
+		}
+	}
+	return links
+}

@@ -84,3 +84,23 @@ Membership information
 		t.Fatalf("got %+v", got)
 	}
 }
+
+// TestLinks: corosync-cfgtool -s of Corosync 3.1 (knet), one link healthy, one that lost node 2.
+func TestLinks(t *testing.T) {
+	const cfgtool = `Local node ID 1, transport knet
+LINK ID 0 udp
+	addr	= 192.168.77.1
+	status:
+		nodeid:          1:	localhost
+		nodeid:          2:	connected
+LINK ID 1 udp
+	addr	= 10.77.0.11
+	status:
+		nodeid:          1:	localhost
+		nodeid:          2:	disconnected
+`
+	want := []Link{{ID: "0", Address: "192.168.77.1"}, {ID: "1", Address: "10.77.0.11", Faulty: true}}
+	if got := parseLinks(cfgtool); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}

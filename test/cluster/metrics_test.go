@@ -36,6 +36,8 @@ var sharedMetrics = []string{
 	"ha_cluster_pacemaker_nodes", "ha_cluster_pacemaker_resources", "ha_cluster_pacemaker_stonith_enabled",
 	"ha_cluster_pacemaker_fail_count", "ha_cluster_pacemaker_migration_threshold",
 	"ha_cluster_corosync_quorate", "ha_cluster_corosync_quorum_votes", "ha_cluster_corosync_member_votes",
+	// Both 0 on a healthy cluster; the exporter's stays 0 when a link fails (README, Monitoring).
+	"ha_cluster_corosync_ring_errors",
 }
 
 // TestMetrics: on a running cluster, tnfctl metrics and Debian's ha_cluster_exporter give the
@@ -71,6 +73,7 @@ func TestMetrics(t *testing.T) {
 	c.waitQuery(`tnf_etcd_role{instance="`+c.metricsAddr("node1")+`",node="node2",role="stopped"} == 1`, 1)
 	c.waitQuery(`tnf_cluster_member{instance="`+c.metricsAddr("node1")+`",node="node2"} == 0`, 1)
 	c.waitQuery(`ha_cluster_pacemaker_nodes{instance="`+c.metricsAddr("node1")+`",node="node2",status="online"} == 0`, 1)
+	c.waitQuery(`ha_cluster_corosync_ring_errors{instance="`+c.metricsAddr("node1")+`"} == 1`, 1)
 	c.waitQuery(`tnf_etcd_forced_clusters_total{instance="`+c.metricsAddr("node1")+`",node="node1"} == 1`, 1)
 	c.waitQuery(`tnf_last_failover_seconds{instance="`+c.metricsAddr("node1")+`",node="node1"} < 30`, 1)
 	c.waitQuery(`tnf_setup_state{state="done"} == 1`, 1)
