@@ -124,9 +124,14 @@ func OpenShift() (map[string]*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the openshift/api module: %w", err)
 	}
+	return loadAll(strings.TrimSpace(string(dir)), openShiftCRDs)
+}
+
+// loadAll loads the validators of the CRD files at rels (slash-separated) under dir, by kind.
+func loadAll(dir string, rels []string) (map[string]*Validator, error) {
 	out := map[string]*Validator{}
-	for _, rel := range openShiftCRDs {
-		v, err := Load(filepath.Join(strings.TrimSpace(string(dir)), filepath.FromSlash(rel)))
+	for _, rel := range rels {
+		v, err := Load(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, err
 		}
@@ -158,13 +163,5 @@ func PrometheusOperator() (map[string]*Validator, error) {
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
 		return nil, fmt.Errorf("go mod download: no module folder in %q", out)
 	}
-	validators := map[string]*Validator{}
-	for _, rel := range prometheusOperatorCRDs {
-		v, err := Load(filepath.Join(mod.Dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return nil, err
-		}
-		validators[v.Kind()] = v
-	}
-	return validators, nil
+	return loadAll(mod.Dir, prometheusOperatorCRDs)
 }
