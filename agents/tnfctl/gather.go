@@ -16,11 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/spf13/cobra"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
-	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/gather"
 	"github.com/tnf-layer/tnf-layer/internal/metrics"
 	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
@@ -120,35 +117,30 @@ func gatherItems(nf *nodeFlags, node string) ([]gather.Item, [][]byte) {
 		{Name: "tnf/setup.failed", Collect: optional(fileTail(nodesetup.FailedMarker))},
 		{Name: "tnf/alone-since", Collect: optional(fileTail(unblock.AloneSinceFile))},
 		{Name: "tnf/auto-unblock-decisions.json", Collect: optional(fileTail(unblock.DecisionsFile))},
-		{Name: "metrics.txt", Collect: metricsText(node)},
+		{Name: "metrics.txt", Collect: metricsText(nf, node)},
 		{Name: "versions.txt", Collect: versions},
 	}
 	secrets := readSecrets(nf)
-	cfg, self, _, err := nf.load()
+	etcd, err := loadEtcdNodes(nf)
 	if err != nil {
-		items = append(items, gather.Item{Name: "etcd/", Collect: failed(fmt.Errorf("the node configuration: %w", err))})
+		items = append(items, gather.Item{Name: "etcd/", Collect: failed(fmt.Errorf("%s: %w", nf.config, err))})
 		return items, secrets
 	}
-	agent, err := etcdnode.ConfigOf(self.Name, cfg.NodeIPMap(), cfg.Resources.Etcd)
-	if err != nil {
-		items = append(items, gather.Item{Name: "etcd/", Collect: failed(fmt.Errorf("%s: resources.etcd: %w", nf.config, err))})
-		return items, secrets
-	}
-	if agent.TLS != nil {
-		for _, key := range []string{agent.TLS.KeyFile, agent.TLS.PeerKeyFile} {
+	if etcd.agent.TLS != nil {
+		for _, key := range []string{etcd.agent.TLS.KeyFile, etcd.agent.TLS.PeerKeyFile} {
 			secrets = append(secrets, keySecrets(key)...)
 		}
 	}
 	items = append(items,
-		gather.Item{Name: "etcd/members.json", Collect: func(ctx context.Context) ([]byte, error) { return etcdMembers(ctx, agent, cfg) }},
-		gather.Item{Name: "etcd/etcd.log", Collect: fileTail(agent.LogFile)})
-	entries, err := os.ReadDir(agent.StateDir)
+		gather.Item{Name: "etcd/members.json", Collect: etcd.membersJSON},
+		gather.Item{Name: "etcd/etcd.log", Collect: fileTail(etcd.agent.LogFile)})
+	entries, err := os.ReadDir(etcd.agent.StateDir)
 	if err != nil {
 		items = append(items, gather.Item{Name: "etcd/state/", Collect: failed(err)})
 	}
 	for _, e := range entries {
 		if e.Type().IsRegular() {
-			items = append(items, gather.Item{Name: "etcd/state/" + e.Name(), Collect: fileTail(filepath.Join(agent.StateDir, e.Name()))})
+			items = append(items, gather.Item{Name: "etcd/state/" + e.Name(), Collect: fileTail(filepath.Join(etcd.agent.StateDir, e.Name()))})
 		}
 	}
 	return items, secrets
@@ -238,18 +230,9 @@ func keySecrets(path string) [][]byte {
 	return out
 }
 
-// etcdMembers asks the local etcd, then the peer's, for the member list and each member's
-// endpoint status.
-func etcdMembers(ctx context.Context, agent etcdnode.Config, cfg clusterconfig.Config) ([]byte, error) {
-	tlsConfig, err := agent.TLSClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	var endpoints []string
-	for _, n := range cfg.Nodes {
-		endpoints = append(endpoints, agent.ClientURL(n.IP))
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+// membersJSON is the member list and each endpoint's status, from whichever node answers.
+func (e etcdNodes) membersJSON(ctx context.Context) ([]byte, error) {
+	cli, err := e.client()
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +247,7 @@ func etcdMembers(ctx context.Context, agent etcdnode.Config, cfg clusterconfig.C
 		Error   string           `json:"membersError,omitempty"`
 		Status  []endpointStatus `json:"endpoints"`
 	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, etcdRequestTimeout)
 	list, err := cli.MemberList(rctx)
 	cancel()
 	if err != nil {
@@ -273,8 +256,8 @@ func etcdMembers(ctx context.Context, agent etcdnode.Config, cfg clusterconfig.C
 		out.Members = list.Members
 	}
 	var errs []error
-	for _, ep := range endpoints {
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	for _, ep := range e.endpoints {
+		rctx, cancel := context.WithTimeout(ctx, etcdRequestTimeout)
 		st, err := cli.Status(rctx, ep)
 		cancel()
 		if err != nil {
@@ -292,10 +275,10 @@ func etcdMembers(ctx context.Context, agent etcdnode.Config, cfg clusterconfig.C
 }
 
 // metricsText is what tnfctl metrics serves now, in Prometheus' text format.
-func metricsText(node string) func(context.Context) ([]byte, error) {
+func metricsText(nf *nodeFlags, node string) func(context.Context) ([]byte, error) {
 	return func(ctx context.Context) ([]byte, error) {
 		reg := prometheus.NewPedanticRegistry()
-		if err := reg.Register(metrics.Collector{Read: func(ctx context.Context) metrics.Reading { return readNode(ctx, node) }}); err != nil {
+		if err := reg.Register(metrics.Collector{Read: func(ctx context.Context) metrics.Reading { return readNode(ctx, nf, node) }}); err != nil {
 			return nil, err
 		}
 		families, err := reg.Gather()

@@ -22,7 +22,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/version"
 )
 
-func metricsCommand() *cobra.Command {
+func metricsCommand(nf *nodeFlags) *cobra.Command {
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "metrics",
@@ -32,7 +32,7 @@ func metricsCommand() *cobra.Command {
 			"node and with Pacemaker down (tnf_up says which source answered).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMetrics(cmd.Context(), listen)
+			return serveMetrics(cmd.Context(), nf, listen)
 		},
 	}
 	// tnf-metrics.service listens on every address of the node.
@@ -40,13 +40,13 @@ func metricsCommand() *cobra.Command {
 	return cmd
 }
 
-func serveMetrics(ctx context.Context, listen string) error {
+func serveMetrics(ctx context.Context, nf *nodeFlags, listen string) error {
 	node, err := os.Hostname()
 	if err != nil {
 		return err
 	}
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(metrics.Collector{Read: func(ctx context.Context) metrics.Reading { return readNode(ctx, node) }})
+	reg.MustRegister(metrics.Collector{Read: func(ctx context.Context) metrics.Reading { return readNode(ctx, nf, node) }})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	srv := &http.Server{Addr: listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -65,8 +65,10 @@ func serveMetrics(ctx context.Context, listen string) error {
 	return nil
 }
 
-// readNode reads Corosync, Pacemaker and setup's state once, as tnfctl status does.
-func readNode(ctx context.Context, node string) metrics.Reading {
+// readNode reads the node's state once: Corosync, its links and Pacemaker as tnfctl status does,
+// setup's and auto-unblock's files, and etcd's member list when the node configuration names it
+// (read at each scrape: the configuration may arrive after the service started).
+func readNode(ctx context.Context, nf *nodeFlags, node string) metrics.Reading {
 	start := time.Now()
 	tools := pcmk.Tools{}
 	r := metrics.Reading{Node: node, Layer: version.Version}
@@ -78,6 +80,9 @@ func readNode(ctx context.Context, node string) metrics.Reading {
 	}
 	if p, err := tools.Status(ctx); err == nil {
 		r.Pacemaker = &p
+	}
+	if etcd, err := loadEtcdNodes(nf); err == nil {
+		r.Etcd, _ = etcd.members(ctx) // nil when no member answers: tnf_up says so
 	}
 	r.Setup.State, r.Setup.Reason = nodesetup.State()
 	r.AloneSince, _ = unblock.AloneSince(unblock.AloneSinceFile)

@@ -35,9 +35,15 @@ type Reading struct {
 	// does not wait); AutoUnblock counts its passes that asked the BMC, by outcome.
 	AloneSince  time.Time
 	AutoUnblock map[string]int
-	Node        string // this node
-	Layer       string // the layer version of this binary
+	Etcd        *EtcdMembers // nil when no etcd member answered
+	Node        string       // this node
+	Layer       string       // the layer version of this binary
 	ReadSeconds float64
+}
+
+// EtcdMembers counts etcd's members by kind, from its member list.
+type EtcdMembers struct {
+	Voters, Learners int
 }
 
 // Setup is where tnfctl setup stands on this node.
@@ -84,7 +90,8 @@ var (
 	corosyncMemberVotes    = desc("ha_cluster_corosync_member_votes", "How many votes each member node has contributed with to the current quorum", "node_id", "node", "local")
 
 	// The layer's own.
-	up            = desc("tnf_up", "Whether each source answered this scrape (corosync, pacemaker)", "node", "source")
+	up            = desc("tnf_up", "Whether each source answered this scrape (corosync, pacemaker, etcd)", "node", "source")
+	etcdMembers   = desc("tnf_etcd_members", "etcd's members by type (voter, learner), from its member list", "type")
 	layerInfo     = desc("tnf_layer_info", "The layer version of this node's metrics endpoint, and of each node's etcd agent as it published it", "node", "version")
 	etcdRole      = desc("tnf_etcd_role", "The etcd agent's role on each node (voter, learner, ready, stopped) as Pacemaker last knew it (an unclean node's is its last known); 1 for the node's role", "node", "role")
 	etcdDecision  = desc("tnf_etcd_decision_info", "Why the etcd agent on the node neither leads nor joins, while it does not", "node", "decision")
@@ -106,7 +113,7 @@ var (
 func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
-		up, layerInfo, etcdRole, etcdDecision, forced, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
+		up, etcdMembers, layerInfo, etcdRole, etcdDecision, forced, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
 		aloneSince, unblockPasses, setupState, setupFailure, readSeconds}
 }
 
@@ -120,6 +127,11 @@ func Metrics(r Reading) []prometheus.Metric {
 
 	gauge(up, r.Corosync != nil, r.Node, "corosync")
 	gauge(up, r.Pacemaker != nil, r.Node, "pacemaker")
+	gauge(up, r.Etcd != nil, r.Node, "etcd")
+	if r.Etcd != nil {
+		add(etcdMembers, prometheus.GaugeValue, float64(r.Etcd.Voters), "voter")
+		add(etcdMembers, prometheus.GaugeValue, float64(r.Etcd.Learners), "learner")
+	}
 	add(readSeconds, prometheus.GaugeValue, r.ReadSeconds)
 	add(layerInfo, prometheus.GaugeValue, 1, r.Node, r.Layer)
 	for _, s := range nodesetup.States {

@@ -60,6 +60,7 @@ func TestSurvivorAlone(t *testing.T) {
 			Votes:   map[string]int{"Expected votes": 2, "Highest expected": 2, "Total votes": 1, "Quorum": 1},
 			Members: []pcmk.Member{{ID: "1", Name: "node1", Votes: 1, Local: true}}},
 		Links: []pcmk.Link{{ID: "0", Address: "192.168.77.1", Faulty: true}},
+		Etcd:  &EtcdMembers{Voters: 1},
 		Pacemaker: &pcmk.Status{DC: "node1", WithQuorum: true, StonithEnabled: true,
 			Nodes: []pcmk.NodeStatus{
 				{Name: "node1", Online: true, Type: "member", ExpectedUp: true, IsDC: true, LayerVersion: "4.19.7-2",

@@ -66,6 +66,7 @@ func TestMetrics(t *testing.T) {
 	c.startPrometheus()
 	c.waitQuery(`up{job="tnf"} == 1`, 2)
 	c.waitQuery(`tnf_etcd_role{role="voter"} == 1`, 4) // two nodes, each seen from both
+	c.waitQuery(`tnf_etcd_members{type="voter"} == 2`, 2)
 	c.power("off", "node2")
 	c.waitQuery(`up{instance="`+c.metricsAddr("node2")+`"} == 0`, 1)
 	c.waitQuery(`tnf_fencing_events_total{instance="`+c.metricsAddr("node1")+`",target="node2",result="success"} >= 1`, 1)
@@ -74,6 +75,7 @@ func TestMetrics(t *testing.T) {
 	c.waitQuery(`tnf_cluster_member{instance="`+c.metricsAddr("node1")+`",node="node2"} == 0`, 1)
 	c.waitQuery(`ha_cluster_pacemaker_nodes{instance="`+c.metricsAddr("node1")+`",node="node2",status="online"} == 0`, 1)
 	c.waitQuery(`ha_cluster_corosync_ring_errors{instance="`+c.metricsAddr("node1")+`"} == 1`, 1)
+	c.waitQuery(`tnf_etcd_members{instance="`+c.metricsAddr("node1")+`",type="voter"} == 1`, 1)
 	c.waitQuery(`tnf_etcd_forced_clusters_total{instance="`+c.metricsAddr("node1")+`",node="node1"} == 1`, 1)
 	c.waitQuery(`tnf_last_failover_seconds{instance="`+c.metricsAddr("node1")+`",node="node1"} < 30`, 1)
 	c.waitQuery(`tnf_setup_state{state="done"} == 1`, 1)
@@ -163,13 +165,13 @@ func (c *cluster) sameAsExporter(node string) {
 }
 
 // startPrometheus runs Debian's Prometheus on the management network, scraping both nodes'
-// metrics endpoints every second, until the test ends.
+// metrics endpoints every 2 seconds, until the test ends.
 func (c *cluster) startPrometheus() {
 	c.t.Helper()
 	dir := filepath.Join(c.dir, "prometheus")
 	config := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
+  scrape_interval: 2s
+  scrape_timeout: 2s
 scrape_configs:
   - job_name: tnf
     static_configs:

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/metrics"
+)
+
+// etcdNodes is this node's etcd agent configuration and both nodes' client endpoints, for the
+// commands that ask etcd itself (gather, metrics).
+type etcdNodes struct {
+	agent     etcdnode.Config
+	endpoints []string
+}
+
+// loadEtcdNodes reads the node configuration's etcd settings.
+func loadEtcdNodes(nf *nodeFlags) (etcdNodes, error) {
+	cfg, self, _, err := nf.load()
+	if err != nil {
+		return etcdNodes{}, err
+	}
+	agent, err := etcdnode.ConfigOf(self.Name, cfg.NodeIPMap(), cfg.Resources.Etcd)
+	if err != nil {
+		return etcdNodes{}, fmt.Errorf("resources.etcd: %w", err)
+	}
+	e := etcdNodes{agent: agent}
+	for _, n := range cfg.Nodes {
+		e.endpoints = append(e.endpoints, agent.ClientURL(n.IP))
+	}
+	return e, nil
+}
+
+// client is an etcd client on both nodes' endpoints, with the agent's credentials.
+func (e etcdNodes) client() (*clientv3.Client, error) {
+	tlsConfig, err := e.agent.TLSClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	return clientv3.New(clientv3.Config{Endpoints: e.endpoints, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+}
+
+// etcdRequestTimeout bounds one request to etcd from gather.
+const etcdRequestTimeout = 5 * time.Second
+
+// membersTimeout bounds the metrics' member list: a serving member answers in milliseconds, and
+// a node where none runs (inert, booting) must not hold each scrape for long.
+const membersTimeout = 2 * time.Second
+
+// members counts the voting members and the learners, from whichever node answers.
+func (e etcdNodes) members(ctx context.Context) (*metrics.EtcdMembers, error) {
+	cli, err := e.client()
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, membersTimeout)
+	defer cancel()
+	list, err := cli.MemberList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m metrics.EtcdMembers
+	for _, member := range list.Members {
+		if member.IsLearner {
+			m.Learners++
+		} else {
+			m.Voters++
+		}
+	}
+	return &m, nil
+}
