@@ -22,6 +22,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"golang.org/x/sys/unix"
+
+	"github.com/tnf-layer/tnf-layer/internal/alerts"
 )
 
 const (
@@ -43,7 +45,7 @@ var sharedMetrics = []string{
 // TestMetrics: on a running cluster, tnfctl metrics and Debian's ha_cluster_exporter give the
 // same series for the metrics they share; then a real Prometheus scrapes both nodes through the
 // management network while node2 loses its power, and sees the fencing, the roles and the peer
-// gone, and node1's forced cluster counted.
+// gone, node1's forced cluster counted and its alert firing.
 func TestMetrics(t *testing.T) {
 	c := newCluster(t, nil)
 	c.up()
@@ -79,6 +81,8 @@ func TestMetrics(t *testing.T) {
 	c.waitQuery(`tnf_etcd_forced_clusters_total{instance="`+c.metricsAddr("node1")+`",node="node1"} == 1`, 1)
 	c.waitQuery(`tnf_last_failover_seconds{instance="`+c.metricsAddr("node1")+`",node="node1"} < 30`, 1)
 	c.waitQuery(`tnf_setup_state{state="done"} == 1`, 1)
+	// The layer's alerting rules, evaluated by the same Prometheus: the failover is reported.
+	c.waitQuery(`ALERTS{alertname="TNFClusterForced",alertstate="firing",node="node1"}`, 1)
 }
 
 // metricsAddr is node's metrics endpoint on the management network.
@@ -165,13 +169,20 @@ func (c *cluster) sameAsExporter(node string) {
 }
 
 // startPrometheus runs Debian's Prometheus on the management network, scraping both nodes'
-// metrics endpoints every 2 seconds, until the test ends.
+// metrics endpoints and evaluating the layer's alerting rules every 2 seconds, until the test ends.
 func (c *cluster) startPrometheus() {
 	c.t.Helper()
 	dir := filepath.Join(c.dir, "prometheus")
+	rules, err := alerts.RuleFile()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.write(filepath.Join(dir, "rules.yaml"), rules, 0o644)
 	config := fmt.Sprintf(`global:
   scrape_interval: 2s
   scrape_timeout: 2s
+  evaluation_interval: 2s
+rule_files: [rules.yaml]
 scrape_configs:
   - job_name: tnf
     static_configs:
