@@ -104,7 +104,7 @@ var (
 	failover      = desc("tnf_last_failover_seconds", "From the completion of the peer's last fencing to the node's forced cluster of one serving, for the node's last forced cluster", "node")
 	aloneSince    = desc("tnf_waiting_alone_since_seconds", "When this node was first seen waiting alone (booted alone, or alone with the peer's fencing failing), Unix time; absent while it does not wait", "node")
 	unblockPasses = desc("tnf_auto_unblock_decisions_total", "auto-unblock's passes that asked the peer's BMC since the node booted, by outcome (confirmed, refused)", "node", "outcome")
-	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, failed, done); 1 for the state", "node", "state")
+	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, waiting_for_peer, failed, done); 1 for the state", "node", "state")
 	setupFailure  = desc("tnf_setup_failure_info", "Why tnfctl setup failed on this node, while it has", "node", "reason")
 	readSeconds   = desc("tnf_scrape_duration_seconds", "How long reading Corosync and Pacemaker took for this scrape")
 )

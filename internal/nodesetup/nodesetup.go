@@ -36,21 +36,27 @@ const (
 	// FailedMarker holds why the last run failed, for tnfctl status and the metrics; a run that
 	// completes removes it.
 	FailedMarker = "/var/lib/tnf/setup.failed"
+	// WaitingMarker exists while a run waits for the peer to join (on /run: a reboot ends it).
+	WaitingMarker = "/run/tnf/setup-waiting"
 )
 
 // Where setup stands on a node.
 const (
-	StateNotRun = "not_run" // also while a first run still waits for the peer
-	StateFailed = "failed"
-	StateDone   = "done"
+	StateNotRun  = "not_run"
+	StateWaiting = "waiting_for_peer"
+	StateFailed  = "failed"
+	StateDone    = "done"
 )
 
 // States are the states in the order a node goes through them.
-var States = []string{StateNotRun, StateFailed, StateDone}
+var States = []string{StateNotRun, StateWaiting, StateFailed, StateDone}
 
 // State is where setup stands on this node, and why it failed when it did. The last run decides:
 // a run after a completed one (tnf-reconfigure.service's, or by hand) that fails is a failure.
 func State() (state, reason string) {
+	if _, err := os.Stat(WaitingMarker); err == nil {
+		return StateWaiting, ""
+	}
 	if data, err := os.ReadFile(FailedMarker); err == nil {
 		return StateFailed, strings.TrimSpace(string(data))
 	}
@@ -75,6 +81,9 @@ type Options struct {
 // it).
 func Run(ctx context.Context, o Options) error {
 	err := run(ctx, o)
+	if rmErr := os.Remove(WaitingMarker); rmErr != nil && !os.IsNotExist(rmErr) && err == nil {
+		err = rmErr
+	}
 	if err == nil {
 		if rmErr := os.Remove(FailedMarker); rmErr != nil && !os.IsNotExist(rmErr) {
 			return rmErr
@@ -174,6 +183,12 @@ func run(ctx context.Context, o Options) error {
 // must not start OpenShift.
 func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds map[string]bmc.Credential, peer string, tools pcmk.Tools, step func(string, string)) error {
 	step("peer", "waiting for "+peer+" to join")
+	if err := os.MkdirAll(filepath.Dir(WaitingMarker), 0o755); err != nil {
+		return err
+	}
+	if err := fsutil.WriteFileAtomic(WaitingMarker, nil, 0o644); err != nil {
+		return err
+	}
 	if err := waitFor(ctx, o.Wait, peer+" to join the membership", func() (bool, error) {
 		m, err := tools.Members(ctx)
 		return err == nil && m.Nodes[peer], nil
@@ -181,6 +196,9 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 		return err
 	}
 	step("peer", peer+" joined")
+	if err := os.Remove(WaitingMarker); err != nil {
+		return err
+	}
 	// The elected DC writes its options (dc-version and others) as the CIB's first
 	// cluster_property_set. A configuration built offline before that carries a set of the same
 	// id, and the CIB refuses the patch that would add a second one (seen in make test: setup

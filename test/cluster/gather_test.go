@@ -6,17 +6,21 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/gather"
 )
 
 // TestGather: tnfctl gather on a serving node and on a node whose Corosync and Pacemaker are
 // stopped: both write a bundle, the second lists what it could not collect and why. Then a setup
-// run on node1 fails, and its reason is in tnfctl status, the metrics and the next bundle. No
+// run on node1 waits for node2 (the metrics say so) and fails, and its reason is in tnfctl
+// status, the metrics and the next bundle. No
 // member of any bundle holds a BMC password or the Corosync key, not even the Pacemaker log into
 // which the test wrote a password.
 func TestGather(t *testing.T) {
@@ -55,10 +59,28 @@ func TestGather(t *testing.T) {
 		t.Errorf("node2's metrics in its bundle:\n%s", stopped.members["metrics.txt"])
 	}
 
-	// A setup run that fails (node1 waits for node2, whose Corosync is stopped): status, the
-	// metrics and the next bundle say why.
-	if out, err := c.tnfctl("node1", "setup", "--wait", "5s"); err == nil {
-		t.Fatalf("setup on node1 with node2's Corosync stopped: no error\n%s", out)
+	// A setup run that waits for node2, whose Corosync is stopped, and fails: the metrics say it
+	// waits, then status, the metrics and the next bundle say why it failed.
+	setup := make(chan error, 1)
+	go func() {
+		out, err := c.tnfctl("node1", "setup", "--wait", "30s")
+		if err == nil {
+			err = fmt.Errorf("setup on node1 with node2's Corosync stopped: no error\n%s", out)
+		} else {
+			err = nil
+		}
+		setup <- err
+	}()
+	c.waitFor("node1's setup waiting for node2, in its metrics", 25*time.Second, func() (bool, string) {
+		families, err := c.scrape(c.metricsAddr("node1"))
+		if err != nil {
+			return false, err.Error()
+		}
+		want := `tnf_setup_state{node="node1",state="waiting_for_peer"} 1`
+		return slices.Contains(series(families["tnf_setup_state"]), want), "not yet"
+	})
+	if err := <-setup; err != nil {
+		t.Fatal(err)
 	}
 	if out, _ := c.tnfctl("node1", "status"); !strings.Contains(out, "Setup:     FAILED: ") {
 		t.Errorf("tnfctl status on node1 after a failed setup:\n%s", out)
