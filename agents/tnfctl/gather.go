@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
 	"github.com/spf13/cobra"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
@@ -276,19 +274,8 @@ func (e etcdNodes) membersJSON(ctx context.Context) ([]byte, error) {
 
 // metricsText is what tnfctl metrics serves now, in Prometheus' text format.
 func metricsText(nf *nodeFlags, node string) func(context.Context) ([]byte, error) {
-	return func(ctx context.Context) ([]byte, error) {
-		reg := prometheus.NewPedanticRegistry()
-		if err := reg.Register(metrics.Collector{Read: func(ctx context.Context) metrics.Reading { return readNode(ctx, nf, node) }}); err != nil {
-			return nil, err
-		}
-		families, err := reg.Gather()
-		var buf bytes.Buffer
-		for _, f := range families {
-			if _, werr := expfmt.MetricFamilyToText(&buf, f); werr != nil {
-				return buf.Bytes(), werr
-			}
-		}
-		return buf.Bytes(), err
+	return func(context.Context) ([]byte, error) {
+		return metrics.Collector{Read: func(ctx context.Context) metrics.Reading { return readNode(ctx, nf, node) }}.Text()
 	}
 }
 

@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"bytes"
 	"context"
 	"maps"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/tnf-layer/tnf-layer/internal/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
@@ -317,4 +319,21 @@ func (c Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range Metrics(c.Read(ctx)) {
 		ch <- m
 	}
+}
+
+// Text is one reading's metrics in Prometheus' text format, through a registry as a scrape gets
+// them (what tnfctl gather puts in its bundle).
+func (c Collector) Text() ([]byte, error) {
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	families, err := reg.Gather()
+	var buf bytes.Buffer
+	for _, f := range families {
+		if _, werr := expfmt.MetricFamilyToText(&buf, f); werr != nil {
+			return buf.Bytes(), werr
+		}
+	}
+	return buf.Bytes(), err
 }

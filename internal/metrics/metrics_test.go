@@ -1,13 +1,9 @@
 package metrics
 
 import (
-	"bytes"
 	"context"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
 
 	"github.com/tnf-layer/tnf-layer/internal/golden"
 	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
@@ -35,19 +31,11 @@ func TestEtcdAgentRole(t *testing.T) {
 // render serves r's metrics through a registry, in the text format Prometheus scrapes.
 func render(t *testing.T, r Reading) string {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(Collector{Read: func(context.Context) Reading { return r }})
-	families, err := reg.Gather()
+	text, err := Collector{Read: func(context.Context) Reading { return r }}.Text()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	for _, f := range families {
-		if _, err := expfmt.MetricFamilyToText(&buf, f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return buf.String()
+	return string(text)
 }
 
 // TestSurvivorAlone: node1 after it fenced node2 (a failed attempt first), serving alone; the
