@@ -68,11 +68,21 @@ func (c *cluster) waitWrites(w *writer, what string) time.Duration {
 func (c *cluster) stopAndCheck(w *writer) {
 	c.t.Helper()
 	w.Stop()
+	c.waitSameData()
+	for _, n := range c.nodes {
+		c.checkAcked(w.Acked(), n)
+	}
+	c.t.Logf("%d acknowledged writes, all on both members", w.Count())
+}
+
+// waitSameData waits until both members report the same revision and the same hash of their
+// data.
+func (c *cluster) waitSameData() {
+	c.t.Helper()
 	type view struct {
 		rev  int64
 		hash uint32
 	}
-	var last string
 	c.waitFor("both members hold the same data and revision", settle, func() (bool, string) {
 		views := map[string]view{}
 		for _, n := range c.nodes {
@@ -82,18 +92,12 @@ func (c *cluster) stopAndCheck(w *writer) {
 			cancel()
 			cli.Close()
 			if err != nil {
-				last = fmt.Sprintf("%s: %v", n, err)
-				return false, last
+				return false, fmt.Sprintf("%s: %v", n, err)
 			}
 			views[n] = view{resp.Header.Revision, resp.Hash}
 		}
-		last = fmt.Sprint(views)
-		return views["node1"] == views["node2"], last
+		return views["node1"] == views["node2"], fmt.Sprint(views)
 	})
-	for _, n := range c.nodes {
-		c.checkAcked(w.Acked(), n)
-	}
-	c.t.Logf("%d acknowledged writes, all on both members", w.Count())
 }
 
 // checkAcked checks that node holds every acknowledged write in acked, and takes a new
