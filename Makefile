@@ -6,7 +6,7 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build test cluster-test bench demo lab lab-base boot-test boot-smoke boot-bench lint clean
+.PHONY: all build test cluster-test chaos bench demo lab lab-base boot-test boot-smoke boot-bench lint clean
 
 all: build
 
@@ -26,6 +26,15 @@ test: build lint
 # planned-stop scenarios marked onlyInClusterTest.
 cluster-test: build
 	TNF_CLUSTER_ALL=1 TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -timeout 40m ./test/cluster/
+
+# The randomized fault campaign (test/cluster TestChaos): CHAOS_CYCLES faults drawn from
+# CHAOS_SEED (a fresh seed, logged, when empty) under a concurrent workload whose history is
+# checked for linearizability. A failed campaign keeps its cluster folder (the evidence).
+CHAOS_CYCLES ?= 20
+CHAOS_SEED ?=
+chaos: build
+	CHAOS_CYCLES=$(CHAOS_CYCLES) CHAOS_SEED=$(CHAOS_SEED) TNF_KEEP=1 TNF_BIN=$(BIN) $(GO) test -count=1 -v -tags "integration $(TAGS)" \
+		-run '^TestChaos$$' -timeout $$((15 + 6 * $(CHAOS_CYCLES)))m ./test/cluster/
 
 bench: build
 	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/etcdagent/ ./internal/buildlayer/ ./test/cluster/ | $(GO) run ./test/benchtable
