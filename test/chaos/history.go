@@ -104,34 +104,32 @@ func WriteJSONLines(path string, ops []Op) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// Writes is what the acknowledged writes say about a stretch of the history.
-type Writes struct {
-	// First: from the stretch's start to the return of the first acknowledged write called in
-	// it; -1 if none.
-	First      time.Duration
-	LongestGap time.Duration // the longest stretch without an acknowledged write (ends included)
+// FirstWrite is how long after at the first write called after at was acknowledged; -1 if none
+// was (a write in flight at at does not count: it may have been decided before).
+func FirstWrite(ops []Op, at int64) time.Duration {
+	first := time.Duration(-1)
+	for _, op := range ops {
+		if op.Acknowledged() && op.Call >= at && (first < 0 || time.Duration(op.Return-at) < first) {
+			first = time.Duration(op.Return - at)
+		}
+	}
+	return first
 }
 
-// WritesBetween looks at the acknowledged writes that returned in [from, to]; a write called
-// before from and returning after it was in flight when the stretch began, and only counts for
-// the gaps.
-func WritesBetween(ops []Op, from, to int64) Writes {
-	w := Writes{First: -1}
+// LongestGap is the longest time in [from, to] without an acknowledged write returning (from
+// and to count as the ends of the first and last gaps).
+func LongestGap(ops []Op, from, to int64) time.Duration {
 	var acked []int64
 	for _, op := range ops {
 		if op.Acknowledged() && op.Return >= from && op.Return <= to {
 			acked = append(acked, op.Return)
-			if first := time.Duration(op.Return - from); op.Call >= from && (w.First < 0 || first < w.First) {
-				w.First = first
-			}
 		}
 	}
 	slices.Sort(acked)
-	last := from
+	longest, last := time.Duration(0), from
 	for _, at := range acked {
-		w.LongestGap = max(w.LongestGap, time.Duration(at-last))
+		longest = max(longest, time.Duration(at-last))
 		last = at
 	}
-	w.LongestGap = max(w.LongestGap, time.Duration(to-last))
-	return w
+	return max(longest, time.Duration(to-last))
 }

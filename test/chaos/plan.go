@@ -81,7 +81,7 @@ func (f Fault) String() string {
 		s += ", BMC " + string(f.BMC)
 	}
 	if f.Overlap {
-		s += fmt.Sprintf(", %v into the recovery", f.Delay)
+		s += fmt.Sprintf("; %v into recovery", f.Delay)
 	}
 	return s
 }

@@ -83,7 +83,7 @@ func TestFaultString(t *testing.T) {
 		{Fault{Kind: PowerCut, Node: "node2", For: 3 * time.Second, BMC: BMCHang}, "power-cut node2 off 3s, BMC hang"},
 		{Fault{Kind: LinkCut, For: 1500 * time.Millisecond}, "link-cut 1.5s"},
 		{Fault{Kind: LinkFlap, Flaps: 4}, "link-flap ×4"},
-		{Fault{Kind: EtcdStop, Node: "node1", For: 2 * time.Second, Overlap: true, Delay: time.Second}, "etcd-stop node1 2s, 1s into the recovery"},
+		{Fault{Kind: EtcdStop, Node: "node1", For: 2 * time.Second, Overlap: true, Delay: time.Second}, "etcd-stop node1 2s; 1s into recovery"},
 		{Fault{Kind: CrashBoth, Node: "node2", For: 0}, "crash-both node2 first, the other 0s later"},
 		{Fault{Kind: RebootBoth}, "reboot-both"},
 	} {

@@ -11,10 +11,11 @@ import (
 type Cycle struct {
 	N     int
 	Fault Fault
-	// FirstWrite: from the fault to the first write the cluster acknowledged after it (-1: none
-	// before the next fault).
+	// FirstWrite: from the moment the fault hit (the power cut, the link down, the shutdown
+	// done) to the first write called after it that the cluster acknowledged (-1: none before
+	// the next fault).
 	FirstWrite time.Duration
-	LongestGap time.Duration // the longest time without an acknowledged write, fault to recovery
+	LongestGap time.Duration // the longest time without an acknowledged write, from the fault to the cycle's end
 	// Recovery: from the fault to both members Promoted and taking writes again (-1: the next
 	// fault came first, and its recovery counts for both).
 	Recovery time.Duration
@@ -23,7 +24,7 @@ type Cycle struct {
 	Note     string // a fault that found nothing to hit (no etcd running on a booting node)
 }
 
-const rowFormat = "%5s  %-52s %11s %11s %11s %6s  %s"
+const rowFormat = "%5s  %-60s %11s %11s %11s %6s  %s"
 
 // Header is the per-cycle table's header.
 func Header() string {

@@ -8,9 +8,9 @@ import (
 
 const s = int64(time.Second)
 
-// TestWritesBetween: the first acknowledged write and the longest gap, unknown writes, reads
-// and refused CAS not counted.
-func TestWritesBetween(t *testing.T) {
+// TestWriteFigures: the first acknowledged write and the longest gap; unknown writes, reads and
+// refused CAS not counted, a write in flight at the fault no first write.
+func TestWriteFigures(t *testing.T) {
 	ops := []Op{
 		put(0, "a", "1", 0, 1*s),
 		unknown(put(0, "a", "2", 10*s, 12*s)),
@@ -20,17 +20,28 @@ func TestWritesBetween(t *testing.T) {
 		cas(2, "a", "4", "5", true, "", 17*s, 18*s),
 	}
 	for _, tc := range []struct {
-		from, to int64
-		want     Writes
+		at   int64
+		want time.Duration
 	}{
-		{10 * s, 20 * s, Writes{First: 5 * time.Second, LongestGap: 5 * time.Second}},
-		{0, 20 * s, Writes{First: time.Second, LongestGap: 14 * time.Second}},
-		{19 * s, 20 * s, Writes{First: -1, LongestGap: time.Second}},
-		// The put returning at 1 s was in flight at 0.5 s: a gap's end, not a first write.
-		{s / 2, 20 * s, Writes{First: 14500 * time.Millisecond, LongestGap: 14 * time.Second}},
+		{10 * s, 5 * time.Second},
+		{0, time.Second},
+		{s / 2, 14500 * time.Millisecond}, // the put returning at 1 s was in flight
+		{19 * s, -1},
 	} {
-		if got := WritesBetween(ops, tc.from, tc.to); got != tc.want {
-			t.Errorf("[%v, %v]: %+v, want %+v", time.Duration(tc.from), time.Duration(tc.to), got, tc.want)
+		if got := FirstWrite(ops, tc.at); got != tc.want {
+			t.Errorf("first write after %v: %v, want %v", time.Duration(tc.at), got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		from, to int64
+		want     time.Duration
+	}{
+		{10 * s, 20 * s, 5 * time.Second},
+		{0, 20 * s, 14 * time.Second},
+		{19 * s, 20 * s, time.Second},
+	} {
+		if got := LongestGap(ops, tc.from, tc.to); got != tc.want {
+			t.Errorf("longest gap in [%v, %v]: %v, want %v", time.Duration(tc.from), time.Duration(tc.to), got, tc.want)
 		}
 	}
 }

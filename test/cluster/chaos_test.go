@@ -98,7 +98,11 @@ type campaign struct {
 	groupLogs  map[string]int
 	seenFences map[string]bool // every successful fencing seen in any node's history
 	running    int             // the cycle running, for the failure's evidence
+	hitAt      time.Time       // when the running cycle's fault was in place
 }
+
+// hit marks the running fault in place: its first write is counted from here.
+func (r *campaign) hit() { r.hitAt = time.Now() }
 
 // cycle runs one fault: it waits (an overlapping fault comes while the previous recovery
 // runs), injects the fault and undoes it; unless the next fault overlaps this recovery, it
@@ -114,6 +118,7 @@ func (r *campaign) cycle(n int, f chaos.Fault, nextOverlaps bool) {
 	r.group = append(r.group, len(r.done))
 	r.prepareBMC(f)
 	began := time.Now()
+	r.hitAt = began
 	c.t.Logf("cycle %d: %v", n, f)
 	cy := chaos.Cycle{N: n, Fault: f, Recovery: -1}
 	cy.Admin, cy.Note = r.inject(n, f)
@@ -122,8 +127,8 @@ func (r *campaign) cycle(n int, f chaos.Fault, nextOverlaps bool) {
 		cy.Recovery = r.waitRecovered(n, undone).Sub(began)
 	}
 	ops := r.workload.History.Ops()
-	writes := chaos.WritesBetween(ops, r.workload.History.Since(began), r.workload.History.Now())
-	cy.FirstWrite, cy.LongestGap = writes.First, writes.LongestGap
+	cy.FirstWrite = chaos.FirstWrite(ops, r.workload.History.Since(r.hitAt))
+	cy.LongestGap = chaos.LongestGap(ops, r.workload.History.Since(began), r.workload.History.Now())
 	r.done = append(r.done, cy)
 	if !nextOverlaps {
 		r.checkGroup()
@@ -142,12 +147,16 @@ func (r *campaign) inject(n int, f chaos.Fault) (admin, note string) {
 		return r.powerCut(f), ""
 	case chaos.LinkCut:
 		c.link("down")
+		r.hit()
 		time.Sleep(f.For)
 		c.link("up")
 	case chaos.LinkFlap:
 		down, up := chaos.FlapTimes(r.seed, n, f.Flaps)
 		for i := range down {
 			c.link("down")
+			if i == 0 {
+				r.hit()
+			}
 			time.Sleep(down[i])
 			c.link("up")
 			time.Sleep(up[i])
@@ -171,6 +180,7 @@ func (r *campaign) inject(n int, f chaos.Fault) (admin, note string) {
 			}
 		}
 		_ = unix.Kill(pid, unix.SIGKILL)
+		r.hit()
 		if f.Kind == chaos.KubeletKill {
 			r.awaitEffect(f, func() bool { now := c.standInPID(f.Node, "kubelet"); return now != 0 && now != pid })
 		} else {
@@ -178,14 +188,17 @@ func (r *campaign) inject(n int, f chaos.Fault) (admin, note string) {
 		}
 	case chaos.CrashBoth:
 		c.crashBoth()
+		r.hit()
 		c.power("on", f.Node)
 		time.Sleep(f.For)
 		c.power("on", c.other(f.Node))
 	case chaos.Reboot:
 		c.power("shutdown", f.Node)
+		r.hit()
 		c.power("on", f.Node)
 	case chaos.RebootBoth:
 		c.both("shutdown")
+		r.hit()
 		c.both("on")
 	}
 	return "", ""
@@ -213,6 +226,7 @@ func (r *campaign) powerCut(f chaos.Fault) string {
 	survivor := c.other(f.Node)
 	fencesBefore := r.fencesOf(survivor, f.Node)
 	c.power("off", f.Node)
+	r.hit()
 	admin := ""
 	if f.BMC == chaos.BMCUnreachable {
 		c.waitFencingFails(survivor, f.Node, "unreachable")
@@ -265,6 +279,7 @@ func (r *campaign) signalEtcd(node string, sig unix.Signal, d time.Duration) str
 		return fmt.Sprintf("%s ran %d etcd processes", node, len(pids))
 	}
 	_ = unix.Kill(pids[0], sig)
+	r.hit()
 	c.t.Logf("%s: %v sent to etcd (pid %d)", node, unix.SignalName(sig), pids[0])
 	if sig == unix.SIGSTOP {
 		time.Sleep(d)
