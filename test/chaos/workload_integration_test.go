@@ -4,7 +4,7 @@ package chaos
 
 import (
 	"context"
-		"net"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"syscall"
