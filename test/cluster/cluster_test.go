@@ -176,7 +176,7 @@ func (c *cluster) startEmulator() {
 	for _, n := range c.nodes {
 		power := func(action string) []string { return []string{self, "tnf-power", action, c.dir, n} }
 		cfg.Systems = append(cfg.Systems, emulator.System{ID: n, Username: bmcUser, PasswordFile: filepath.Join(c.dir, "bmc", n+".password"),
-			Power: emulator.Power{Backend: "exec", Exec: emulator.ExecPower{PowerOn: power("on"), PowerOff: power("off"), Status: power("status")}}})
+			Power: emulator.Power{Backend: "exec", Exec: emulator.ExecPower{PowerOn: power("power-on"), PowerOff: power("off"), Status: power("status")}}})
 	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -371,6 +371,13 @@ func (c *cluster) teardown() {
 	}
 	if c.emuPID > 0 {
 		_ = unix.Kill(c.emuPID, unix.SIGKILL)
+	}
+	// A node told of its own fencing stops its cluster stack for good: with power fencing that
+	// means it was back before its fencing completed, which a machine's POST never allows.
+	for _, name := range c.nodes {
+		if log := readFile(filepath.Join(c.dir, name, "disk", "var-log", "pacemaker", "pacemaker.log")); strings.Contains(log, "We were allegedly just fenced") {
+			c.t.Errorf("%s's Pacemaker was told of its own fencing and stopped for good", name)
+		}
 	}
 	if c.t.Failed() {
 		for _, name := range c.nodes {

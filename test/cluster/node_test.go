@@ -42,13 +42,21 @@ func readLayout(dir string) (layout, error) {
 	return l, err
 }
 
-// powerCommand is the emulator's exec backend: `<test binary> tnf-power on|off|status DIR NODE`.
-// The tests use it too, with three more actions: shutdown (a clean power-down: the cluster stack
-// stopped as systemd stops it, then the power cut), cluster-stop and cluster-start (Corosync and
-// Pacemaker stopped or started on a node that stays up).
+// postDelay is how long a machine the BMC powers on takes before its operating system starts
+// (firmware, POST): real servers take minutes. A BMC's power-on returns at once, as a real one
+// does, so a fencing's reboot completes while its target is still dark, and the target's
+// cluster stack comes up only afterwards.
+const postDelay = 10 * time.Second
+
+// powerCommand is the emulator's exec backend: `<test binary> tnf-power power-on|off|status DIR
+// NODE`; power-on starts the machine (it boots postDelay later, in a process of its own:
+// `tnf-power boot-after-post DIR NODE`). The tests use it too, with four more actions: on (the
+// machine powered on and booted before the command returns), shutdown (a clean power-down: the
+// cluster stack stopped as systemd stops it, then the power cut), cluster-stop and
+// cluster-start (Corosync and Pacemaker stopped or started on a node that stays up).
 func powerCommand(args []string) error {
 	if len(args) != 3 {
-		return fmt.Errorf("usage: tnf-power on|off|status|shutdown|cluster-stop|cluster-start DIR NODE")
+		return fmt.Errorf("usage: tnf-power power-on|on|off|status|shutdown|cluster-stop|cluster-start|boot-after-post DIR NODE")
 	}
 	l, err := readLayout(args[1])
 	if err != nil {
@@ -58,16 +66,16 @@ func powerCommand(args []string) error {
 	if !ok {
 		return fmt.Errorf("no node %q", args[2])
 	}
+	unlock := func() {}
 	if args[0] != "status" {
-		unlock, err := n.lockPower()
-		if err != nil {
+		if unlock, err = n.lockPower(); err != nil {
 			return err
 		}
-		defer unlock()
+		defer func() { unlock() }()
 	}
 	switch args[0] {
 	case "status":
-		if _, err := os.Stat(n.path("powered-broken")); err == nil || n.holder() > 0 {
+		if _, err := os.Stat(n.path("powered-broken")); err == nil || n.holder() > 0 || n.postPID() > 0 {
 			fmt.Println("On")
 		} else {
 			fmt.Println("Off")
@@ -76,6 +84,37 @@ func powerCommand(args []string) error {
 	case "off":
 		_ = os.Remove(n.path("powered-broken"))
 		return n.powerOff()
+	case "power-on":
+		if n.holder() > 0 || n.postPID() > 0 {
+			return nil
+		}
+		if _, err := os.Stat(n.path("broken")); err == nil {
+			return os.WriteFile(n.path("powered-broken"), nil, 0o644)
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		pid, err := start(n.path("log", "post.out"), self, "tnf-power", "boot-after-post", args[1], n.Name)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(n.path("posting"), []byte(strconv.Itoa(pid)), 0o644)
+	case "boot-after-post":
+		// The lock is held now; release it while the machine POSTs, then boot under it, unless
+		// the power was cut meanwhile (powerOff killed this process) or an on booted it.
+		unlock()
+		time.Sleep(postDelay)
+		relock, err := n.lockPower()
+		if err != nil {
+			return err
+		}
+		defer relock()
+		if n.postPID() != os.Getpid() {
+			return nil
+		}
+		_ = os.Remove(n.path("posting"))
+		return n.boot(l.Bin)
 	case "shutdown":
 		if err := n.stopCluster(); err != nil {
 			return err
@@ -86,6 +125,7 @@ func powerCommand(args []string) error {
 	case "cluster-start":
 		return n.startCluster()
 	case "on":
+		n.cancelPost()
 		if n.holder() > 0 {
 			return nil
 		}
@@ -96,6 +136,25 @@ func powerCommand(args []string) error {
 		return n.boot(l.Bin)
 	}
 	return fmt.Errorf("unknown power action %q", args[0])
+}
+
+// postPID is the PID of the process that boots the machine after its POST (power-on), 0 when
+// none does.
+func (n nodeSetup) postPID() int {
+	pid, _ := strconv.Atoi(readFile(n.path("posting")))
+	if pid <= 0 || !strings.Contains(readFile(fmt.Sprintf("/proc/%d/cmdline", pid)), "boot-after-post\x00"+filepath.Dir(n.Dir)) {
+		return 0
+	}
+	return pid
+}
+
+// cancelPost stops a POST in progress by its PID: the machine will not boot.
+func (n nodeSetup) cancelPost() {
+	if pid := n.postPID(); pid > 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		waitGone(pid, 5*time.Second)
+	}
+	_ = os.Remove(n.path("posting"))
 }
 
 func (n nodeSetup) path(p ...string) string { return filepath.Join(append([]string{n.Dir}, p...)...) }
@@ -166,6 +225,7 @@ func (n nodeSetup) lockPower() (func(), error) {
 // (killing the holder first ended the sweeps early and left such a process running on the
 // node's network namespace, where the node's next boot talked to its stale Pacemaker daemons).
 func (n nodeSetup) powerOff() error {
+	n.cancelPost()
 	if err := n.addresses(false); err != nil {
 		return err
 	}
