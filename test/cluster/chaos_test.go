@@ -94,7 +94,6 @@ type campaign struct {
 	// group is the cycles whose recoveries overlap, the one running included: their fences and
 	// forced clusters are checked together, when the last of them has recovered.
 	group      []int
-	groupStart time.Time
 	groupLogs  map[string]int
 	seenFences map[string]bool // every successful fencing seen in any node's history
 	running    int             // the cycle running, for the failure's evidence
@@ -113,12 +112,12 @@ func (r *campaign) cycle(n int, f chaos.Fault, nextOverlaps bool) {
 	if f.Overlap {
 		time.Sleep(f.Delay)
 	} else {
-		r.group, r.groupStart, r.groupLogs = nil, time.Now(), c.agentLogSizes()
+		r.group, r.groupLogs = nil, c.agentLogSizes()
 	}
 	r.group = append(r.group, len(r.done))
 	r.prepareBMC(f)
-	began := time.Now()
-	r.hitAt = began
+	r.hit() // until the fault says when it is in place
+	began := r.hitAt
 	c.t.Logf("cycle %d: %v", n, f)
 	cy := chaos.Cycle{N: n, Fault: f, Recovery: -1}
 	cy.Admin, cy.Note = r.inject(n, f)
