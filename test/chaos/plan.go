@@ -24,10 +24,13 @@ const (
 	CrashBoth        Kind = "crash-both"         // both nodes lose their power at once
 	Reboot           Kind = "reboot"             // a planned reboot of a node
 	RebootBoth       Kind = "reboot-both"        // a planned reboot of both nodes at once
+	// PeerStaysAway: a node loses its power and stays off; the survivor, fenced it and alone,
+	// loses its power too and boots alone: inert until an admin confirms the node down.
+	PeerStaysAway Kind = "peer-stays-away"
 )
 
 // Kinds are every kind, in the order the summary lists them.
-var Kinds = []Kind{PowerCut, LinkCut, LinkFlap, EtcdKill, EtcdStop, KubeletKill, KubeletStopFails, CrashBoth, Reboot, RebootBoth}
+var Kinds = []Kind{PowerCut, LinkCut, LinkFlap, EtcdKill, EtcdStop, KubeletKill, KubeletStopFails, CrashBoth, Reboot, RebootBoth, PeerStaysAway}
 
 // BMCFault is what the BMCs do while a power cut's fencing runs.
 type BMCFault string
@@ -52,7 +55,8 @@ type Fault struct {
 	// both, the node that powers on first.
 	Node string
 	// For is how long the link stays cut, etcd stays stopped, a node cut from power stays off
-	// after its fencing, or the second node waits before it powers on after both crashed.
+	// after its fencing (after the admin's confirmation, when its peer stayed away), or the
+	// second node waits before it powers on after both crashed.
 	For   time.Duration
 	Flaps int      // LinkFlap: how many times the link goes down
 	BMC   BMCFault // PowerCut: the BMCs' fault during its fencing
@@ -72,7 +76,7 @@ func (f Fault) String() string {
 		s += " " + f.For.String()
 	case LinkFlap:
 		s += fmt.Sprintf(" ×%d", f.Flaps)
-	case PowerCut:
+	case PowerCut, PeerStaysAway:
 		s += " off " + f.For.String()
 	case CrashBoth:
 		s += " first, the other " + f.For.String() + " later"
@@ -91,15 +95,18 @@ func (f Fault) String() string {
 func (f Fault) leavesRecovery() bool {
 	switch f.Kind {
 	case PowerCut, CrashBoth, Reboot, RebootBoth, KubeletStopFails, LinkCut:
-		return f.BMC != BMCUnreachable
+		return !f.needsAdmin()
 	}
 	return false
 }
 
-// Plan draws cycles faults from seed: the same seed gives the same schedule. A fault overlaps
-// the previous one's recovery one time in five where that recovery exists; a fencing that
-// needs an admin never overlaps, nor is overlapped, so the admin's step meets the state it
-// expects.
+// needsAdmin says whether the fault leads to a state only an admin ends: such a fault never
+// overlaps, nor is overlapped, so the admin's step meets the state it expects.
+func (f Fault) needsAdmin() bool { return f.BMC == BMCUnreachable || f.Kind == PeerStaysAway }
+
+// Plan draws cycles faults from seed: the same seed gives the same schedule (of this version of
+// the plan). A fault overlaps the previous one's recovery one time in five where that recovery
+// exists, unless it needs an admin.
 func Plan(seed uint64, cycles int) []Fault {
 	r := rand.New(rand.NewPCG(seed, seed^0x74e66c61796572))
 	between := func(lo, hi time.Duration) time.Duration {
@@ -110,6 +117,8 @@ func Plan(seed uint64, cycles int) []Fault {
 	for i := range cycles {
 		f := Fault{Kind: Kinds[r.IntN(len(Kinds))], Node: Nodes[r.IntN(len(Nodes))]}
 		switch f.Kind {
+		case PeerStaysAway:
+			f.For = between(0, 20*time.Second)
 		case PowerCut:
 			f.For = between(0, 20*time.Second)
 			if r.IntN(3) == 0 {
@@ -126,7 +135,7 @@ func Plan(seed uint64, cycles int) []Fault {
 		case RebootBoth:
 			f.Node = ""
 		}
-		if i > 0 && faults[i-1].leavesRecovery() && f.BMC != BMCUnreachable && r.IntN(5) == 0 {
+		if i > 0 && faults[i-1].leavesRecovery() && !f.needsAdmin() && r.IntN(5) == 0 {
 			f.Overlap, f.Delay = true, between(0, 10*time.Second)
 		}
 		faults = append(faults, f)

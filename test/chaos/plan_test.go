@@ -47,7 +47,8 @@ func TestPlanRules(t *testing.T) {
 				{f.Kind == LinkFlap && (f.Flaps < 3 || f.Flaps > 6), "flaps outside 3–6 times"},
 				{f.Overlap && i == 0, "overlaps in the first cycle"},
 				{f.Overlap && !faults[max(i-1, 0)].leavesRecovery(), "overlaps a fault that leaves no recovery"},
-				{f.Overlap && (f.BMC == BMCUnreachable || faults[max(i-1, 0)].BMC == BMCUnreachable), "overlaps where an admin steps in"},
+				{f.Overlap && (f.needsAdmin() || faults[max(i-1, 0)].needsAdmin()), "overlaps where an admin steps in"},
+				{f.Kind == PeerStaysAway && f.For > 20*time.Second, "keeps the node away longer than 20 s after the confirmation"},
 				{f.Overlap && f.Delay > 10*time.Second, "comes later than 10 s into the recovery"},
 				{!f.Overlap && f.Delay != 0, "has a delay without overlapping"},
 			} {
@@ -86,6 +87,7 @@ func TestFaultString(t *testing.T) {
 		{Fault{Kind: EtcdStop, Node: "node1", For: 2 * time.Second, Overlap: true, Delay: time.Second}, "etcd-stop node1 2s; 1s into recovery"},
 		{Fault{Kind: CrashBoth, Node: "node2", For: 0}, "crash-both node2 first, the other 0s later"},
 		{Fault{Kind: RebootBoth}, "reboot-both"},
+		{Fault{Kind: PeerStaysAway, Node: "node1", For: 4 * time.Second}, "peer-stays-away node1 off 4s"},
 	} {
 		if got := tc.f.String(); got != tc.want {
 			t.Errorf("%#v: %q, want %q", tc.f, got, tc.want)

@@ -144,6 +144,8 @@ func (r *campaign) inject(n int, f chaos.Fault) (admin, note string) {
 	switch f.Kind {
 	case chaos.PowerCut:
 		return r.powerCut(f), ""
+	case chaos.PeerStaysAway:
+		return r.peerStaysAway(f), ""
 	case chaos.LinkCut:
 		c.link("down")
 		r.hit()
@@ -257,6 +259,28 @@ func (r *campaign) awaitEffect(f chaos.Fault, seen func() bool) {
 		}
 	}
 	r.c.t.Logf("%v: no effect seen within a minute", f)
+}
+
+// peerStaysAway cuts a node's power and, once its peer fenced it, the survivor's too; the
+// survivor boots alone and must stay inert until the campaign, as an admin who knows the node
+// is off, confirms it down; the node is powered on f.For later.
+func (r *campaign) peerStaysAway(f chaos.Fault) string {
+	c := r.c
+	survivor := c.other(f.Node)
+	fenced := r.fencesOf(survivor, f.Node)
+	c.power("off", f.Node)
+	r.hit()
+	r.awaitEffect(f, func() bool { return r.fencesOf(survivor, f.Node) > fenced })
+	c.power("off", survivor)
+	c.power("on", survivor)
+	c.stayInert(survivor, 5*time.Second)
+	out, err := c.tnfctl(survivor, "confirm-peer-down", "--yes")
+	if err != nil {
+		c.t.Fatalf("confirm-peer-down --yes on %s, booted alone with %s off: %v\n%s", survivor, f.Node, err, out)
+	}
+	time.Sleep(f.For)
+	c.power("on", f.Node)
+	return "confirm-peer-down on " + survivor
 }
 
 // fencesOf counts the successful fencings of target in node's history (0 when node does not
