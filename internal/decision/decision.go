@@ -137,6 +137,10 @@ func (a Action) NeedsClaim() bool {
 type Decision struct {
 	Action Action
 	Reason string
+	// ReleaseClaim: this node holds the claim but creates no cluster. A claim is held only while
+	// its holder creates one, so this one was left by a run that lost its power or was killed
+	// holding it; kept, it would make the peer wait for ever.
+	ReleaseClaim bool
 }
 
 func decided(a Action, format string, args ...any) Decision {
@@ -146,12 +150,20 @@ func decided(a Action, format string, args ...any) Decision {
 // Decide is the agent's whole policy. Invariants (proven in the table tests):
 //   - two nodes that see each other never both create a cluster (Leads + NeedsClaim);
 //   - only one node can be granted the claim, and a claim held by a peer that is not fenced blocks;
+//   - a node that holds the claim and creates no cluster releases it: a claim is held only while
+//     its holder creates one, so it was left by a run that lost its power holding it;
 //   - a node joins as a learner only of a serving voter, so both can never end as learners;
 //   - a node never forces while it is itself a learner, never leads from a removed member's data,
 //     and never leads from data older than the peer's, nor from data of another cluster,
 //     unless an administrator gave that peer data up (GivenUp): then the local data is restored
 //     as a new cluster, never with no local data at all.
 func Decide(in Input) Decision {
+	d := decide(in)
+	d.ReleaseClaim = in.Claim == ClaimSelf && !d.Action.NeedsClaim()
+	return d
+}
+
+func decide(in Input) Decision {
 	l, p := in.Local, in.PeerData
 	switch in.Peer {
 	case PeerVoter:

@@ -135,32 +135,39 @@ func TestDecideEdges(t *testing.T) {
 		local Data
 		peer  Data
 		state Peer
+		claim Claim
 		want  Action
 	}{
-		{"tie lost by name", "node2", localData["equal"], peerRecord, PeerReady, Wait},
-		{"tie alone is no tie", "node2", localData["equal"], peerRecord, PeerFenced, ForceNewCluster},
-		{"peer not yet published, peer coming", "node1", localData["equal"], unknown, PeerReady, Wait},
-		{"peer never published, peer gone", "node1", localData["equal"], unknown, PeerFenced, ForceNewCluster},
-		{"peer published no data", "node1", localData["older"], empty, PeerReady, ForceNewCluster},
-		{"no data anywhere, first by name", "node1", localData["none"], empty, PeerReady, NewCluster},
-		{"no data anywhere, second by name", "node2", localData["none"], empty, PeerReady, Wait},
-		{"no data, peer not yet published", "node1", localData["none"], unknown, PeerReady, Wait},
-		{"no data, peer gone without data", "node2", localData["none"], empty, PeerAbsent, NewCluster},
-		{"no data, peer gone, never published", "node2", localData["none"], unknown, PeerFenced, NewCluster},
-		{"peer left gracefully (published as no data), tie on index", "node2", localData["equal"], published(localData["removed"], true), PeerReady, ForceNewCluster},
-		{"peer published other cluster, we have none, it is serving", "node1", localData["none"], Data{Known: true, Present: true, ClusterID: clusterD, Index: 5}, PeerVoter, JoinAsLearner},
-		{"peer of a previous version (no term): the index decides, longer", "node1", localData["longer-earlier-term"], withoutTerm(peerRecord), PeerFenced, ForceNewCluster},
-		{"peer of a previous version (no term): the index decides, shorter", "node1", localData["shorter-later-term"], withoutTerm(peerRecord), PeerFenced, Refuse},
-		{"same term, same index, tie lost by name", "node2", localData["equal"], peerRecord, PeerReady, Wait},
+		{"tie lost by name", "node2", localData["equal"], peerRecord, PeerReady, ClaimNone, Wait},
+		{"tie alone is no tie", "node2", localData["equal"], peerRecord, PeerFenced, ClaimNone, ForceNewCluster},
+		{"peer not yet published, peer coming", "node1", localData["equal"], unknown, PeerReady, ClaimNone, Wait},
+		{"peer never published, peer gone", "node1", localData["equal"], unknown, PeerFenced, ClaimNone, ForceNewCluster},
+		{"peer published no data", "node1", localData["older"], empty, PeerReady, ClaimNone, ForceNewCluster},
+		{"no data anywhere, first by name", "node1", localData["none"], empty, PeerReady, ClaimNone, NewCluster},
+		{"no data anywhere, second by name", "node2", localData["none"], empty, PeerReady, ClaimNone, Wait},
+		{"no data, peer not yet published", "node1", localData["none"], unknown, PeerReady, ClaimNone, Wait},
+		{"no data, peer gone without data", "node2", localData["none"], empty, PeerAbsent, ClaimNone, NewCluster},
+		{"no data, peer gone, never published", "node2", localData["none"], unknown, PeerFenced, ClaimNone, NewCluster},
+		{"peer left gracefully (published as no data), tie on index", "node2", localData["equal"], published(localData["removed"], true), PeerReady, ClaimNone, ForceNewCluster},
+		{"peer published other cluster, we have none, it is serving", "node1", localData["none"], Data{Known: true, Present: true, ClusterID: clusterD, Index: 5}, PeerVoter, ClaimNone, JoinAsLearner},
+		{"peer of a previous version (no term): the index decides, longer", "node1", localData["longer-earlier-term"], withoutTerm(peerRecord), PeerFenced, ClaimNone, ForceNewCluster},
+		{"peer of a previous version (no term): the index decides, shorter", "node1", localData["shorter-later-term"], withoutTerm(peerRecord), PeerFenced, ClaimNone, Refuse},
+		{"same term, same index, tie lost by name", "node2", localData["equal"], peerRecord, PeerReady, ClaimNone, Wait},
+		{"tie lost by name, holding a claim an earlier run left", "node2", localData["equal"], peerRecord, PeerReady, ClaimSelf, Wait},
+		{"tie won by name, but the peer holds the claim", "node1", localData["equal"], peerRecord, PeerReady, ClaimPeer, Wait},
+		{"no data anywhere, second by name, holding a claim an earlier run left", "node2", localData["none"], empty, PeerReady, ClaimSelf, Wait},
 	}
 	for _, r := range rows {
 		peerName := "node2"
 		if r.self == "node2" {
 			peerName = "node1"
 		}
-		got := Decide(Input{Self: r.self, PeerName: peerName, Local: r.local, PeerData: r.peer, Peer: r.state})
+		got := Decide(Input{Self: r.self, PeerName: peerName, Local: r.local, PeerData: r.peer, Peer: r.state, Claim: r.claim})
 		if got.Action != r.want {
 			t.Errorf("%s: got %s (%s), want %s", r.name, got.Action, got.Reason, r.want)
+		}
+		if release := r.claim == ClaimSelf && !r.want.NeedsClaim(); got.ReleaseClaim != release {
+			t.Errorf("%s: release the claim %v, want %v", r.name, got.ReleaseClaim, release)
 		}
 	}
 }
@@ -310,6 +317,30 @@ func TestNeverBothCreateACluster(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestAClaimNeverBlocksBoth proves that a claim left in the CIB by a node that lost its power
+// while holding it never leaves two nodes that see each other waiting for ever: in every world
+// where one of them leads without a claim, with the claim held by either one of them leads, or
+// the holder releases the claim (and the world is the one without a claim).
+func TestAClaimNeverBlocksBoth(t *testing.T) {
+	for _, w := range worlds() {
+		a, b := w[0], w[1]
+		decideBoth := func(aClaim, bClaim Claim) (Decision, Decision) {
+			return Decide(Input{Self: a.name, PeerName: b.name, Local: a.data, PeerData: published(b.data, true), Peer: PeerReady, Claim: aClaim}),
+				Decide(Input{Self: b.name, PeerName: a.name, Local: b.data, PeerData: published(a.data, true), Peer: PeerReady, Claim: bClaim})
+		}
+		if da, db := decideBoth(ClaimNone, ClaimNone); !da.Action.Leads() && !db.Action.Leads() {
+			continue
+		}
+		for holder, held := range [][2]Claim{{ClaimSelf, ClaimPeer}, {ClaimPeer, ClaimSelf}} {
+			da, db := decideBoth(held[0], held[1])
+			released := []bool{da.ReleaseClaim, db.ReleaseClaim}[holder]
+			if !da.Action.Leads() && !db.Action.Leads() && !released {
+				t.Errorf("%+v / %+v: nobody leads and the claim of %s stays: %s; %s", a.data, b.data, w[holder].name, da.Reason, db.Reason)
 			}
 		}
 	}

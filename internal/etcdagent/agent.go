@@ -141,6 +141,12 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (d
 	d := decision.Decide(in)
 	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
 		"local", describeData(local), "peer_data", describeData(peerData), "given_up", describeData(givenUp))
+	if d.ReleaseClaim {
+		if err := a.store.Release(ctx, a.cfg.Self); err != nil {
+			return decision.Input{}, decision.Decision{}, fmt.Errorf("releasing the force-new-cluster claim an earlier run left: %w", err)
+		}
+		a.log.Warn("released the force-new-cluster claim an earlier run of this node left (it lost its power or was killed holding it)")
+	}
 	why := ""
 	if d.Action == decision.Wait || d.Action == decision.Refuse {
 		why = d.Action.String() + ": " + d.Reason

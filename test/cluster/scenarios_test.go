@@ -315,3 +315,23 @@ func TestBothCrash(t *testing.T) {
 	c.stopAndCheck(w)
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
 }
+
+// TestStaleClaim: node2, fencing node1 as the survivor, took the force-new-cluster claim and lost
+// its power before it forced or released it (found by the fault campaign, seed
+// 705693546804432031, cycle 75: a node that stays away). The claim outlives them in the CIB; both
+// nodes come back with the same data. The name tie-break made node2 wait for node1 and the
+// claim made node1 wait for node2, for ever; the holder of the claim leads.
+func TestStaleClaim(t *testing.T) {
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	w.Stop()
+	c.waitSameData()
+	claim := `<cluster_property_set id="tnf-etcd-claim"><nvpair id="tnf-etcd-claim-owner" name="tnf-etcd-claim-owner" value="node2"/></cluster_property_set>`
+	if out, err := c.run("node1", "cibadmin", "--create", "--scope", "crm_config", "--xml-text", claim); err != nil {
+		t.Fatalf("planting node2's claim: %v\n%s", err, out)
+	}
+	c.crashBoth()
+	c.up()
+	c.checkAcked(w.Acked(), "node1")
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
+}
