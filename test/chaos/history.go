@@ -1,12 +1,13 @@
 package chaos
 
 import (
+	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/fsutil"
 )
 
 // OpKind is what a workload operation does.
@@ -86,22 +87,14 @@ func (h *History) Ops() []Op {
 
 // WriteJSONLines writes the history to path, one operation per line, through a temporary file.
 func WriteJSONLines(path string, ops []Op) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".history-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	enc := json.NewEncoder(tmp)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	for _, op := range ops {
 		if err := enc.Encode(op); err != nil {
-			tmp.Close()
 			return err
 		}
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return fsutil.WriteFileAtomic(path, b.Bytes(), 0o644)
 }
 
 // FirstWrite is how long after at the first write called after at was acknowledged; -1 if none

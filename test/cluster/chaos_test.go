@@ -224,21 +224,16 @@ func (r *campaign) prepareBMC(f chaos.Fault) {
 // cannot complete: the campaign does what the survivor's tnfctl status tells an admin to do.
 func (r *campaign) powerCut(f chaos.Fault) string {
 	c := r.c
-	survivor := c.other(f.Node)
-	fencesBefore := r.fencesOf(survivor, f.Node)
-	c.power("off", f.Node)
-	r.hit()
 	admin := ""
 	if f.BMC == chaos.BMCUnreachable {
+		survivor := c.other(f.Node)
+		c.power("off", f.Node)
+		r.hit()
 		c.waitFencingFails(survivor, f.Node, "unreachable")
-		out, err := c.tnfctl(survivor, "confirm-peer-down", "--yes")
-		if err != nil {
-			c.t.Fatalf("confirm-peer-down --yes on %s, %s off and its fencing failing: %v\n%s", survivor, f.Node, err, out)
-		}
-		admin = "confirm-peer-down on " + survivor
+		admin = r.confirmPeerDown(survivor, f.Node)
 		c.startEmulator()
 	} else {
-		r.awaitEffect(f, func() bool { return r.fencesOf(survivor, f.Node) > fencesBefore })
+		r.cutAndAwaitFence(f)
 		if f.BMC != chaos.BMCHealthy {
 			c.faults(`{}`)
 		}
@@ -246,6 +241,24 @@ func (r *campaign) powerCut(f chaos.Fault) string {
 	time.Sleep(f.For)
 	c.power("on", f.Node)
 	return admin
+}
+
+// cutAndAwaitFence cuts the fault's node's power and waits (awaitEffect) for its peer to fence it.
+func (r *campaign) cutAndAwaitFence(f chaos.Fault) {
+	survivor := r.c.other(f.Node)
+	fenced := r.fencesOf(survivor, f.Node)
+	r.c.power("off", f.Node)
+	r.hit()
+	r.awaitEffect(f, func() bool { return r.fencesOf(survivor, f.Node) > fenced })
+}
+
+// confirmPeerDown does what an admin who knows node is off does on survivor.
+func (r *campaign) confirmPeerDown(survivor, node string) string {
+	out, err := r.c.tnfctl(survivor, "confirm-peer-down", "--yes")
+	if err != nil {
+		r.c.t.Fatalf("confirm-peer-down --yes on %s with %s off: %v\n%s", survivor, node, err, out)
+	}
+	return "confirm-peer-down on " + survivor
 }
 
 // awaitEffect waits (bounded, and not a check) for the fault's first effect: the node fenced,
@@ -267,20 +280,14 @@ func (r *campaign) awaitEffect(f chaos.Fault, seen func() bool) {
 func (r *campaign) peerStaysAway(f chaos.Fault) string {
 	c := r.c
 	survivor := c.other(f.Node)
-	fenced := r.fencesOf(survivor, f.Node)
-	c.power("off", f.Node)
-	r.hit()
-	r.awaitEffect(f, func() bool { return r.fencesOf(survivor, f.Node) > fenced })
+	r.cutAndAwaitFence(f)
 	c.power("off", survivor)
 	c.power("on", survivor)
 	c.stayInert(survivor, 5*time.Second)
-	out, err := c.tnfctl(survivor, "confirm-peer-down", "--yes")
-	if err != nil {
-		c.t.Fatalf("confirm-peer-down --yes on %s, booted alone with %s off: %v\n%s", survivor, f.Node, err, out)
-	}
+	admin := r.confirmPeerDown(survivor, f.Node)
 	time.Sleep(f.For)
 	c.power("on", f.Node)
-	return "confirm-peer-down on " + survivor
+	return admin
 }
 
 // fencesOf counts the successful fencings of target in node's history (0 when node does not
