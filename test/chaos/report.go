@@ -21,7 +21,9 @@ type Cycle struct {
 	Recovery time.Duration
 	Fences   int    // successful fencings during the cycle
 	Admin    string // what the campaign did as an administrator, if anything
-	Note     string // a fault that found nothing to hit (no etcd running on a booting node)
+	// Note: a fault that found nothing to hit (no etcd running on a booting node), and who fenced
+	// whom when a fault cost more than one fencing.
+	Note string
 }
 
 const rowFormat = "%5s  %-60s %11s %11s %11s %6s  %s"

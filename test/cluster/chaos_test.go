@@ -19,6 +19,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/sys/unix"
 
+	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 	"github.com/tnf-layer/tnf-layer/test/chaos"
 )
 
@@ -371,14 +372,26 @@ func (r *campaign) recovered(since int64) (bool, string) {
 func (r *campaign) checkGroup() {
 	c := r.c
 	fences := r.newFences()
-	total := 0
-	for target, n := range fences {
-		total += n
+	byTarget := map[string]int{}
+	var who []string
+	for _, f := range fences {
+		byTarget[f.Target]++
+		who = append(who, fmt.Sprintf("%s %s by %s", f.Target, f.Action, f.Delegate))
+	}
+	for target, n := range byTarget {
 		if n > 2*len(r.group) {
-			c.t.Fatalf("fence loop: %s fenced %d times for %d faults", target, n, len(r.group))
+			c.t.Fatalf("fence loop: %s fenced %d times for %d faults: %s", target, n, len(r.group), strings.Join(who, ", "))
 		}
 	}
-	r.done[len(r.done)-1].Fences = total
+	last := &r.done[len(r.done)-1]
+	last.Fences = len(fences)
+	// A second fencing of one fault is within the bound but worth seeing: who did what.
+	if len(fences) > 1 {
+		if last.Note != "" {
+			last.Note += "; "
+		}
+		last.Note += "fenced: " + strings.Join(who, ", ")
+	}
 	for _, line := range strings.Split(c.agentLogsSince(r.groupLogs), "\n") {
 		if strings.Contains(line, "decision=force-new-cluster") && strings.HasSuffix(field(line, "local"), ":learner") {
 			c.t.Fatalf("a cluster was forced from a learner's data:\n%s", line)
@@ -399,10 +412,10 @@ func field(line, key string) string {
 	return strings.Trim(v, `"`)
 }
 
-// newFences counts the successful fencings by target that no earlier call saw, in the
-// histories of the nodes that answer (a node's history goes with a crash of both).
-func (r *campaign) newFences() map[string]int {
-	out := map[string]int{}
+// newFences is the successful fencings that no earlier call saw, in the histories of the
+// nodes that answer (a node's history goes with a crash of both).
+func (r *campaign) newFences() []pcmk.FenceEvent {
+	var out []pcmk.FenceEvent
 	for _, n := range r.c.nodes {
 		_, st, err := r.c.status(n)
 		if err != nil || st == nil {
@@ -412,7 +425,7 @@ func (r *campaign) newFences() map[string]int {
 			key := strings.Join([]string{f.Target, f.Action, f.Delegate, f.Completed}, "|")
 			if f.Status == "success" && !r.seenFences[key] {
 				r.seenFences[key] = true
-				out[f.Target]++
+				out = append(out, f)
 			}
 		}
 	}
