@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tnf-layer/tnf-layer/test/logline"
 )
 
 // event is one point of a scenario's timeline.
@@ -80,38 +82,28 @@ func (l *lab) journal(name string, since time.Time) []event {
 			}
 		}
 	}
-	// peer-fenced and the watcher log to the agent's own file, the actions Pacemaker runs to its log.
-	logged, err := l.vms[name].sshClient.run("cat /var/log/pacemaker/pacemaker.log /var/log/tnf-etcd.log 2>/dev/null | grep -h 'agent=tnf-etcd'")
+	// peer-fenced and the watcher log to the agent's own file, the actions Pacemaker runs to its
+	// log; etcd run by the exec runtime logs to the agent's file too (podman's etcd to the
+	// container's log, which the timeline does not read).
+	logged, err := l.vms[name].sshClient.run("cat /var/log/pacemaker/pacemaker.log /var/log/tnf-etcd.log 2>/dev/null | grep -h -e 'agent=tnf-etcd' -e 'became leader at term'")
 	if err != nil {
 		return events // no agent has run on this node yet
 	}
 	for _, line := range strings.Split(logged, "\n") {
-		ts, msg := field(line, "time="), field(line, "msg=")
-		at, err := time.Parse(time.RFC3339Nano, ts)
-		what, ok := agentMilestones[strings.Trim(msg, `"`)]
-		if err != nil || !ok || at.Add(offset).Before(since) {
+		if e, ok := logline.ParseEtcd(line); ok {
+			if !e.At.Add(offset).Before(since) {
+				events = append(events, event{e.At.Add(offset), name, "etcd became leader"})
+			}
 			continue
 		}
-		events = append(events, event{at.Add(offset), name, what + " (" + field(line, "action=") + ")"})
+		at, ok := logline.AgentTime(line)
+		what, known := agentMilestones[logline.Field(line, "msg")]
+		if !ok || !known || at.Add(offset).Before(since) {
+			continue
+		}
+		events = append(events, event{at.Add(offset), name, what + " (" + logline.Field(line, "action") + ")"})
 	}
 	return events
-}
-
-// field is key's value in a slog text line (quoted values keep their quotes).
-func field(line, key string) string {
-	line = " " + line // a key may start the line
-	i := strings.Index(line, " "+key)
-	if i < 0 {
-		return ""
-	}
-	v := line[i+1+len(key):]
-	if strings.HasPrefix(v, `"`) {
-		if j := strings.Index(v[1:], `"`); j >= 0 {
-			return v[:j+2]
-		}
-	}
-	v, _, _ = strings.Cut(v, " ")
-	return v
 }
 
 func trimTo(s, from string) string {
@@ -131,11 +123,11 @@ func (l *lab) bmcEvents(since time.Time) []event {
 	}
 	var events []event
 	for _, line := range strings.Split(string(data), "\n") {
-		at, err := time.Parse(time.RFC3339Nano, field(line, "time="))
-		if err != nil || field(line, "msg=") != `"power action"` || at.Before(since) {
+		at, ok := logline.AgentTime(line)
+		if !ok || logline.Field(line, "msg") != "power action" || at.Before(since) {
 			continue
 		}
-		events = append(events, event{at, "bmc", fmt.Sprintf("%s %s by %s", field(line, "system="), field(line, "reset="), field(line, "client="))})
+		events = append(events, event{at, "bmc", fmt.Sprintf("%s %s by %s", logline.Field(line, "system"), logline.Field(line, "reset"), logline.Field(line, "client"))})
 	}
 	return events
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 	"github.com/tnf-layer/tnf-layer/test/chaos"
+	"github.com/tnf-layer/tnf-layer/test/logline"
 )
 
 const (
@@ -393,23 +394,10 @@ func (r *campaign) checkGroup() {
 		last.Note += "fenced: " + strings.Join(who, ", ")
 	}
 	for _, line := range strings.Split(c.agentLogsSince(r.groupLogs), "\n") {
-		if strings.Contains(line, "decision=force-new-cluster") && strings.HasSuffix(field(line, "local"), ":learner") {
+		if strings.Contains(line, "decision=force-new-cluster") && strings.HasSuffix(logline.Field(line, "local"), ":learner") {
 			c.t.Fatalf("a cluster was forced from a learner's data:\n%s", line)
 		}
 	}
-}
-
-// field is the value of key=value in a logfmt line ("" when absent).
-func field(line, key string) string {
-	i := strings.Index(line, " "+key+"=")
-	if i < 0 {
-		return ""
-	}
-	v := line[i+len(key)+2:]
-	if j := strings.IndexByte(v, ' '); j >= 0 {
-		v = v[:j]
-	}
-	return strings.Trim(v, `"`)
 }
 
 // newFences is the successful fencings that no earlier call saw, in the histories of the
