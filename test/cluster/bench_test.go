@@ -23,20 +23,29 @@ type failoverFault struct {
 	inject, heal     func(*cluster)
 }
 
-// failoverTimeline is one run, each time from the fault's injection.
+// failoverTimeline is one run, each duration from the fault's injection.
 type failoverTimeline struct {
 	detected time.Duration // the survivor's Corosync no longer counts the victim a member
 	fenced   time.Duration // the survivor's fencing history shows the victim fenced
 	written  time.Duration // the survivor's etcd acknowledged a write
+	// The restart as the survivor's logs date it, and the write's acknowledgement on the same
+	// clock: what the agent and etcd each took.
+	restart restartTimes
+	acked   time.Time
 }
+
+// fencedToWrite is from the completed fencing to the first acknowledged write.
+func (t failoverTimeline) fencedToWrite() time.Duration { return t.acked.Sub(t.restart.fenced) }
 
 // BenchmarkClusterFailover: from a fault to the first write the survivor's etcd acknowledges,
 // with the phases broken out: detection (Corosync membership), fencing (fence delay and
-// fence_redfish's reboot through the BMC), etcd (the agent's restart as a cluster of one, up
-// to the write). One cluster per fault; between runs the victim comes back and both are
-// promoted again. Runs per fault: TNF_FAILOVER_RUNS (default 10). The phases are polled every
-// 200 ms (tnfctl status --json on the survivor), so each is known to about ±0.3 s; the total
-// is the write's own acknowledgement time, to 0.2 s.
+// fence_redfish's reboot through the BMC), then from the completed fencing to the write, split
+// into the agent's part (to the launch of etcd as a cluster of one) and etcd's election. One
+// cluster per fault; between runs the victim comes back and both are promoted again. Runs per
+// fault: TNF_FAILOVER_RUNS (default 10). Detection and fencing are polled every 200 ms (tnfctl
+// status --json on the survivor), so each is known to about ±0.3 s; the fencing's completion,
+// the launch and the election are the survivor's own log times (milliseconds), and the write
+// is its acknowledgement, sent every 200 ms.
 func BenchmarkClusterFailover(b *testing.B) {
 	runs := runsFromEnv(b, "TNF_FAILOVER_RUNS")
 	powerOff := func(node string) func(*cluster) { return func(c *cluster) { c.power("off", node) } }
@@ -61,7 +70,8 @@ func BenchmarkClusterFailover(b *testing.B) {
 			var timelines []failoverTimeline
 			for i := range runs {
 				tl := c.failover(f, i)
-				b.Logf("run %d: detected %v, fenced %v, written %v", i+1, tl.detected, tl.fenced, tl.written)
+				b.Logf("run %d: detected %v, fenced %v, written %v; fenced → launch %v, launch → leader %v, fenced → write %v",
+					i+1, tl.detected, tl.fenced, tl.written, tl.restart.agentsPart(), tl.restart.election(), tl.fencedToWrite())
 				timelines = append(timelines, tl)
 				if f.heal != nil {
 					f.heal(c)
@@ -100,10 +110,15 @@ func (c *cluster) failover(f failoverFault, run int) failoverTimeline {
 	}
 	select {
 	case at := <-written:
-		tl.written = at.Sub(began)
+		tl.acked, tl.written = at, at.Sub(began)
 	case <-ctx.Done():
 		c.t.Fatalf("%s run %d: %s's etcd took no write within %v", f.name, run+1, f.survivor, settle)
 	}
+	c.waitFor(f.survivor+"'s logs dating its restart", 30*time.Second, func() (bool, string) {
+		var ok bool
+		tl.restart, ok = c.restartTimes(f.survivor, f.victim, began)
+		return ok, fmt.Sprintf("%+v", tl.restart)
+	})
 	return tl
 }
 
@@ -153,7 +168,9 @@ func report(b *testing.B, timelines []failoverTimeline) {
 		{"total", func(t failoverTimeline) time.Duration { return t.written }},
 		{"detection", func(t failoverTimeline) time.Duration { return t.detected }},
 		{"fencing", func(t failoverTimeline) time.Duration { return t.fenced - t.detected }},
-		{"etcd", func(t failoverTimeline) time.Duration { return t.written - t.fenced }},
+		{"fenced-to-write", failoverTimeline.fencedToWrite},
+		{"agent", func(t failoverTimeline) time.Duration { return t.restart.agentsPart() }},
+		{"election", func(t failoverTimeline) time.Duration { return t.restart.election() }},
 	}
 	for _, p := range phases {
 		var d []time.Duration
