@@ -152,6 +152,11 @@ func NewExec(binary, pidFile, logFile string) Exec {
 // Start launches etcd with the spec's flags.
 func (e Exec) Start(_ context.Context, s Spec) error { return e.Process.Start(s.Args(), nil) }
 
+// ElectionTimeout reads the spec's flags and this process's environment, which etcd inherits.
+func (e Exec) ElectionTimeout(s Spec) (time.Duration, error) {
+	return ElectionTimeout(s.Args(), os.Environ())
+}
+
 // waitGone polls until pid has exited (or is a zombie) or d has passed.
 func waitGone(pid int, d time.Duration) bool {
 	deadline := time.Now().Add(d)

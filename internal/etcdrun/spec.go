@@ -105,4 +105,6 @@ type Runtime interface {
 	// Wait blocks until the launched etcd exits (returns at once when it is not running) or
 	// ctx ends.
 	Wait(ctx context.Context) error
+	// ElectionTimeout is the election timeout etcd launched with s runs with.
+	ElectionTimeout(s Spec) (time.Duration, error)
 }

@@ -116,6 +116,29 @@ func (p Runtime) RunArgs(s etcdrun.Spec) ([]string, error) {
 	return append(args, etcdArgs...), nil
 }
 
+// ElectionTimeout reads the manifest as RunArgs does: the operator sets the election timeout in
+// the container's environment (ETCD_ELECTION_TIMEOUT, 2500 ms for its slower hardware), or
+// could as a flag of its etcd command, which RunArgs passes on.
+func (p Runtime) ElectionTimeout(s etcdrun.Spec) (time.Duration, error) {
+	pod, err := LoadPod(p.Manifest)
+	if err != nil {
+		return 0, err
+	}
+	args := s.Args()
+	for _, f := range pod.Flags {
+		args = append(args, f.String())
+	}
+	env := make([]string, 0, len(pod.Env))
+	for _, e := range pod.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	d, err := etcdrun.ElectionTimeout(args, env)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", p.Manifest, err)
+	}
+	return d, nil
+}
+
 func (p Runtime) podman(ctx context.Context, args ...string) (string, error) {
 	out, err := exec.CommandContext(ctx, p.Binary, args...).CombinedOutput()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
 )
@@ -300,5 +301,53 @@ func TestBareFlag(t *testing.T) {
 	run := resolve(t, path, etcdrun.Spec{Name: "n", DataDir: "/d", ClientURLs: []string{"http://192.0.2.1:2379"}, PeerURL: "http://192.0.2.1:2380"})
 	if !slices.Contains(run.etcd, "--enable-pprof") || slices.Contains(run.etcd, "--enable-pprof=") {
 		t.Errorf("etcd flags %q: want a bare --enable-pprof", run.etcd)
+	}
+}
+
+// The election timeout the container's etcd runs with comes from the operator's manifest: its
+// environment (1000 ms on standard hardware, 2500 ms when the cluster's etcd is set to the
+// slower hardware speed), or a flag of its command; both set is a manifest etcd refuses.
+func TestElectionTimeoutFromTheManifest(t *testing.T) {
+	dir := t.TempDir()
+	for manifest := range operatorManifests {
+		data, err := os.ReadFile(manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		standard := `{"name":"ETCD_ELECTION_TIMEOUT","value":"1000"}`
+		if !strings.Contains(string(data), standard) {
+			t.Fatalf("%s: no %s", manifest, standard)
+		}
+		for _, c := range []struct {
+			name, from, to string
+			flag           bool // --election-timeout=3000 in the command
+			want           time.Duration
+			err            string
+		}{
+			{"standard hardware", standard, standard, false, time.Second, ""},
+			{"slower hardware", standard, `{"name":"ETCD_ELECTION_TIMEOUT","value":"2500"}`, false, 2500 * time.Millisecond, ""},
+			{"a flag", standard + ",", "", true, 3 * time.Second, ""},
+			{"a flag and the environment", "", "", true, 0, "both set"},
+		} {
+			body := strings.Replace(string(data), c.from, c.to, 1)
+			if c.flag {
+				// A line of the script's command as the JSON holds it: a backslash, a newline.
+				body = strings.Replace(body, `--log-level=info \\\n`, `--log-level=info \\\n  --election-timeout=3000 \\\n`, 1)
+			}
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+"-"+filepath.Base(manifest))
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Runtime{Manifest: path}.ElectionTimeout(etcdrun.Spec{Name: "master-0"})
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), path) {
+					t.Errorf("%s, %s: err %v, want one naming %q and the file", manifest, c.name, err, c.err)
+				}
+				continue
+			}
+			if err != nil || got != c.want {
+				t.Errorf("%s, %s: %v, %v; want %v", manifest, c.name, got, err, c.want)
+			}
+		}
 	}
 }
