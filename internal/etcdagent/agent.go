@@ -220,10 +220,18 @@ func (a *Agent) launch(ctx context.Context, initial map[string]string, state str
 		ClientURLs: []string{a.selfURL()}, PeerURL: a.cfg.PeerURL(a.cfg.SelfIP),
 		InitialCluster: initial, ClusterState: state, ForceNewCluster: force, TLS: a.cfg.TLS,
 	}
+	// Read before anything is marked: a manifest etcd would refuse stops the launch here.
+	electionTimeout, err := a.rt.ElectionTimeout(spec)
+	if err != nil {
+		return err
+	}
 	if err := fsutil.RemoveIfExists(a.cfg.FrozenFile()); err != nil {
 		return err
 	}
 	if err := touch(a.cfg.LaunchedFile()); err != nil {
+		return err
+	}
+	if err := a.cfg.RecordElectionTimeout(electionTimeout); err != nil {
 		return err
 	}
 	if err := a.cfg.RecordLaunchTLS(); err != nil {
@@ -236,7 +244,7 @@ func (a *Agent) launch(ctx context.Context, initial map[string]string, state str
 	if err := os.WriteFile(a.cfg.TrustFile(), []byte(trust), 0o600); err != nil {
 		return err
 	}
-	a.log.Info("launching etcd", "runtime", a.cfg.Runtime, "state", state, "force_new_cluster", force)
+	a.log.Info("launching etcd", "runtime", a.cfg.Runtime, "state", state, "force_new_cluster", force, "election_timeout", electionTimeout)
 	if err := a.rt.Start(ctx, spec); err != nil {
 		return err
 	}

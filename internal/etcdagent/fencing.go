@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/fencealert"
 	"github.com/tnf-layer/tnf-layer/internal/ocf"
@@ -102,8 +101,8 @@ func (a *Agent) peerFenced(ctx context.Context) (ocf.Status, error) {
 	return a.peerStopped(ctx)
 }
 
-// leaderOutlivingPeer waits, at most etcdnode.LeaderLease, for a voter of two that still has a
-// leader to lose it: after a fast fencing the old leader outlives the peer's death for up to two
+// leaderOutlivingPeer waits, at most a LeaderLease, for a voter of two that still has a leader
+// to lose it: after a fast fencing the old leader outlives the peer's death for up to two
 // election timeouts, and the alert arrives within them. The only voter (the notification forced
 // it already) is returned at once.
 func (a *Agent) leaderOutlivingPeer(ctx context.Context, st status) (status, error) {
@@ -113,7 +112,7 @@ func (a *Agent) leaderOutlivingPeer(ctx context.Context, st status) (status, err
 	if alone, err := a.onlyVoter(ctx); err != nil || alone {
 		return st, err
 	}
-	for deadline := time.Now().Add(etcdnode.LeaderLease); st.serving() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(a.cfg.LeaderLease()); st.serving() && time.Now().Before(deadline); {
 		select {
 		case <-ctx.Done():
 			return st, ctx.Err()

@@ -71,21 +71,39 @@ func (c Config) LaunchedFile() string { return filepath.Join(c.StateDir, "launch
 func (c Config) FrozenFile() string { return filepath.Join(c.StateDir, "frozen") }
 
 // LeaderSeenFile's modification time is the last time the local voter is known to have heard
-// from its peer (a monitor saw it with a leader, LeaderLease earlier): a fencing of the peer
+// from its peer (a monitor saw it with a leader, a LeaderLease earlier): a fencing of the peer
 // completed before it cannot explain a later loss of the leader.
 func (c Config) LeaderSeenFile() string { return filepath.Join(c.StateDir, "leader-seen") }
 
-// LeaderLease is how long a voter can keep reporting a leader after its peer died: raft's
-// CheckQuorum steps a leader down, and a follower campaigns, at most two election timeouts after
-// they last heard from the other (etcd's default and the operator's election timeout: 1000 ms).
-// A leader seen at t proves the peer alive only at t - LeaderLease: a monitor that ran just
-// after a fast fencing saw the old leader and took the fencing's proof away, and nothing acted.
-const LeaderLease = 2 * time.Second
+// ElectionTimeoutFile holds the election timeout the launched etcd runs with, in milliseconds.
+func (c Config) ElectionTimeoutFile() string { return filepath.Join(c.StateDir, "election-timeout") }
 
-// MarkLeaderSeen records that the local voter has a leader now, so its peer was alive at
+// RecordElectionTimeout writes the election timeout etcd is launched with.
+func (c Config) RecordElectionTimeout(d time.Duration) error {
+	return os.WriteFile(c.ElectionTimeoutFile(), []byte(strconv.FormatInt(d.Milliseconds(), 10)), 0o600)
+}
+
+// LeaderLease is how long the local voter can keep reporting a leader after its peer died:
+// raft's CheckQuorum steps a leader down, and a follower campaigns, at most two of its election
+// timeouts after they last heard from the other (the operator's election timeout is 1000 ms on
+// standard hardware, 2500 ms on slower). It is the recorded timeout's; without a record, etcd's
+// default's. A leader seen at t proves the peer alive only at t - LeaderLease: a monitor that ran
+// just after a fast fencing saw the old leader and took the fencing's proof away, and nothing
+// acted.
+func (c Config) LeaderLease() time.Duration {
+	timeout := etcdrun.DefaultElectionTimeout
+	if data, err := os.ReadFile(c.ElectionTimeoutFile()); err == nil {
+		if ms, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 32); err == nil && ms > 0 {
+			timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return 2 * timeout
+}
+
+// MarkLeaderSeen records that the local voter has a leader now, so its peer was alive a
 // LeaderLease ago.
 func (c Config) MarkLeaderSeen() error {
-	alive := time.Now().Add(-LeaderLease)
+	alive := time.Now().Add(-c.LeaderLease())
 	if err := os.Chtimes(c.LeaderSeenFile(), alive, alive); !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

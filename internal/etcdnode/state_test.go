@@ -6,21 +6,55 @@ import (
 	"time"
 )
 
-// A leader seen now proves the peer alive only LeaderLease ago: the mark lies that far back,
-// again when it is renewed.
+// A leader seen now proves the peer alive only a LeaderLease ago, two of the election timeouts
+// etcd was launched with (etcd's default without a record): the mark lies that far back, again
+// when it is renewed.
 func TestMarkLeaderSeenLiesALeaseBack(t *testing.T) {
-	c := Config{StateDir: t.TempDir()}
-	for range 2 {
-		before := time.Now()
-		if err := c.MarkLeaderSeen(); err != nil {
+	for _, c := range []struct {
+		name     string
+		recorded time.Duration
+		want     time.Duration
+	}{
+		{"no record: etcd's default", 0, 2 * time.Second},
+		{"the operator's standard hardware", time.Second, 2 * time.Second},
+		{"the operator's slower hardware", 2500 * time.Millisecond, 5 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{StateDir: t.TempDir()}
+			if c.recorded > 0 {
+				if err := cfg.RecordElectionTimeout(c.recorded); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := cfg.LeaderLease(); got != c.want {
+				t.Fatalf("LeaderLease = %v, want %v", got, c.want)
+			}
+			for range 2 {
+				before := time.Now()
+				if err := cfg.MarkLeaderSeen(); err != nil {
+					t.Fatal(err)
+				}
+				st, err := os.Stat(cfg.LeaderSeenFile())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := st.ModTime(); got.After(before.Add(-c.want).Add(time.Second)) || got.Before(before.Add(-c.want).Add(-time.Second)) {
+					t.Fatalf("leader seen at %v, want about %v", got, before.Add(-c.want))
+				}
+			}
+		})
+	}
+}
+
+// A record etcd could not have been started with counts as no record.
+func TestLeaderLeaseIgnoresABadRecord(t *testing.T) {
+	cfg := Config{StateDir: t.TempDir()}
+	for _, bad := range []string{"", "0", "1s", "-5"} {
+		if err := os.WriteFile(cfg.ElectionTimeoutFile(), []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		st, err := os.Stat(c.LeaderSeenFile())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := st.ModTime(); got.After(before.Add(-LeaderLease).Add(time.Second)) || got.Before(before.Add(-LeaderLease).Add(-time.Second)) {
-			t.Fatalf("leader seen at %v, want about %v", got, before.Add(-LeaderLease))
+		if got := cfg.LeaderLease(); got != 2*time.Second {
+			t.Errorf("record %q: LeaderLease = %v, want etcd's default's 2s", bad, got)
 		}
 	}
 }

@@ -45,6 +45,7 @@ type node struct {
 	name, ip string
 	dir      string
 	params   map[string]string
+	environ  map[string]string // further variables in every action's environment
 	mu       sync.Mutex
 	agentLog strings.Builder // every action's stderr, in order
 }
@@ -96,6 +97,9 @@ func (n *node) env(extra map[string]string) map[string]string {
 		"OCF_RESKEY_CRM_meta_on_node": n.name, "OCF_RESKEY_CRM_meta_timeout": "60000"}
 	for k, v := range n.params {
 		env["OCF_RESKEY_"+k] = v
+	}
+	for k, v := range n.environ {
+		env[k] = v
 	}
 	for k, v := range extra {
 		env[k] = v
