@@ -31,7 +31,8 @@ func (r restartTimes) election() time.Duration { return r.elected.Sub(r.launched
 func (c *cluster) restartTimes(survivor, victim string, since time.Time) (restartTimes, bool) {
 	var r restartTimes
 	logs := filepath.Join(c.dir, survivor, "disk", "var-log")
-	for _, line := range strings.Split(readFile(filepath.Join(logs, "pacemaker", "pacemaker.log")), "\n") {
+	pacemakerLog, agentLog := readFile(filepath.Join(logs, "pacemaker", "pacemaker.log")), readFile(filepath.Join(logs, "tnf-etcd.log"))
+	for _, line := range strings.Split(pacemakerLog, "\n") {
 		at, ok := logline.PacemakerTime(line, since)
 		if ok && !at.Before(since.Truncate(time.Millisecond)) && r.fenced.IsZero() &&
 			strings.Contains(line, "(finalize_op)") && strings.Contains(line, "targeting "+victim+" ") && strings.Contains(line, ": OK") {
@@ -41,8 +42,7 @@ func (c *cluster) restartTimes(survivor, victim string, since time.Time) (restar
 	if r.fenced.IsZero() {
 		return r, false
 	}
-	agentLines := readFile(filepath.Join(logs, "pacemaker", "pacemaker.log")) + "\n" + readFile(filepath.Join(logs, "tnf-etcd.log"))
-	for _, line := range strings.Split(agentLines, "\n") {
+	for _, line := range strings.Split(pacemakerLog+"\n"+agentLog, "\n") {
 		at, ok := logline.AgentTime(line)
 		if ok && !at.Before(r.fenced) && logline.Field(line, "msg") == "launching etcd" &&
 			logline.Field(line, "force_new_cluster") == "true" && (r.launched.IsZero() || at.Before(r.launched)) {
@@ -52,7 +52,7 @@ func (c *cluster) restartTimes(survivor, victim string, since time.Time) (restar
 	if r.launched.IsZero() {
 		return r, false
 	}
-	for _, line := range strings.Split(readFile(filepath.Join(logs, "tnf-etcd.log")), "\n") {
+	for _, line := range strings.Split(agentLog, "\n") {
 		if e, ok := logline.ParseEtcd(line); ok && !e.At.Before(r.launched) && strings.Contains(e.Msg, "became leader at term") {
 			r.elected = e.At
 			return r, true
