@@ -2,6 +2,7 @@ package etcdagent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -137,9 +138,9 @@ func (a *Agent) listenForFencing() {
 		return
 	}
 	go func() {
-		_ = fencealert.Serve(ln, fencealert.Allowed(), func(target string) {
+		_ = fencealert.Serve(ln, fencealert.Allowed(), func(target string) error {
 			if target != a.cfg.Peer {
-				return
+				return nil
 			}
 			self, err := os.Executable()
 			if err == nil {
@@ -148,9 +149,10 @@ func (a *Agent) listenForFencing() {
 			}
 			if err != nil {
 				a.log.Error("fencing alert: starting peer-fenced", "err", err)
-				return
+				return fmt.Errorf("starting peer-fenced: %w", err)
 			}
 			a.log.Info("fencing alert: the peer was fenced; peer-fenced started", "peer", target)
+			return nil
 		})
 	}()
 }

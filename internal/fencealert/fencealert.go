@@ -61,10 +61,40 @@ func Relevant(e Event, self string) (bool, string) {
 // need no directory the hacluster user may enter, and belong to the network namespace.
 func Socket(node string) string { return "@tnf-etcd-agent/" + node + "/fencing" }
 
-// Send tells node's etcd agent that target was fenced; it returns once the watcher has read it.
+// Send tells node's etcd agent that target was fenced; it returns once the watcher has handled
+// it. The watcher is down while the agent restarts etcd (a post-stop notification that came
+// first, say) and is back within a second: a refused connection, or one closed before the
+// reply, is tried again every retryInterval until ctx or sendTimeout ends. A message handled
+// twice is harmless (the agent acts once, under its lock).
 func Send(ctx context.Context, node, target string) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
+	for {
+		err := sendOnce(ctx, node, target)
+		var final *refusedError
+		if err == nil || errors.As(err, &final) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(retryInterval):
+		}
+	}
+}
+
+const (
+	sendTimeout   = 5 * time.Second
+	retryInterval = 100 * time.Millisecond
+)
+
+// refusedError is the watcher's answer that it will not handle the message: trying again
+// cannot change it.
+type refusedError struct{ reply string }
+
+func (e *refusedError) Error() string { return "the etcd agent's watcher: " + e.reply }
+
+func sendOnce(ctx context.Context, node, target string) error {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", Socket(node))
 	if err != nil {
@@ -82,7 +112,7 @@ func Send(ctx context.Context, node, target string) error {
 		return fmt.Errorf("no reply from the etcd agent's watcher: %w", err)
 	}
 	if r := strings.TrimSpace(reply); r != "ok" {
-		return errors.New("the etcd agent's watcher: " + r)
+		return &refusedError{reply: r}
 	}
 	return nil
 }
@@ -103,24 +133,25 @@ func Allowed() map[uint32]bool {
 }
 
 // Serve reads one message per connection until ln is closed, and calls fenced with the target
-// of each one from an allowed user. Malformed messages and others' connections get an error
-// reply and nothing else.
-func Serve(ln net.Listener, allowed map[uint32]bool, fenced func(target string)) error {
+// of each one from an allowed user. The reply is "ok" once fenced has returned without error, so
+// a watcher stopped before that leaves the sender without a reply, and it tries again.
+// Malformed messages and others' connections get an error reply and nothing else.
+func Serve(ln net.Listener, allowed map[uint32]bool, fenced func(target string) error) error {
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
 			return err
 		}
 		target, err := read(conn, allowed)
+		if err == nil {
+			err = fenced(target)
+		}
 		reply := "ok"
 		if err != nil {
 			reply = err.Error()
 		}
 		_, _ = fmt.Fprintln(conn, reply)
 		conn.Close()
-		if err == nil {
-			fenced(target)
-		}
 	}
 }
 

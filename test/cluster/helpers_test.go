@@ -266,3 +266,14 @@ func readFile(path string) string {
 	data, _ := os.ReadFile(path)
 	return string(data)
 }
+
+// lastLineWith is text's last line that holds s, or "" (a diagnosis for a wait's message).
+func lastLineWith(text, s string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], s) {
+			return lines[i]
+		}
+	}
+	return ""
+}
