@@ -15,6 +15,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/decision"
 	"github.com/tnf-layer/tnf-layer/internal/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/fencealert"
 	"github.com/tnf-layer/tnf-layer/internal/pcmk"
 )
 
@@ -165,6 +166,27 @@ func TestFailoverAndRejoin(t *testing.T) {
 	catchUpAndPromote(t, leader, other)
 	sameKeys(t, leader, acked)
 	sameKeys(t, other, acked)
+}
+
+// TestFencingAlertWhileRestarting: Pacemaker's fencing alert comes while the post-stop
+// notification restarts the survivor's etcd, when no watcher listens (stopped with the old etcd,
+// not yet started with the new one): the alert is sent again and the watcher of the etcd the
+// notification launched takes it.
+func TestFencingAlertWhileRestarting(t *testing.T) {
+	c := newCluster(t)
+	leader, other := formCluster(t, c)
+	leader.fence()
+	signalAndWait(other.pidOf("watcher.pid"), syscall.SIGKILL)
+	sent := make(chan error, 1)
+	go func() { sent <- fencealert.Send(context.Background(), other.name, leader.name) }()
+	other.notify("stop", leader.name)
+	if err := <-sent; err != nil {
+		t.Fatalf("the alert was not delivered: %v", err)
+	}
+	if log, _ := os.ReadFile(other.params["log_file"]); !strings.Contains(string(log), "fencing alert: the peer was fenced; peer-fenced started") {
+		t.Fatalf("%s's watcher did not take the alert:\n%s", other.name, tail(string(log), 3000))
+	}
+	other.put("/k/after-fence", "y")
 }
 
 // TestPeerEtcdStopped: Pacemaker stops the peer's instance (an etcd failure on that node, or
