@@ -30,6 +30,17 @@ func serve(t *testing.T, name string, fenced func(string) error) {
 	go func() { _ = Serve(ln, self(), fenced) }()
 }
 
+// sendAndWant sends target's fencing to name's watcher and wants it handled, as handled says.
+func sendAndWant(t *testing.T, name, target string, handled <-chan string) {
+	t.Helper()
+	if err := Send(context.Background(), name, target); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-handled; got != target {
+		t.Fatalf("handled %q, want %s", got, target)
+	}
+}
+
 // The watcher is down while the agent restarts etcd: a message sent meanwhile reaches the
 // watcher that comes up after it.
 func TestSendWaitsForTheWatcher(t *testing.T) {
@@ -38,12 +49,7 @@ func TestSendWaitsForTheWatcher(t *testing.T) {
 	time.AfterFunc(3*retryInterval, func() {
 		serve(t, name, func(target string) error { got <- target; return nil })
 	})
-	if err := Send(context.Background(), name, "node2"); err != nil {
-		t.Fatal(err)
-	}
-	if target := <-got; target != "node2" {
-		t.Fatalf("handled %q, want node2", target)
-	}
+	sendAndWant(t, name, "node2", got)
 }
 
 // A watcher stopped between reading the message and handling it gives no reply: the message is
@@ -63,12 +69,7 @@ func TestSendAgainWithoutAReply(t *testing.T) {
 		ln.Close()
 		serve(t, name, func(target string) error { handled <- target; return nil })
 	}()
-	if err := Send(context.Background(), name, "node1"); err != nil {
-		t.Fatal(err)
-	}
-	if target := <-handled; target != "node1" {
-		t.Fatalf("handled %q, want node1", target)
-	}
+	sendAndWant(t, name, "node1", handled)
 }
 
 // A watcher that answers with an error has read the message and will not handle it: Send says
