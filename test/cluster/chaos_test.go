@@ -50,7 +50,7 @@ func TestChaos(t *testing.T) {
 	if err := chaos.Init(ctx, c.etcdClient(c.nodes...)); err != nil {
 		t.Fatal(err)
 	}
-	r := &campaign{c: c, seed: seed, seenFences: map[string]bool{},
+	r := &campaign{c: c, seed: seed, plan: plan, seenFences: map[string]bool{},
 		workload: chaos.StartWorkload([]*clientv3.Client{c.etcdClient("node1"), c.etcdClient("node2"), c.etcdClient(c.nodes...)}, seed, opDeadline, opPause)}
 	t.Cleanup(func() { r.evidence(r.workload.Stop()) })
 	r.newFences()
@@ -91,6 +91,7 @@ func chaosSettings(t *testing.T) (int, uint64) {
 type campaign struct {
 	c        *cluster
 	seed     uint64
+	plan     []chaos.Fault
 	workload *chaos.Workload
 	done     []chaos.Cycle
 	// group is the cycles whose recoveries overlap, the one running included: their fences and
@@ -472,6 +473,12 @@ func (r *campaign) evidence(ops []chaos.Op) {
 	}
 	c.t.Logf("CHAOS FAILED: seed %d, cycle %d (CHAOS_SEED=%d replays it)\n%s\nhistory: %s\nvisualization (if the history was not linearizable): %s\nlogs:\n  %s",
 		r.seed, r.running, r.seed, report, filepath.Join(dir, "history.jsonl"), filepath.Join(dir, "history.html"), strings.Join(logs, "\n  "))
+	fault := "before the first fault"
+	if r.running > 0 {
+		fault = fmt.Sprint(r.plan[r.running-1])
+	}
+	c.t.note(fmt.Sprintf("campaign: seed %d failed in cycle %d of %d (%s); make chaos CHAOS_SEED=%d CHAOS_CYCLES=%d replays it; evidence in %s",
+		r.seed, r.running, len(r.plan), fault, r.seed, len(r.plan), dir))
 }
 
 func (r *campaign) table() string {

@@ -46,7 +46,7 @@ const (
 var standIn []byte
 
 type cluster struct {
-	t      testing.TB
+	t      *failureLog
 	dir    string
 	bin    string
 	layout layout
@@ -68,7 +68,7 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	// namespaces its layout names, and must find nothing of a later cluster there.
 	id := "tnf" + strings.TrimPrefix(filepath.Base(dir), "tnf-cluster-")
 	bin := testbin.Dir(t)
-	c := &cluster{t: t, dir: dir, bin: bin, nodes: []string{"node1", "node2"}, ip: map[string]string{},
+	c := &cluster{t: &failureLog{TB: t}, dir: dir, bin: bin, nodes: []string{"node1", "node2"}, ip: map[string]string{},
 		bmcNS: id + "-bmc", layout: layout{Bin: bin, Nodes: map[string]nodeSetup{}}}
 	t.Cleanup(c.teardown)
 	c.must("ip", "netns", "add", c.bmcNS)
@@ -385,6 +385,10 @@ func (c *cluster) teardown() {
 				c.t.Logf("%s %s (tail):\n%s", name, f, readTail(filepath.Join(c.dir, name, f)))
 			}
 		}
+		if os.Getenv("TNF_KEEP") != "" {
+			c.t.note("the cluster's folder is kept: " + c.dir)
+		}
+		c.t.Log(c.t.summary())
 	}
 	for _, name := range c.nodes {
 		if n, ok := c.layout.Nodes[name]; ok {
