@@ -62,9 +62,13 @@ const (
 	PeerVoter
 	// PeerLearner: the peer's etcd answers and is a learner, i.e. its voter is gone.
 	PeerLearner
+	// PeerLeaderless: the peer's etcd answers as a voter whose cluster has no leader: it waits
+	// for a member that is down (this node's, when it comes back from a loss whose fencing
+	// never completed), or it is a cluster of one in its first election.
+	PeerLeaderless
 )
 
-var peerNames = []string{"absent", "ready", "fenced", "voter", "learner"}
+var peerNames = []string{"absent", "ready", "fenced", "voter", "learner", "leaderless"}
 
 func (p Peer) String() string { return peerNames[p] }
 
@@ -153,6 +157,8 @@ func decided(a Action, format string, args ...any) Decision {
 //   - a node that holds the claim and creates no cluster releases it: a claim is held only while
 //     its holder creates one, so it was left by a run that lost its power holding it;
 //   - a node joins as a learner only of a serving voter, so both can never end as learners;
+//   - beside a peer's member that runs without a leader a node never creates a cluster: it
+//     starts its own member of that cluster, which gives the two their quorum back;
 //   - a node never forces while it is itself a learner, never leads from a removed member's data,
 //     and never leads from data older than the peer's, nor from data of another cluster,
 //     unless an administrator gave that peer data up (GivenUp): then the local data is restored
@@ -178,6 +184,8 @@ func decide(in Input) Decision {
 			return decided(StartExisting, "peer %s is a learner of this member: start the existing member, it has quorum alone", in.PeerName)
 		}
 		return decided(Refuse, "peer %s is a learner and no voter of its cluster is running", in.PeerName)
+	case PeerLeaderless:
+		return besideLeaderlessPeer(in)
 	}
 
 	// The peer's etcd is not running: this node may lead, wait for the peer, or refuse.
@@ -229,6 +237,32 @@ func decide(in Input) Decision {
 		return decided(Wait, "peer %s holds the force-new-cluster claim", in.PeerName)
 	}
 	return lead
+}
+
+// besideLeaderlessPeer decides while the peer's etcd runs as a voter without a leader. Such a
+// member waits for its other voter, which is this node's member as long as neither node forced a
+// cluster since (a forced member is alone and elects itself at once); it is what a node finds
+// when it comes back from a loss whose fencing never completed (its BMC hung or was unreachable
+// until the node was powered on again). Starting the local member gives the two their quorum,
+// and raft's election picks the more up-to-date log, so no data leads by this node's decision and
+// older local data is caught up. Creating a cluster instead would take over from a running member.
+func besideLeaderlessPeer(in Input) Decision {
+	l, p := in.Local, in.PeerData
+	switch {
+	case in.Claim == ClaimPeer:
+		// The peer is creating a cluster of one: this is its first election.
+		return decided(Wait, "peer %s holds the force-new-cluster claim", in.PeerName)
+	case !l.Present:
+		return decided(Wait, "peer %s's member runs without a leader and this node has no member to give it one: "+
+			"it serves once this node is confirmed down (fencing or tnfctl confirm-peer-down), then this node joins it", in.PeerName)
+	case l.outOfService() != "":
+		return decided(Wait, "%s", l.outOfService())
+	case l.ClusterID != p.ClusterID:
+		return decided(Refuse, "local data belongs to cluster %x but peer %s runs cluster %x: never reuse data of another cluster",
+			l.ClusterID, in.PeerName, p.ClusterID)
+	}
+	return decided(StartExisting, "peer %s's member runs without a leader, waiting for this one: start the existing member "+
+		"(local %s, peer %s); the two have quorum and raft elects the more up-to-date log", in.PeerName, position(l), position(p))
 }
 
 // position is where a log ends: "index N" and, when known, "term T".

@@ -40,54 +40,63 @@ func TestDecideTable(t *testing.T) {
 		{"none", PeerFenced, [3]Action{R, R, R}},
 		{"none", PeerVoter, [3]Action{J, J, J}},
 		{"none", PeerLearner, [3]Action{R, R, R}},
+		{"none", PeerLeaderless, [3]Action{W, W, W}},
 
 		{"older", PeerAbsent, [3]Action{R, R, R}},
 		{"older", PeerReady, [3]Action{W, W, W}},
 		{"older", PeerFenced, [3]Action{R, R, R}},
 		{"older", PeerVoter, [3]Action{J, J, J}},
 		{"older", PeerLearner, [3]Action{S, S, S}},
+		{"older", PeerLeaderless, [3]Action{S, S, W}},
 
 		{"equal", PeerAbsent, [3]Action{F, F, W}},
 		{"equal", PeerReady, [3]Action{F, F, W}},
 		{"equal", PeerFenced, [3]Action{F, F, F}},
 		{"equal", PeerVoter, [3]Action{J, J, J}},
 		{"equal", PeerLearner, [3]Action{S, S, S}},
+		{"equal", PeerLeaderless, [3]Action{S, S, W}},
 
 		{"newer", PeerAbsent, [3]Action{F, F, W}},
 		{"newer", PeerReady, [3]Action{F, F, W}},
 		{"newer", PeerFenced, [3]Action{F, F, F}},
 		{"newer", PeerVoter, [3]Action{R, R, R}},
 		{"newer", PeerLearner, [3]Action{S, S, S}},
+		{"newer", PeerLeaderless, [3]Action{S, S, W}},
 
 		{"other", PeerAbsent, [3]Action{R, R, R}},
 		{"other", PeerReady, [3]Action{R, R, R}},
 		{"other", PeerFenced, [3]Action{R, R, R}},
 		{"other", PeerVoter, [3]Action{J, J, J}},
 		{"other", PeerLearner, [3]Action{R, R, R}},
+		{"other", PeerLeaderless, [3]Action{R, R, W}},
 
 		{"learner", PeerAbsent, [3]Action{R, R, R}},
 		{"learner", PeerReady, [3]Action{W, W, W}},
 		{"learner", PeerFenced, [3]Action{R, R, R}},
 		{"learner", PeerVoter, [3]Action{J, J, J}},
 		{"learner", PeerLearner, [3]Action{R, R, R}},
+		{"learner", PeerLeaderless, [3]Action{W, W, W}},
 
 		{"removed", PeerAbsent, [3]Action{R, R, R}},
 		{"removed", PeerReady, [3]Action{W, W, W}},
 		{"removed", PeerFenced, [3]Action{R, R, R}},
 		{"removed", PeerVoter, [3]Action{J, J, J}},
 		{"removed", PeerLearner, [3]Action{R, R, R}},
+		{"removed", PeerLeaderless, [3]Action{W, W, W}},
 
 		{"longer-earlier-term", PeerAbsent, [3]Action{R, R, R}},
 		{"longer-earlier-term", PeerReady, [3]Action{W, W, W}},
 		{"longer-earlier-term", PeerFenced, [3]Action{R, R, R}},
 		{"longer-earlier-term", PeerVoter, [3]Action{J, J, J}},
 		{"longer-earlier-term", PeerLearner, [3]Action{S, S, S}},
+		{"longer-earlier-term", PeerLeaderless, [3]Action{S, S, W}},
 
 		{"shorter-later-term", PeerAbsent, [3]Action{F, F, W}},
 		{"shorter-later-term", PeerReady, [3]Action{F, F, W}},
 		{"shorter-later-term", PeerFenced, [3]Action{F, F, F}},
 		{"shorter-later-term", PeerVoter, [3]Action{R, R, R}},
 		{"shorter-later-term", PeerLearner, [3]Action{S, S, S}},
+		{"shorter-later-term", PeerLeaderless, [3]Action{S, S, W}},
 	}
 	if got, want := checkTable(t, rows, Input{Self: "node1", PeerName: "node2"}), len(localData)*len(peerNames)*len(claimNames); got != want {
 		t.Fatalf("table covers %d combinations, want all %d", got, want)
@@ -347,10 +356,11 @@ func TestAClaimNeverBlocksBoth(t *testing.T) {
 }
 
 // TestNeverBothLearners: a node joins as a learner only of a serving voter, so of two nodes
-// that are not running etcd, none joins; and a learner never forces.
+// that are not serving (not running etcd, or running it without a leader), none joins; and a
+// learner never forces.
 func TestNeverBothLearners(t *testing.T) {
 	for _, w := range worlds() {
-		for _, p := range []Peer{PeerAbsent, PeerReady, PeerFenced} {
+		for _, p := range []Peer{PeerAbsent, PeerReady, PeerFenced, PeerLeaderless} {
 			for c := ClaimNone; c <= ClaimPeer; c++ {
 				in := Input{Self: w[0].name, PeerName: w[1].name, Local: w[0].data, PeerData: w[1].data, Peer: p, Claim: c}
 				d := Decide(in)
@@ -375,6 +385,28 @@ func TestOlderNeverLeads(t *testing.T) {
 				d := Decide(Input{Self: "node1", PeerName: "node2", Local: localData[local], PeerData: peerRecord, Peer: p, Claim: c})
 				if d.Action.Leads() {
 					t.Errorf("%s data leads with peer %s, claim %s: %s", local, p, c, d.Reason)
+				}
+			}
+		}
+	}
+}
+
+// TestNoClusterBesideALeaderlessMember proves that beside a peer whose member runs without a
+// leader no node creates a cluster or joins as a learner, whatever its data, the peer's, the
+// claim and what an administrator gave up: it starts its own member of that cluster or waits.
+// (Older local data may start: raft's election restriction lets only the more up-to-date log
+// lead, so the peer's newer entries win; TestOlderNeverLeads is about creating a cluster.)
+func TestNoClusterBesideALeaderlessMember(t *testing.T) {
+	for _, w := range worlds() {
+		for c := ClaimNone; c <= ClaimPeer; c++ {
+			for _, givenUp := range []Data{{}, w[1].data} {
+				in := Input{Self: w[0].name, PeerName: w[1].name, Local: w[0].data, PeerData: w[1].data, Peer: PeerLeaderless, Claim: c, GivenUp: givenUp}
+				d := Decide(in)
+				if d.Action.NeedsClaim() || d.Action == JoinAsLearner {
+					t.Errorf("%+v beside a leaderless %+v, claim %s: %s (%s)", w[0].data, w[1].data, c, d.Action, d.Reason)
+				}
+				if d.Action == StartExisting && (w[0].data.Learner || w[0].data.Removed || w[0].data.ClusterID != w[1].data.ClusterID) {
+					t.Errorf("%+v starts beside a leaderless %+v: %s", w[0].data, w[1].data, d.Reason)
 				}
 			}
 		}

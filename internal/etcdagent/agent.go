@@ -75,8 +75,7 @@ func (a *Agent) peerView(ctx context.Context, fenced bool) (decision.Peer, decis
 		case st.serving():
 			return decision.PeerVoter, fromStatus(st), nil
 		}
-		// A voter without a leader: present but not serving.
-		return decision.PeerReady, fromStatus(st), nil
+		return decision.PeerLeaderless, fromStatus(st), nil
 	}
 	rec, err := etcdnode.ReadRecord(ctx, a.store, a.cfg.Peer)
 	if err != nil {

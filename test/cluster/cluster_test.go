@@ -396,7 +396,11 @@ func (c *cluster) teardown() {
 		}
 	}
 	_ = exec.Command("ip", "netns", "del", c.bmcNS).Run()
-	if !c.t.Failed() || os.Getenv("TNF_KEEP") == "" {
+	// TNF_KEEP=1 keeps a failed test's folder (its evidence); TNF_KEEP=always keeps every one.
+	switch keep := os.Getenv("TNF_KEEP"); {
+	case keep == "always" && !c.t.Failed():
+		c.t.Logf("the cluster's folder is kept: %s", c.dir)
+	case keep == "" || !c.t.Failed():
 		_ = os.RemoveAll(c.dir)
 	}
 }

@@ -164,3 +164,37 @@ func TestFencingWrongPassword(t *testing.T) {
 	t.Logf("auto-unblock: first write after %v\n%s", c.writeAfter("node1", "after-auto-unblock").Round(10*time.Millisecond), out)
 	c.assertMetric("node1", `tnf_auto_unblock_decisions_total{node="node1",outcome="confirmed"} 1`)
 }
+
+// TestReturnBeforeFencing: a node loses its power with every BMC unreachable, so its peer's
+// fencing cannot complete and the peer's etcd runs on without a leader; before anyone confirms
+// it down, its power comes back (a site's power restored, a BMC that hung until then). It
+// rejoins, finds its peer's member waiting for it, starts its own member, and the two have
+// their quorum back: nobody fenced, nothing forced, nothing moved aside, the peer writes again.
+// Once for each node, since the tie of equal data goes to the first by name.
+func TestReturnBeforeFencing(t *testing.T) {
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	w.Stop()
+	for _, lost := range c.nodes {
+		survivor := c.other(lost)
+		logs := c.agentLogSizes()
+		c.stopEmulator()
+		c.power("off", lost)
+		c.waitFencingFails(survivor, lost, "unreachable")
+		c.assertNoWrite(survivor)
+		c.powerBackOn(lost)
+		t.Logf("%s powered on before its fencing completed: %s's first write after %v", lost, survivor, c.writeAfter(survivor, "after-"+lost+"-back").Round(10*time.Millisecond))
+		c.waitRoles(survivor, bothPromoted)
+		c.startEmulator()
+		for _, line := range strings.Split(c.agentLogsSince(logs), "\n") {
+			for _, unwanted := range []string{"forcing a new cluster of one", "decision=join-as-learner", "moved local data aside"} {
+				if strings.Contains(line, unwanted) {
+					t.Fatalf("%s came back to its peer's leaderless member, and an agent logged %q:\n%s", lost, unwanted, line)
+				}
+			}
+		}
+		if n := c.fences(survivor, lost); n != 0 {
+			t.Fatalf("%s fenced %d times although it came back before any fencing completed", lost, n)
+		}
+	}
+}
