@@ -86,7 +86,11 @@ func (img *labImage) makePodmanDisk() (string, error) {
 	if err := yaml.Unmarshal(data, &tnf); err != nil {
 		return "", err
 	}
-	tnf["resources"] = map[string]any{"etcd": map[string]string{"runtime": "podman"}}
+	// liveness_timeout: a TCG guest with one vCPU runs etcd in podman many times slower than real
+	// hardware, and a status read once took over the 2 s default while a unit started beside it
+	// (the monitor then found etcd "frozen" and restarted it); the default stays calibrated for
+	// real hardware (a slowest read of 78 ms under heavy load, README).
+	tnf["resources"] = map[string]any{"etcd": map[string]string{"runtime": "podman", "liveness_timeout": "6"}}
 	if data, err = yaml.Marshal(tnf); err != nil {
 		return "", err
 	}
