@@ -62,6 +62,10 @@ func (f *failureLog) summary() string {
 	defer f.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s FAILED:", f.Name())
+	if len(f.msgs) == 0 {
+		// The test failed through its own testing.T, not the cluster's: its message is above.
+		b.WriteString("\n  (the failure's message is above the nodes' log tails)")
+	}
 	for _, m := range f.msgs {
 		b.WriteString("\n  " + strings.ReplaceAll(m, "\n", "\n  "))
 	}

@@ -189,12 +189,12 @@ func TestReturnBeforeFencing(t *testing.T) {
 		for _, line := range strings.Split(c.agentLogsSince(logs), "\n") {
 			for _, unwanted := range []string{"forcing a new cluster of one", "decision=join-as-learner", "moved local data aside"} {
 				if strings.Contains(line, unwanted) {
-					t.Fatalf("%s came back to its peer's leaderless member, and an agent logged %q:\n%s", lost, unwanted, line)
+					c.t.Fatalf("%s came back to its peer's leaderless member, and an agent logged %q:\n%s", lost, unwanted, line)
 				}
 			}
 		}
 		if n := c.fences(survivor, lost); n != 0 {
-			t.Fatalf("%s fenced %d times although it came back before any fencing completed", lost, n)
+			c.t.Fatalf("%s fenced %d times although it came back before any fencing completed", lost, n)
 		}
 	}
 }
