@@ -19,7 +19,7 @@ build:
 # The etcd suites run once more on etcd 3.6 (tools/etcd-3.6), which newer releases ship.
 test: build lint
 	TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -p 1 -timeout 25m ./...
-	TNF_BIN=$(BIN) TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GO) test -count=1 -tags "integration $(TAGS)" -p 1 -timeout 10m ./test/etcdagent/ ./internal/etcdrun/podman/
+	TNF_BIN=$(BIN) TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GO) test -count=1 -tags "integration $(TAGS)" -p 1 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/
 
 # The two-node cluster scenarios alone (test/cluster: real Corosync, Pacemaker, pcs,
 # fence_redfish and etcd in network namespaces), every one of them; make test runs all but the
@@ -37,7 +37,7 @@ chaos: build
 		-run '^TestChaos$$' -timeout $$((15 + 6 * $(CHAOS_CYCLES)))m ./test/cluster/
 
 bench: build
-	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/etcdagent/ ./internal/buildlayer/ ./test/cluster/ | $(GO) run ./test/benchtable
+	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | $(GO) run ./test/benchtable
 
 # The agent end to end: two etcd members formed through start/promote, the leader's node
 # fenced, the survivor serving alone on the notification, the fenced node rejoining.

@@ -5,7 +5,7 @@ package tnflayer
 import "embed"
 
 // ContainerfileTemplate is the top-level Containerfile, a text/template rendered by
-// internal/containerfile from typed inputs.
+// internal/build/containerfile from typed inputs.
 //
 //go:embed Containerfile
 var ContainerfileTemplate string
@@ -16,7 +16,7 @@ var ContainerfileTemplate string
 var Layers embed.FS
 
 // PCSTemplates are pcs-templates/: corosync.conf and the cluster configuration as pcs commands,
-// rendered by internal/pcsconfig.
+// rendered by internal/node/pacemaker/pcsconfig.
 //
 //go:embed pcs-templates/*.tmpl
 var PCSTemplates embed.FS

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	tnflayer "github.com/tnf-layer/tnf-layer"
-	"github.com/tnf-layer/tnf-layer/internal/layerdef"
+	"github.com/tnf-layer/tnf-layer/internal/build/layerdef"
 )
 
 // TestUnitsVerify runs systemd-analyze verify on the units, with the corosync and pacemaker

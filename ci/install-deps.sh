@@ -4,7 +4,7 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# rpm (rpmbuild) and createrepo-c: the stand-in RHCOS extensions' RPM repository (internal/buildlayer).
+# rpm (rpmbuild) and createrepo-c: the stand-in RHCOS extensions' RPM repository (internal/build/buildlayer).
 # prometheus (with promtool) and prometheus-hacluster-exporter: the alert tests and the metrics
 # compared with ha_cluster_exporter's (test/cluster).
 apt-get install -y -qq --no-install-recommends \

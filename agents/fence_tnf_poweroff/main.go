@@ -1,4 +1,4 @@
-// Command fence_tnf_poweroff is the first fencing level (internal/poweroffagent), installed as
+// Command fence_tnf_poweroff is the first fencing level (internal/node/fencing/poweroffagent), installed as
 // /usr/sbin/fence_tnf_poweroff, where Pacemaker's fencer and pcs look for fence agents.
 package main
 
@@ -6,7 +6,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/tnf-layer/tnf-layer/internal/poweroffagent"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/poweroffagent"
 )
 
 func main() {

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
-	"github.com/tnf-layer/tnf-layer/internal/ocf"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
 )
 
 const (

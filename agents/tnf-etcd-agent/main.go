@@ -7,8 +7,8 @@ package main
 import (
 	"os"
 
-	"github.com/tnf-layer/tnf-layer/internal/etcdagent"
-	"github.com/tnf-layer/tnf-layer/internal/ocf"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdagent"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
 )
 
 func main() {

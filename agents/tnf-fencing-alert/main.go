@@ -1,5 +1,5 @@
 // Command tnf-fencing-alert is the Pacemaker alert agent that hands every successful fencing of
-// the other node to this node's etcd agent (internal/fencealert), installed as
+// the other node to this node's etcd agent (internal/node/fencing/fencealert), installed as
 // /usr/libexec/tnf/tnf-fencing-alert. Pacemaker runs it for every alert as the hacluster user,
 // with the event in CRM_alert_* variables; it exits 0 whatever happens (an alert agent's failure
 // only makes Pacemaker log it), and says on standard error what it did.
@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/fencealert"
-	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencealert"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
 func main() {

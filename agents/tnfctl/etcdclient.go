@@ -8,8 +8,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
-	"github.com/tnf-layer/tnf-layer/internal/metrics"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
 )
 
 // etcdNodes is this node's etcd agent configuration and both nodes' client endpoints, for the

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tnf-layer/tnf-layer/internal/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
-	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
-	"github.com/tnf-layer/tnf-layer/internal/fencecheck"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
 )
 
 func fenceCheckCommand(nf *nodeFlags) *cobra.Command {

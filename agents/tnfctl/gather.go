@@ -15,13 +15,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/version"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
-	"github.com/tnf-layer/tnf-layer/internal/gather"
-	"github.com/tnf-layer/tnf-layer/internal/metrics"
-	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
-	"github.com/tnf-layer/tnf-layer/internal/pcmk"
-	"github.com/tnf-layer/tnf-layer/internal/unblock"
-	"github.com/tnf-layer/tnf-layer/internal/version"
+	"github.com/tnf-layer/tnf-layer/internal/node/gather"
+	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
 )
 
 // Bounds of a bundle: a support case's attachment, not a disk filler.

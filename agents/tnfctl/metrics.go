@@ -15,11 +15,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
-	"github.com/tnf-layer/tnf-layer/internal/metrics"
-	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
-	"github.com/tnf-layer/tnf-layer/internal/pcmk"
-	"github.com/tnf-layer/tnf-layer/internal/unblock"
-	"github.com/tnf-layer/tnf-layer/internal/version"
+	"github.com/tnf-layer/tnf-layer/internal/base/version"
+	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
 )
 
 func metricsCommand(nf *nodeFlags) *cobra.Command {

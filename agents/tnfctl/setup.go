@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
-	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 )
 
 func setupCommand(nf *nodeFlags) *cobra.Command {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tnf-layer/tnf-layer/internal/bmc"
-	"github.com/tnf-layer/tnf-layer/internal/fencewait"
-	"github.com/tnf-layer/tnf-layer/internal/nodesetup"
-	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
 // clusterStatus is what tnfctl status shows.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tnf-layer/tnf-layer/internal/golden"
-	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
 )
 
 // TestStatusText: the one-screen view for the states an admin meets — both serving, a rolling

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
-	"github.com/tnf-layer/tnf-layer/internal/pcmk"
-	"github.com/tnf-layer/tnf-layer/internal/unblock"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
 )
 
 func confirmCommand(nf *nodeFlags) *cobra.Command {

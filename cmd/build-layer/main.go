@@ -18,10 +18,10 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/tnf-layer/tnf-layer/internal/buildlayer"
-	"github.com/tnf-layer/tnf-layer/internal/imagebuild"
-	"github.com/tnf-layer/tnf-layer/internal/labbase"
-	"github.com/tnf-layer/tnf-layer/internal/layerdef"
+	"github.com/tnf-layer/tnf-layer/internal/build/buildlayer"
+	"github.com/tnf-layer/tnf-layer/internal/build/imagebuild"
+	"github.com/tnf-layer/tnf-layer/internal/build/labbase"
+	"github.com/tnf-layer/tnf-layer/internal/build/layerdef"
 )
 
 func main() {

@@ -20,7 +20,7 @@ import (
 	"github.com/stmcginnis/gofish/redfish"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tnf-layer/tnf-layer/internal/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/test/poll"
 	"github.com/tnf-layer/tnf-layer/test/redfish/emulator"
 )

@@ -32,10 +32,10 @@ import (
 	"golang.org/x/crypto/ssh"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tnf-layer/tnf-layer/internal/bootdisk"
+	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
+	"github.com/tnf-layer/tnf-layer/internal/build/manifests"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
-	"github.com/tnf-layer/tnf-layer/internal/imageread"
-	"github.com/tnf-layer/tnf-layer/internal/manifests"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/bootdisk"
 )
 
 // labImage is the disk every test's machines start from, made once.

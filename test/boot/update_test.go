@@ -16,8 +16,8 @@ import (
 	_ "github.com/containers/image/v5/storage"
 	"github.com/stmcginnis/gofish/redfish"
 
-	"github.com/tnf-layer/tnf-layer/internal/bootdisk"
-	"github.com/tnf-layer/tnf-layer/internal/imageread"
+	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/bootdisk"
 	"github.com/tnf-layer/tnf-layer/test/poll"
 )
 

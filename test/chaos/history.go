@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 )
 
 // OpKind is what a workload operation does.

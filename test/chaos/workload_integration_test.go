@@ -15,7 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/tnf-layer/tnf-layer/internal/testbin"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
 // freePort is a loopback port nothing listens on right now.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/duration"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
-	"github.com/tnf-layer/tnf-layer/internal/duration"
 )
 
 // fencingFails is the part of tnfctl status --json that reports a failing fencing.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/gather"
+	"github.com/tnf-layer/tnf-layer/internal/node/gather"
 )
 
 // TestGather: tnfctl gather on a serving node and on a node whose Corosync and Pacemaker are

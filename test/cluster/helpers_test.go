@@ -16,8 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tnf-layer/tnf-layer/internal/pcmk"
-	"github.com/tnf-layer/tnf-layer/internal/testbin"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
 var bothPromoted = map[string]string{"node1": "Promoted", "node2": "Promoted"}

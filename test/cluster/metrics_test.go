@@ -23,7 +23,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"golang.org/x/sys/unix"
 
-	"github.com/tnf-layer/tnf-layer/internal/alerts"
+	"github.com/tnf-layer/tnf-layer/internal/build/alerts"
 )
 
 const (

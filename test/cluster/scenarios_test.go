@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/duration"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
-	"github.com/tnf-layer/tnf-layer/internal/duration"
 )
 
 // Scenario 1: a node that boots alone stays inert; when its peer arrives both are promoted.

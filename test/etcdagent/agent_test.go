@@ -11,12 +11,12 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tnf-layer/tnf-layer/internal/attrs"
-	"github.com/tnf-layer/tnf-layer/internal/decision"
-	"github.com/tnf-layer/tnf-layer/internal/etcddata"
-	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
-	"github.com/tnf-layer/tnf-layer/internal/fencealert"
-	"github.com/tnf-layer/tnf-layer/internal/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencealert"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
 const (

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/etcdagent"
-	"github.com/tnf-layer/tnf-layer/internal/ocf"
-	"github.com/tnf-layer/tnf-layer/internal/testbin"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdagent"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
 const benchRounds = 200

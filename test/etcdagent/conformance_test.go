@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tnf-layer/tnf-layer/internal/testbin"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
 // TestOCFTester runs resource-agents' ocf-tester against the agent with the exec runtime.

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tnf-layer/tnf-layer/internal/attrs"
-	"github.com/tnf-layer/tnf-layer/internal/etcddata"
-	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
-	"github.com/tnf-layer/tnf-layer/internal/unblock"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
 )
 
 // TestAcceptDataLoss: the leaver left gracefully, the stayer took writes alone and died. The

@@ -24,8 +24,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/tnf-layer/tnf-layer/internal/attrs"
-	"github.com/tnf-layer/tnf-layer/internal/testbin"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
 // subnet gives every cluster its own pair of loopback addresses, so ports never collide

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 )
 
 // TestSlowerHardwareTimeouts: the cluster-etcd-operator's tuning for slower hardware

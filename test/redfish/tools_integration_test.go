@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/testbin"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
 const password = "Tr1cky-p4ss"

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tnf-layer/tnf-layer/internal/duration"
+	"github.com/tnf-layer/tnf-layer/internal/base/duration"
 )
 
 // Config is the emulator's YAML configuration.

@@ -18,8 +18,8 @@ import (
 	"github.com/stmcginnis/gofish/redfish"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/tnf-layer/tnf-layer/internal/bmc"
-	"github.com/tnf-layer/tnf-layer/internal/duration"
+	"github.com/tnf-layer/tnf-layer/internal/base/duration"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 )
 
 func fakeSystem(id, user, pw string) System {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/duration"
-	"github.com/tnf-layer/tnf-layer/internal/fenceagent"
+	"github.com/tnf-layer/tnf-layer/internal/base/duration"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
 )
 
 // fence runs the real fence_redfish against the emulator exactly as Pacemaker's fencer would,

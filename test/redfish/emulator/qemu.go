@@ -14,7 +14,7 @@ import (
 
 	"github.com/digitalocean/go-qemu/qmp"
 
-	"github.com/tnf-layer/tnf-layer/internal/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 )
 
 // qemuBackend owns one QEMU process and drives it through QMP. The machine is "Off" only when

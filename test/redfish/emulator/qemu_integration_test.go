@@ -14,8 +14,8 @@ import (
 
 	"github.com/stmcginnis/gofish/redfish"
 
-	"github.com/tnf-layer/tnf-layer/internal/bmc"
-	"github.com/tnf-layer/tnf-layer/internal/duration"
+	"github.com/tnf-layer/tnf-layer/internal/base/duration"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 )
 
 // waitPower polls the system's PowerState through the Redfish API, a bounded number of times.

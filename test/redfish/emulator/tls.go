@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 )
 
 // serverTLS loads the configured certificate, or generates a CA and a serving certificate for

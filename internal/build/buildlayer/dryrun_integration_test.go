@@ -1,0 +1,306 @@
+//go:build integration
+
+package buildlayer
+
+import (
+	"crypto/sha256"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tnf-layer/tnf-layer/internal/testutil/crdvalidate"
+
+	"github.com/tnf-layer/tnf-layer/internal/testutil/releasetest"
+)
+
+var (
+	digest     = func(c byte) string { return "@sha256:" + strings.Repeat(string(c), 64) }
+	base       = "quay.io/openshift-release-dev/ocp-v4.0-art-dev" + digest('1')
+	extensions = "quay.io/openshift-release-dev/ocp-v4.0-art-dev" + digest('2')
+	layerImage = "registry.example.com/tnf/layer" + digest('3')
+)
+
+func repoRoot(t testing.TB) string {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func tnfYAML(t *testing.T, dir string) string {
+	for _, n := range []string{"pw1", "pw2"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("secret-"+n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, "tnf.yaml")
+	body := `clusterName: lab
+nodes:
+- {name: node1, ip: 192.168.122.11, bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/1", username: admin, passwordFile: pw1}}
+- {name: node2, ip: 192.168.122.12, bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: pw2}}
+`
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func hashFiles(t *testing.T, dir string) map[string][32]byte {
+	out := map[string][32]byte{}
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = sha256.Sum256(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestDryRun renders the 4.19 layer with the out-of-cluster manifests twice: the context is the
+// same to the byte (reproducible), the manifests decode strictly and pass their CRDs, the secrets
+// are only in the node configuration and never in the context. Then the on-cluster manifests of
+// 4.19 and 4.20.
+func TestDryRun(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{OCP: "4.19", Base: base, Extensions: extensions, Source: repoRoot(t), Commit: "abc123",
+		Cluster: tnfYAML(t, dir), LayerImage: layerImage, PushSpec: "registry.example.com/tnf/os-image:latest", PushSecret: "push",
+		DryRun: filepath.Join(dir, "out")}
+	s, err := DryRun(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := hashFiles(t, filepath.Join(dir, "out", "context"))
+	if _, err := DryRun(o); err != nil {
+		t.Fatal(err)
+	}
+	second := hashFiles(t, filepath.Join(dir, "out", "context"))
+	for f, h := range first {
+		if second[f] != h {
+			t.Errorf("%s differs between two runs", f)
+		}
+	}
+	for _, want := range []string{"Containerfile", "tree/usr/lib/ocf/resource.d/tnf/etcd", "tree/usr/libexec/tnf/tnf-etcd-agent", "tree/usr/bin/tnfctl"} {
+		if _, ok := first[want]; !ok {
+			t.Errorf("context lacks %s: %v", want, first)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, "out", "context", "tree", "usr", "bin", "tnfctl")); err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("tnfctl in the tree: %v %v", st, err)
+	}
+	cf, _ := os.ReadFile(s.Containerfile)
+	for _, want := range []string{"FROM " + base, "from=" + extensions, "RUN bootc container lint", `io.tnf-layer.release="4.19"`, "COPY tree/ /"} {
+		if !strings.Contains(string(cf), want) {
+			t.Errorf("Containerfile lacks %q:\n%s", want, cf)
+		}
+	}
+	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml",
+		"tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
+	for _, ocp := range []string{"4.19", "4.20"} {
+		on := o
+		on.OCP, on.Rollout, on.DryRun = ocp, RolloutOnCluster, filepath.Join(dir, "on-cluster-"+ocp)
+		s, err := DryRun(on)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml",
+			"tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
+	}
+	err = filepath.Walk(filepath.Join(dir, "out", "context"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if data, _ := os.ReadFile(p); strings.Contains(string(data), "secret-pw") {
+				t.Errorf("a BMC password is in the build context: %s", p)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkRollout: the manifests are exactly want (one rollout, never both), each one the apiserver
+// would accept (its CRD from the pinned openshift/api, schema and CEL rules), and the
+// on-cluster content takes no package from a release: the extension MachineConfig names them.
+func checkRollout(t *testing.T, paths, want []string) {
+	t.Helper()
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	if !slices.Equal(names, want) {
+		t.Fatalf("manifests %v, want %v", names, want)
+	}
+	crds, err := crdvalidate.OpenShift()
+	if err != nil {
+		t.Fatal(err)
+	}
+	monitoring, err := crdvalidate.PrometheusOperator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(crds, monitoring)
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var typed any = &mcfgv1.MachineConfig{}
+		switch {
+		case strings.HasPrefix(filepath.Base(p), "machineosconfig-"):
+			typed = &mcfgv1.MachineOSConfig{}
+		case strings.HasPrefix(filepath.Base(p), "machineconfiguration-"):
+			typed = &operatorv1.MachineConfiguration{}
+		case strings.HasPrefix(filepath.Base(p), "prometheusrule-"):
+			typed = &monitoringv1.PrometheusRule{}
+		case strings.HasSuffix(p, "-servicemonitor.yaml"):
+			typed = &monitoringv1.ServiceMonitor{}
+		case strings.HasSuffix(p, "-service.yaml"):
+			typed = &corev1.Service{}
+		case strings.HasSuffix(p, "-endpoints.yaml"):
+			typed = &corev1.Endpoints{}
+		}
+		if err := yaml.UnmarshalStrict(data, typed); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		var obj map[string]any
+		if err := yaml.Unmarshal(data, &obj); err != nil {
+			t.Fatal(err)
+		}
+		crd, custom := crds[obj["kind"].(string)]
+		if !custom {
+			continue // a built-in kind (Service, Endpoints): its strict decode above is the check
+		}
+		if err := crd.Validate(obj); err != nil {
+			t.Errorf("%s: %v", filepath.Base(p), err) // not the object: the node configuration carries passwords
+		}
+		if mosc, ok := typed.(*mcfgv1.MachineOSConfig); ok {
+			content := mosc.Spec.Containerfile[0].Content
+			if strings.Contains(content, "dnf") || strings.Contains(content, "extensions") || !strings.Contains(content, "COPY --from=payload /usr/lib/systemd/system/tnf-reconfigure.service") {
+				t.Errorf("%s content:\n%s", p, content)
+			}
+		}
+	}
+}
+
+// TestDryRunBadInput: each bad input is a clear error, and nothing is written.
+func TestDryRunBadInput(t *testing.T) {
+	dir := t.TempDir()
+	ic := filepath.Join(dir, "install-config.yaml")
+	if err := os.WriteFile(ic, []byte("metadata: {name: x}\ncontrolPlane: {name: master}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := Options{OCP: "4.19", Base: base, Extensions: extensions, Source: repoRoot(t)}
+	rows := []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"unknown release", func(o *Options) { o.OCP = "9.99" }, "layers/ocp-9.99.yaml"},
+		{"both --ocp and --layer", func(o *Options) { o.Layer = "lab" }, "exclude"},
+		{"release not found", func(o *Options) {
+			o.Base = ""
+			o.ReleaseImage = "oci:" + filepath.Join(dir, "no-such-layout") + ":4.19.0"
+		}, "no-such-layout"},
+		{"lab without base", func(o *Options) {
+			o.OCP = ""
+			o.Layer = "lab"
+			o.LayersDir = editedLayer(t, "lab", "base: localhost/tnf-lab-base:latest\n", "")
+		}, "base"},
+		{"base by tag", func(o *Options) { o.Base = "quay.io/x/rhcos:4.19" }, "digest"},
+		{"extensions by tag", func(o *Options) { o.Extensions = "quay.io/openshift-release-dev/ocp-v4.0-art-dev:4.19" }, "extensions image"},
+		{"install-config without fencing", func(o *Options) { o.InstallCfg = ic }, "controlPlane.fencing.credentials"},
+		{"bad push spec", func(o *Options) {
+			o.LayerImage, o.Rollout, o.PushSpec, o.PushSecret = layerImage, RolloutOnCluster, "registry.example:5/x:t", "s"
+		}, "--push-spec"},
+		{"layer image by tag", func(o *Options) { o.LayerImage = "registry.example.com/tnf/layer:latest" }, "digest"},
+		{"unknown rollout", func(o *Options) { o.LayerImage = layerImage; o.Rollout = "both" }, "--rollout"},
+		{"on-cluster without the extension", func(o *Options) {
+			o.OCP = "4.18"
+			o.LayerImage, o.Rollout, o.PushSpec, o.PushSecret = layerImage, RolloutOnCluster, "registry.example.com/tnf/os-image:latest", "push"
+		}, "--rollout on-cluster: layer ocp-4.18 has no RHCOS extension"},
+		{"upper-case pool", func(o *Options) { o.LayerImage = layerImage; o.Pool = "Master" }, "--pool"},
+		{"push secret not a DNS name", func(o *Options) {
+			o.LayerImage, o.Rollout, o.PushSpec, o.PushSecret = layerImage, RolloutOnCluster, "registry.example.com/tnf/os-image:latest", "Push_Secret"
+		}, "--push-secret"},
+		{"bad layer definition", func(o *Options) {
+			o.LayersDir = editedLayer(t, "ocp-4.19", "finalize: bootc-lint", "finalize: sometimes")
+		}, "finalize"},
+	}
+	for _, r := range rows {
+		o := good
+		o.DryRun = filepath.Join(dir, "out-"+strings.ReplaceAll(r.name, " ", "-"))
+		r.edit(&o)
+		if o.LayersDir != "" && o.Layer == "" {
+			o.OCP = "4.19"
+		}
+		o.CacheDir = filepath.Join(dir, "cache")
+		_, err := DryRun(o)
+		if err == nil || !strings.Contains(err.Error(), r.want) {
+			t.Errorf("%s: error %v, want one with %q", r.name, err, r.want)
+		}
+		if _, err := os.Stat(o.DryRun); !os.IsNotExist(err) {
+			t.Errorf("%s: %s was written", r.name, o.DryRun)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".out-*"))
+	if len(left) != 0 {
+		t.Errorf("temporary folders left behind: %v", left)
+	}
+}
+
+// editedLayer writes a copy of a shipped layer definition with one edit into a folder of its own
+// and returns the folder (for --layers-dir).
+func editedLayer(t *testing.T, name, old, new string) string {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "layers", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), old, new, 1)
+	if edited == string(data) {
+		t.Fatalf("%s.yaml has no %q", name, old)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestDryRunResolvesTheRelease: without --base and --extensions, both come from the release
+// payload's image-references; the result is cached for a digest-pinned release.
+func TestDryRunResolvesTheRelease(t *testing.T) {
+	dir := t.TempDir()
+	payload := filepath.Join(dir, "payload")
+	releasetest.WritePayload(t, payload, "4.19.0", releasetest.ImageReferences(map[string]string{"rhel-coreos": base, "rhel-coreos-extensions": extensions}))
+	o := Options{OCP: "4.19", ReleaseImage: "oci:" + payload + ":4.19.0", Source: repoRoot(t), CacheDir: filepath.Join(dir, "cache"), DryRun: filepath.Join(dir, "out")}
+	s, err := DryRun(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Base != base || s.Release == nil || s.Release.Extensions != extensions {
+		t.Fatalf("%+v", s)
+	}
+	cf, _ := os.ReadFile(s.Containerfile)
+	if !strings.Contains(string(cf), "from="+extensions) {
+		t.Fatalf("Containerfile:\n%s", cf)
+	}
+	if cached, _ := filepath.Glob(filepath.Join(dir, "cache", "releases", "*.json")); len(cached) != 1 {
+		t.Fatalf("cache: %v", cached)
+	}
+}

@@ -1,0 +1,132 @@
+// Package buildlayer is build-layer's pipeline: options → resolved inputs → build context →
+// build and push (or only render, --dry-run) → manifests; and verify of a pushed layer.
+package buildlayer
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	tnflayer "github.com/tnf-layer/tnf-layer"
+	"github.com/tnf-layer/tnf-layer/internal/build/layerdef"
+)
+
+// DefaultStore is the build's image store.
+const DefaultStore = "/var/lib/tnf-layer/storage"
+
+// Options are build-layer's flags.
+type Options struct {
+	OCP           string // release version: layers/ocp-<OCP>.yaml
+	Layer         string // or a layer by name
+	LayersDir     string // read layer definitions from here instead of the embedded ones
+	Base          string // override the base image (digest-pinned)
+	Extensions    string // the release's rhel-coreos-extensions image (digest-pinned)
+	ReleaseImage  string // override the layer's release payload
+	AuthFile      string // registry credentials (default: the usual locations)
+	SkipTLSVerify bool   // do not verify registries' certificates (a registry on loopback)
+	CacheDir      string // where resolved releases are kept
+	Source        string // repository to compile the agents from
+	Arch          string // target architecture (GOARCH)
+	Commit        string // source commit label (default: the source's git HEAD)
+	Version       string // layer version, in the labels and the agents (default: git describe)
+
+	DryRun        string // render into this folder
+	Push          string // build and push to this destination
+	Store         string // the build's image store
+	EmitManifests string // write the manifests here
+
+	// Manifests.
+	Rollout             string // RolloutOnCluster or RolloutOutOfCluster
+	Pool                string
+	PushSpec            string
+	PushSecret          string
+	BaseImagePullSecret string // MachineOSConfig: pulls the base and our layer
+	LayerImage          string // an already pushed layer (digest-pinned) for the MachineOSConfig
+	Cluster             string // tnf.yaml
+	InstallCfg          string // install-config.yaml
+	NodeIPs             map[string]string
+}
+
+// Defaults fills unset options.
+func (o *Options) Defaults() {
+	if o.Source == "" {
+		o.Source = "."
+	}
+	if o.Commit == "" {
+		o.Commit = git(o.Source, "rev-parse", "HEAD")
+	}
+	if o.Version == "" {
+		o.Version = git(o.Source, "describe", "--tags", "--always", "--dirty")
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Arch == "" {
+		o.Arch = runtime.GOARCH
+	}
+	if o.Pool == "" {
+		o.Pool = "master"
+	}
+	if o.Rollout == "" {
+		o.Rollout = RolloutOutOfCluster
+	}
+	if o.Store == "" {
+		o.Store = DefaultStore
+	}
+	if o.CacheDir == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			o.CacheDir = filepath.Join(d, "tnf-layer")
+		}
+	}
+}
+
+// git is a git command's output in dir, or "" when dir is not a repository.
+func git(dir string, args ...string) string {
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// LoadLayer finds the layer definition the options name.
+func (o Options) LoadLayer() (layerdef.Layer, error) {
+	name := o.Layer
+	switch {
+	case o.OCP != "" && o.Layer != "":
+		return layerdef.Layer{}, fmt.Errorf("--ocp and --layer exclude each other")
+	case o.OCP != "":
+		name = "ocp-" + o.OCP
+	case o.Layer == "":
+		return layerdef.Layer{}, fmt.Errorf("--ocp VERSION or --layer NAME is needed")
+	}
+	if strings.ContainsAny(name, "/\\") {
+		return layerdef.Layer{}, fmt.Errorf("--layer: %q is not a layer name", name)
+	}
+	file := path.Join("layers", name+".yaml")
+	var data []byte
+	var err error
+	if o.LayersDir != "" {
+		file = path.Join(o.LayersDir, name+".yaml")
+		data, err = os.ReadFile(file)
+	} else {
+		data, err = fs.ReadFile(tnflayer.Layers, file)
+	}
+	if err != nil {
+		return layerdef.Layer{}, fmt.Errorf("no layer definition %s (known: %s)", file, strings.Join(knownLayers(), ", "))
+	}
+	return layerdef.Parse(file, data)
+}
+
+func knownLayers() []string {
+	names, _ := fs.Glob(tnflayer.Layers, "layers/*.yaml")
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(path.Base(n), ".yaml")
+	}
+	return names
+}

@@ -1,0 +1,289 @@
+package buildlayer
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/version"
+	"github.com/tnf-layer/tnf-layer/internal/build/alerts"
+	"github.com/tnf-layer/tnf-layer/internal/build/containerfile"
+	"github.com/tnf-layer/tnf-layer/internal/build/layerdef"
+	"github.com/tnf-layer/tnf-layer/internal/build/manifests"
+	"github.com/tnf-layer/tnf-layer/internal/build/release"
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+)
+
+// binaryPackages maps a bin/NAME of a layer definition to the Go package that builds it.
+var binaryPackages = map[string]string{
+	"ocf-etcd":           "./agents/ocf-etcd",
+	"tnf-etcd-agent":     "./agents/tnf-etcd-agent",
+	"tnfctl":             "./agents/tnfctl",
+	"fence_tnf_poweroff": "./agents/fence_tnf_poweroff",
+	"tnf-fencing-alert":  "./agents/tnf-fencing-alert",
+	"etcd":               "./cmd/etcd",
+	"etcdctl":            "./cmd/etcdctl",
+}
+
+// Summary says what a run produced.
+type Summary struct {
+	Layer         string          `json:"layer"`
+	Release       *release.Images `json:"release,omitempty"`
+	Base          string          `json:"base"`
+	Containerfile string          `json:"containerfile,omitempty"`
+	Context       string          `json:"context,omitempty"`
+	Manifests     []string        `json:"manifests,omitempty"`
+}
+
+// DryRun renders the build context (Containerfile and the compiled agents) and the manifests
+// into o.DryRun, without building or pushing. Nothing is half-written: everything goes to a
+// temporary folder beside it, which replaces o.DryRun only when complete.
+func DryRun(o Options) (Summary, error) {
+	o.Defaults()
+	l, err := o.LoadLayer()
+	if err != nil {
+		return Summary{}, err
+	}
+	rel, err := resolveBase(context.Background(), &o, l)
+	if err != nil {
+		return Summary{}, err
+	}
+	base := o.Base
+	if base == "" {
+		base = l.Base
+	}
+	if base == "" {
+		return Summary{}, fmt.Errorf("--base: needed for layer %s", l.Name)
+	}
+	if l.Packages.Source == "rhcos-extensions" && o.Extensions == "" {
+		return Summary{}, fmt.Errorf("--extensions: needed for layer %s (the release's rhel-coreos-extensions image, by digest)", l.Name)
+	}
+	out, err := filepath.Abs(o.DryRun)
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return Summary{}, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+"-")
+	if err != nil {
+		return Summary{}, err
+	}
+	defer os.RemoveAll(tmp)
+	// Manifests first: they check the remaining inputs before the agents are compiled.
+	names, err := renderManifests(o, l, filepath.Join(tmp, "manifests"))
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := renderContext(o, l, base, filepath.Join(tmp, "context")); err != nil {
+		return Summary{}, err
+	}
+	s := Summary{Layer: l.Name, Release: rel, Base: base, Context: filepath.Join(out, "context"), Containerfile: filepath.Join(out, "context", "Containerfile")}
+	for _, n := range names {
+		s.Manifests = append(s.Manifests, filepath.Join(out, "manifests", n))
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return Summary{}, err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return Summary{}, err
+	}
+	return s, nil
+}
+
+// renderContext renders the Containerfile, compiles the layer's binaries for the target
+// (static, -trimpath, stripped) and stages every file of the layer in the context's tree at its
+// destination path with its mode, and each preloaded image's binary in that image's root.
+func renderContext(o Options, l layerdef.Layer, base, dir string) error {
+	in := containerfile.Inputs{Base: base, Extensions: o.Extensions, PackageSource: l.Packages.Source, PackageCommand: l.Packages.Command,
+		Packages: l.Packages.Names, Finalize: l.Finalize, Enable: l.Enable, Labels: l.Labels(o.Version, o.Commit), ImageStore: l.ImageStorePath()}
+	cf, err := containerfile.Render(in)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Containerfile"), []byte(cf), 0o644); err != nil {
+		return err
+	}
+	bin, err := os.MkdirTemp("", "tnf-layer-bin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(bin)
+	var pkgs []string
+	for _, b := range l.Binaries() {
+		pkg, ok := binaryPackages[b]
+		if !ok {
+			return fmt.Errorf("layer %s: no Go package builds bin/%s", l.Name, b)
+		}
+		pkgs = append(pkgs, pkg)
+	}
+	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid= " + version.LinkFlag(o.Version), "-o", bin + "/"}, pkgs...)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = o.Source
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+o.Arch)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("compiling %s for linux/%s: %v\n%s", strings.Join(pkgs, " "), o.Arch, err, out)
+	}
+	for _, f := range l.Files {
+		src := filepath.Join(o.Source, f.From)
+		if name, ok := strings.CutPrefix(f.From, "bin/"); ok {
+			src = filepath.Join(bin, name)
+		}
+		if err := stage(src, filepath.Join(dir, containerfile.Tree, filepath.FromSlash(f.To)), f.ModeBits()); err != nil {
+			return fmt.Errorf("layer %s: files: %w", l.Name, err)
+		}
+	}
+	for i, img := range l.Images {
+		name := strings.TrimPrefix(img.Binary, "bin/")
+		if err := stage(filepath.Join(bin, name), filepath.Join(imageRoot(dir, i), "usr", "bin", name), 0o755); err != nil {
+			return fmt.Errorf("layer %s: images[%d]: %w", l.Name, i, err)
+		}
+	}
+	return nil
+}
+
+// imageRoot is the folder of the build context holding the root file system of the layer's
+// i-th preloaded image.
+func imageRoot(dir string, i int) string {
+	return filepath.Join(dir, "image-roots", strconv.Itoa(i))
+}
+
+// stage copies src to dst with mode, creating dst's folders.
+func stage(src, dst string, mode uint32) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, data, 0o600); err != nil {
+		return err
+	}
+	// Chmod after writing: the mode must not depend on the umask.
+	return os.Chmod(dst, os.FileMode(mode))
+}
+
+// renderManifests writes what it has the inputs for: the node configuration MachineConfig and
+// its node disruption policy (from --cluster or --install-config) and, given an already pushed
+// --layer-image, the manifests of the one rollout --rollout names.
+func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) {
+	objs := map[string]any{}
+	if o.Cluster != "" && o.InstallCfg != "" {
+		return nil, fmt.Errorf("--cluster and --install-config exclude each other")
+	}
+	var in clusterconfig.Input
+	var err error
+	switch {
+	case o.Cluster != "":
+		in, err = clusterconfig.LoadTNF(o.Cluster)
+	case o.InstallCfg != "":
+		in, err = clusterconfig.LoadInstallConfig(o.InstallCfg, o.NodeIPs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.Cluster != "" || o.InstallCfg != "" {
+		mc, err := manifests.NodeConfig(o.Pool, in)
+		if err != nil {
+			return nil, err
+		}
+		objs["99-"+o.Pool+"-tnf-node-config.yaml"] = mc
+		policy, err := manifests.NodeDisruptionPolicy(in)
+		if err != nil {
+			return nil, err
+		}
+		objs["machineconfiguration-cluster.yaml"] = policy
+		svc, endpoints, monitor, err := manifests.MetricsScrape(in)
+		if err != nil {
+			return nil, err
+		}
+		objs["tnf-metrics-service.yaml"], objs["tnf-metrics-endpoints.yaml"], objs["tnf-metrics-servicemonitor.yaml"] = svc, endpoints, monitor
+	}
+	if o.LayerImage != "" {
+		rollout, err := rolloutManifests(o, l)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(objs, rollout)
+		// The alerts go with the layer whose tnf-metrics.service serves what they read.
+		objs["prometheusrule-tnf-layer.yaml"] = alerts.PrometheusRule()
+	}
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	var names []string
+	for name, obj := range objs {
+		data, err := manifests.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		// 0600: the node configuration carries the BMC passwords.
+		if err := fsutil.WriteFileAtomic(filepath.Join(dir, name), data, 0o600); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// The rollouts: one at a time, never both in one folder (newer MCO would build the on-cluster
+// image FROM the osImageURL MachineConfig's already layered image).
+const (
+	RolloutOnCluster    = "on-cluster"
+	RolloutOutOfCluster = "out-of-cluster"
+)
+
+// rolloutManifests are the manifests of o.Rollout for the pushed o.LayerImage: on-cluster, the
+// MachineOSConfig adding our files and the MachineConfig naming the release's extension for the
+// packages; out-of-cluster, the MachineConfig booting the layer as osImageURL.
+func rolloutManifests(o Options, l layerdef.Layer) (map[string]any, error) {
+	switch o.Rollout {
+	case RolloutOutOfCluster:
+		mc, err := manifests.OSImageURL(o.Pool, o.LayerImage)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"99-" + o.Pool + "-tnf-os-image.yaml": mc}, nil
+	case RolloutOnCluster:
+		if l.Kind != "rhcos" || l.Packages.Extension == "" {
+			return nil, fmt.Errorf("--rollout %s: layer %s has no RHCOS extension for its packages (packages.extension): use --rollout %s",
+				RolloutOnCluster, l.Name, RolloutOutOfCluster)
+		}
+		var paths []string
+		for _, f := range l.Files {
+			paths = append(paths, f.To)
+		}
+		finalize := map[string]string{"bootc-lint": "bootc container lint", "ostree-commit": "ostree container commit"}[l.Finalize]
+		content, err := manifests.Containerfile(manifests.Layer{Image: o.LayerImage, Paths: paths, Enable: l.Enable, Finalize: finalize})
+		if err != nil {
+			return nil, err
+		}
+		mosc, err := manifests.MachineOSConfig(manifests.MachineOSConfigInput{Pool: o.Pool, PushSpec: o.PushSpec, PushSecret: o.PushSecret,
+			BaseImagePullSecret: o.BaseImagePullSecret}, content)
+		if err != nil {
+			return nil, err
+		}
+		ext, err := manifests.Extensions(o.Pool, l.Packages.Extension)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"machineosconfig-" + o.Pool + ".yaml": mosc, "99-" + o.Pool + "-tnf-extensions.yaml": ext}, nil
+	default:
+		return nil, fmt.Errorf("--rollout: %q is neither %s nor %s", o.Rollout, RolloutOnCluster, RolloutOutOfCluster)
+	}
+}

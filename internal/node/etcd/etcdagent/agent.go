@@ -1,0 +1,315 @@
+package etcdagent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/bits"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
+)
+
+// Agent runs one action.
+type Agent struct {
+	cfg   etcdnode.Config
+	env   ocf.Env
+	store attrs.Store
+	rt    etcdrun.Runtime
+	log   *slog.Logger
+}
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+func touch(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, nil, 0o600)
+}
+
+func (a *Agent) selfURL() string { return a.cfg.ClientURL(a.cfg.SelfIP) }
+func (a *Agent) peerURL() string { return a.cfg.ClientURL(a.cfg.PeerIP) }
+
+// localStatus is the running local member's status.
+func (a *Agent) localStatus(ctx context.Context) (status, error) {
+	return a.probe(ctx, a.selfURL())
+}
+
+// running says whether this node launched etcd and it is still alive.
+func (a *Agent) running(ctx context.Context) (bool, error) { return a.rt.Running(ctx) }
+
+// publish writes this node's data record for the peer.
+func (a *Agent) publish(ctx context.Context, d decision.Data) error {
+	return a.cfg.Publish(ctx, a.store, d)
+}
+
+// setScore sets this node's promotion score (< 0 deletes it).
+func (a *Agent) setScore(ctx context.Context, score int) error {
+	return a.cfg.SetScore(ctx, a.store, score)
+}
+
+func leadScore(index uint64) int { return etcdnode.ScoreLeadMin + bits.Len64(index) }
+
+// peerView reads what the peer is now: its live etcd if it answers, else its published record
+// and whether its instance is started. fenced says Pacemaker has just told us it stopped (it was
+// fenced: the look at its etcd is short, see fencedConnectTimeout).
+func (a *Agent) peerView(ctx context.Context, fenced bool) (decision.Peer, decision.Data, error) {
+	connect := connectTimeout
+	if fenced {
+		connect = fencedConnectTimeout
+	}
+	if st, err := a.probeWithin(ctx, a.peerURL(), connect); err == nil {
+		switch {
+		case st.Learner:
+			return decision.PeerLearner, fromStatus(st), nil
+		case st.serving():
+			return decision.PeerVoter, fromStatus(st), nil
+		}
+		return decision.PeerLeaderless, fromStatus(st), nil
+	}
+	rec, err := etcdnode.ReadRecord(ctx, a.store, a.cfg.Peer)
+	if err != nil {
+		return 0, rec, err
+	}
+	if fenced {
+		return decision.PeerFenced, rec, nil
+	}
+	_, started, err := a.store.Get(ctx, a.cfg.Peer, etcdnode.AttrInstance, attrs.Reboot)
+	if err != nil {
+		return 0, rec, err
+	}
+	if started {
+		return decision.PeerReady, rec, nil
+	}
+	return decision.PeerAbsent, rec, nil
+}
+
+// claimState reads who holds the force-new-cluster claim.
+func (a *Agent) claimState(ctx context.Context) (decision.Claim, error) {
+	h, err := a.store.Holder(ctx)
+	switch {
+	case err != nil:
+		return 0, err
+	case h == "":
+		return decision.ClaimNone, nil
+	case h == a.cfg.Self:
+		return decision.ClaimSelf, nil
+	default:
+		return decision.ClaimPeer, nil
+	}
+}
+
+// givenUp reads the peer record an administrator gave up on this node (zero when none).
+func (a *Agent) givenUp(ctx context.Context) (decision.Data, error) {
+	v, ok, err := a.store.Get(ctx, a.cfg.Self, etcdnode.AttrGivenUp, attrs.Forever)
+	if err != nil || !ok {
+		return decision.Data{}, err
+	}
+	d, err := etcdnode.ParseRecord(v)
+	if err != nil {
+		return d, fmt.Errorf("%s on %s: %w", etcdnode.AttrGivenUp, a.cfg.Self, err)
+	}
+	return d, nil
+}
+
+// decide gathers the inputs (local data must be stopped) and decides.
+func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (decision.Input, decision.Decision, error) {
+	peer, peerData, err := a.peerView(ctx, fenced)
+	if err != nil {
+		return decision.Input{}, decision.Decision{}, err
+	}
+	claim, err := a.claimState(ctx)
+	if err != nil {
+		return decision.Input{}, decision.Decision{}, err
+	}
+	givenUp, err := a.givenUp(ctx)
+	if err != nil {
+		return decision.Input{}, decision.Decision{}, err
+	}
+	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim, GivenUp: givenUp}
+	d := decision.Decide(in)
+	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
+		"local", describeData(local), "peer_data", describeData(peerData), "given_up", describeData(givenUp))
+	if d.ReleaseClaim {
+		if err := a.store.Release(ctx, a.cfg.Self); err != nil {
+			return decision.Input{}, decision.Decision{}, fmt.Errorf("releasing the force-new-cluster claim an earlier run left: %w", err)
+		}
+		a.log.Warn("released the force-new-cluster claim an earlier run of this node left (it lost its power or was killed holding it)")
+	}
+	why := ""
+	if d.Action == decision.Wait || d.Action == decision.Refuse {
+		why = d.Action.String() + ": " + d.Reason
+	}
+	if err := a.cfg.SetDecision(ctx, a.store, why); err != nil {
+		a.log.Warn("publishing the decision for tnfctl status", "err", err)
+	}
+	return in, d, nil
+}
+
+// decideStopped reads the local data dir (etcd is not running) and decides.
+func (a *Agent) decideStopped(ctx context.Context, fenced bool) (decision.Data, decision.Input, decision.Decision, error) {
+	local, err := a.inspect()
+	if err != nil {
+		return local, decision.Input{}, decision.Decision{}, err
+	}
+	in, d, err := a.decide(ctx, local, fenced)
+	return local, in, d, err
+}
+
+func describeData(d decision.Data) string {
+	switch {
+	case !d.Known:
+		return "unknown"
+	case d.Removed:
+		return etcdnode.Record(decision.Data{Known: true, Present: true, ClusterID: d.ClusterID, Index: d.Index}) + " (removed)"
+	}
+	return etcdnode.Record(d)
+}
+
+// inspect reads the local data dir (etcd must be stopped).
+func (a *Agent) inspect() (decision.Data, error) {
+	info, err := etcddata.Inspect(a.cfg.DataDir)
+	if err != nil {
+		return decision.Data{}, err
+	}
+	return info.Data(), nil
+}
+
+// waitPortsFree waits until nothing listens on this node's etcd ports, so a quick restart does
+// not fail with "address already in use".
+func (a *Agent) waitPortsFree(ctx context.Context) error {
+	for {
+		busy := ""
+		for _, port := range []int{a.cfg.ClientPort, a.cfg.PeerPort} {
+			l, err := net.Listen("tcp", etcdnode.HostPort(a.cfg.SelfIP, port))
+			if err != nil {
+				busy = etcdnode.HostPort(a.cfg.SelfIP, port)
+				break
+			}
+			l.Close()
+		}
+		if busy == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("port %s still in use: %w", busy, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// launch starts etcd with the given spec details and marks it launched.
+func (a *Agent) launch(ctx context.Context, initial map[string]string, state string, force bool) error {
+	if err := a.waitPortsFree(ctx); err != nil {
+		return err
+	}
+	spec := etcdrun.Spec{
+		Name: a.cfg.Self, DataDir: a.cfg.DataDir,
+		ClientURLs: []string{a.selfURL()}, PeerURL: a.cfg.PeerURL(a.cfg.SelfIP),
+		InitialCluster: initial, ClusterState: state, ForceNewCluster: force, TLS: a.cfg.TLS,
+	}
+	// Read before anything is marked: a manifest etcd would refuse stops the launch here.
+	electionTimeout, err := a.rt.ElectionTimeout(spec)
+	if err != nil {
+		return err
+	}
+	if err := fsutil.RemoveIfExists(a.cfg.FrozenFile()); err != nil {
+		return err
+	}
+	if err := touch(a.cfg.LaunchedFile()); err != nil {
+		return err
+	}
+	if err := a.cfg.RecordElectionTimeout(electionTimeout); err != nil {
+		return err
+	}
+	if err := a.cfg.RecordLaunchTLS(); err != nil {
+		return err
+	}
+	trust, err := a.cfg.TrustFingerprint()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(a.cfg.TrustFile(), []byte(trust), 0o600); err != nil {
+		return err
+	}
+	a.log.Info("launching etcd", "runtime", a.cfg.Runtime, "state", state, "force_new_cluster", force, "election_timeout", electionTimeout)
+	if err := a.rt.Start(ctx, spec); err != nil {
+		return err
+	}
+	a.startWatcher(ctx)
+	return nil
+}
+
+// reloadTrust restarts a running etcd in place when its CA bundles changed since it was
+// launched: the same member on the same data, no leave, no rejoin; the peer rides it out as a
+// member that was away for a moment.
+func (a *Agent) reloadTrust(ctx context.Context) error {
+	if !a.cfg.TrustChanged() {
+		return nil
+	}
+	a.log.Info("the CA bundle changed since etcd started: restarting it in place to trust the new CA")
+	if err := a.stopEtcd(ctx, stopGrace); err != nil {
+		return err
+	}
+	if err := a.launch(ctx, nil, "existing", false); err != nil {
+		return err
+	}
+	_, err := a.waitFor(ctx, "answer after the restart in place", func(status) bool { return true })
+	return err
+}
+
+// waitFor polls the local member until ok accepts its status or ctx ends.
+func (a *Agent) waitFor(ctx context.Context, what string, ok func(status) bool) (status, error) {
+	var last error
+	for {
+		st, err := a.localStatus(ctx)
+		if err == nil && ok(st) {
+			return st, nil
+		}
+		if err != nil {
+			last = err
+		}
+		alive, _ := a.running(ctx)
+		if !alive {
+			return st, fmt.Errorf("etcd exited while waiting until it %s (see %s)", what, a.cfg.LogFile)
+		}
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("etcd did not %s in time: %v", what, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Stop grace periods: a member that serves gets time to finish requests; one that has lost its
+// quorum serves nothing and is crash-safe (etcd syncs its WAL before it acknowledges), so it is
+// killed at once to be restarted as a cluster of one without delay.
+const (
+	stopGrace     = 20 * time.Second
+	noQuorumGrace = 0
+)
+
+// stopEtcd stops the local etcd and waits for its ports.
+func (a *Agent) stopEtcd(ctx context.Context, grace time.Duration) error {
+	if err := a.stopWatcher(ctx); err != nil {
+		return err
+	}
+	if err := a.rt.Stop(ctx, grace); err != nil {
+		return err
+	}
+	if err := fsutil.RemoveIfExists(a.cfg.LaunchedFile()); err != nil {
+		return err
+	}
+	return a.waitPortsFree(ctx)
+}

@@ -1,0 +1,215 @@
+package etcdagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+)
+
+// lead carries out a decision that makes this node serve first: start the existing member,
+// force a cluster of one, or bootstrap a new one. Creating a cluster needs the claim, taken
+// atomically; with the claim held, the peer is looked at again, because it may have started
+// serving meanwhile.
+func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decision, fenced bool) error {
+	if d.Action.NeedsClaim() {
+		override := ""
+		if fenced {
+			override = a.cfg.Peer
+		}
+		holder, err := a.store.Claim(ctx, a.cfg.Self, override)
+		if err != nil {
+			return err
+		}
+		if holder != a.cfg.Self {
+			return fmt.Errorf("not leading: peer %s holds the force-new-cluster claim", holder)
+		}
+		defer func() {
+			if err := a.store.Release(context.WithoutCancel(ctx), a.cfg.Self); err != nil {
+				a.log.Error("releasing the force-new-cluster claim", "err", err)
+			}
+		}()
+		if _, d, err = a.decide(ctx, local, fenced); err != nil {
+			return err
+		}
+		if !d.Action.NeedsClaim() {
+			return fmt.Errorf("not leading after taking the claim: %s", d.Reason)
+		}
+	}
+	switch d.Action {
+	case decision.StartExisting:
+		if err := a.launch(ctx, nil, "existing", false); err != nil {
+			return err
+		}
+	case decision.ForceNewCluster:
+		committed, err := etcddata.CommitTail(a.cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		a.log.Info("forcing a new cluster of one", "committed_index", committed)
+		if err := a.launch(ctx, nil, "existing", true); err != nil {
+			return err
+		}
+	case decision.RestoreNewCluster:
+		r, err := etcddata.RestoreAsNewCluster(a.cfg.DataDir, a.cfg.Self, a.cfg.PeerURL(a.cfg.SelfIP), a.cfg.Backups, time.Now())
+		if err != nil {
+			return err
+		}
+		a.log.Warn("restored the local data as a new cluster of one: the peer's newer data was given up by an administrator",
+			"old_data", r.Backup, "token", r.Token, "revision_bump", etcddata.RevisionBump)
+		if err := a.launch(ctx, nil, "existing", false); err != nil {
+			return err
+		}
+	case decision.NewCluster:
+		if _, err := etcddata.MoveAside(a.cfg.DataDir, a.cfg.Backups, time.Now()); err != nil {
+			return err
+		}
+		if err := a.launch(ctx, map[string]string{a.cfg.Self: a.cfg.PeerURL(a.cfg.SelfIP)}, "new", false); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("not leading: %s", d.Reason)
+	}
+	st, err := a.waitFor(ctx, "serve as a voter with a leader", func(s status) bool { return s.serving() && !s.Learner })
+	if err != nil {
+		return err
+	}
+	if d.Action == decision.ForceNewCluster {
+		a.countForced(ctx, time.Now())
+	}
+	return a.publish(ctx, fromStatus(st))
+}
+
+// countForced adds one to the clusters of one this node forced (etcdnode.AttrForced). Only the
+// metrics read it: a failure is logged, never the start's.
+func (a *Agent) countForced(ctx context.Context, served time.Time) {
+	v, _, err := a.store.Get(ctx, a.cfg.Self, etcdnode.AttrForced, attrs.Reboot)
+	var f pcmk.Forced
+	if err == nil {
+		f, err = pcmk.ParseForced(v)
+	}
+	if err == nil {
+		err = a.store.Set(ctx, a.cfg.Self, etcdnode.AttrForced, pcmk.FormatForced(pcmk.Forced{Count: f.Count + 1, Last: served}), attrs.Reboot)
+	}
+	if err != nil {
+		a.log.Error("counting the forced cluster for the metrics", "err", err)
+	}
+}
+
+// join moves local data aside and joins the serving peer as a learner. Only the joiner changes
+// the member list, and only to remove its own stale entry, never the peer's.
+func (a *Agent) join(ctx context.Context) error {
+	cli, err := a.client(ctx, a.peerURL())
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	rctx, cancel := a.request(ctx)
+	list, err := cli.MemberList(rctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("peer member list: %w", err)
+	}
+	selfPeerURL := a.cfg.PeerURL(a.cfg.SelfIP)
+	for _, m := range list.Members {
+		if m.ID == list.Header.MemberId {
+			continue
+		}
+		a.log.Info("removing this node's stale member entry", "member", fmt.Sprintf("%x", m.ID), "learner", m.IsLearner)
+		rctx, cancel := a.request(ctx)
+		_, err := cli.MemberRemove(rctx, m.ID)
+		cancel()
+		if err != nil && !errors.Is(err, rpctypes.ErrMemberNotFound) {
+			return fmt.Errorf("removing stale member %x: %w", m.ID, err)
+		}
+	}
+	moved, err := etcddata.MoveAside(a.cfg.DataDir, a.cfg.Backups, time.Now())
+	if err != nil {
+		return err
+	}
+	if moved != "" {
+		a.log.Info("moved local data aside", "to", moved)
+	}
+	// Data the peer had given up is gone from this node now: the peer's acceptance has done its work.
+	if err := a.store.Set(ctx, a.cfg.Peer, etcdnode.AttrGivenUp, "", attrs.Forever); err != nil {
+		a.log.Warn("deleting the peer's given-up record", "err", err)
+	}
+	added, err := a.addLearner(ctx, cli, selfPeerURL)
+	if err != nil {
+		return fmt.Errorf("adding this node as a learner: %w", err)
+	}
+	initial := map[string]string{}
+	for _, m := range added.Members {
+		name := m.Name
+		if m.ID == added.Member.ID {
+			name = a.cfg.Self
+		}
+		if len(m.PeerURLs) > 0 {
+			initial[name] = m.PeerURLs[0]
+		}
+	}
+	if err := a.launch(ctx, initial, "existing", false); err != nil {
+		return err
+	}
+	st, err := a.waitFor(ctx, "answer as a learner", func(status) bool { return true })
+	if err != nil {
+		return err
+	}
+	return a.publish(ctx, fromStatus(st))
+}
+
+// addLearner adds this node as a learner. etcd derives a new member's ID from its peer URLs and
+// the current second, so re-adding within the second the stale entry was removed yields the
+// removed ID, which etcd rejects ("member not found"); it is retried until the second turns.
+func (a *Agent) addLearner(ctx context.Context, cli *clientv3.Client, peerURL string) (*clientv3.MemberAddResponse, error) {
+	for attempt := 0; ; attempt++ {
+		rctx, cancel := a.request(ctx)
+		added, err := cli.MemberAddAsLearner(rctx, []string{peerURL})
+		cancel()
+		if err == nil || !errors.Is(err, rpctypes.ErrMemberNotFound) || attempt == 10 {
+			return added, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// promoteLearner promotes the local learner through the peer (the leader) once it has caught
+// up, waiting within ctx. Through the peer only: etcd 3.6 refuses the request on a learner
+// ("rpc not supported for learner"), which a client balancing over both would sometimes ask.
+func (a *Agent) promoteLearner(ctx context.Context, self status) error {
+	cli, err := a.client(ctx, a.peerURL())
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	for {
+		rctx, cancel := a.request(ctx)
+		_, err := cli.MemberPromote(rctx, self.MemberID)
+		cancel()
+		if err == nil {
+			a.log.Info("learner promoted to voter")
+			return nil
+		}
+		if !errors.Is(err, rpctypes.ErrMemberLearnerNotReady) {
+			return fmt.Errorf("promoting learner: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("learner did not catch up in time: %w", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

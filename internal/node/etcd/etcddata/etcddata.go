@@ -1,0 +1,239 @@
+// Package etcddata reads and prepares an etcd data directory while etcd is stopped: which
+// cluster and member it belongs to, how far its log goes, whether the member is a learner. It
+// uses etcd's own WAL, snapshot and backend readers, so it reads exactly what etcd will read.
+package etcddata
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/raft/v3/raftpb"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/snap"
+	"go.etcd.io/etcd/server/v3/wal"
+	"go.etcd.io/etcd/server/v3/wal/walpb"
+	"go.uber.org/zap"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+)
+
+// Info is what a data directory holds.
+type Info struct {
+	Present   bool
+	ClusterID uint64
+	MemberID  uint64
+	Index     uint64 // last raft index in the WAL (or the snapshot's, if later)
+	Term      uint64 // raft term of that last entry
+	Commit    uint64 // commit index of the last hard state
+	Learner   bool
+	// Removed: the member is not in the raft membership its WAL ends with (it was removed,
+	// e.g. by its own graceful leave).
+	Removed bool
+}
+
+// Data is the info as the decision reads it.
+func (i Info) Data() decision.Data {
+	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed}
+}
+
+func walDir(dataDir string) string  { return filepath.Join(dataDir, "member", "wal") }
+func snapDir(dataDir string) string { return filepath.Join(dataDir, "member", "snap") }
+
+// Inspect reads a data directory. A missing or empty directory is not an error.
+func Inspect(dataDir string) (Info, error) {
+	if !wal.Exist(walDir(dataDir)) {
+		return Info{}, nil
+	}
+	r, err := readWAL(dataDir, false)
+	if err != nil {
+		return Info{}, err
+	}
+	defer r.w.Close()
+	info := r.info
+	info.Learner, err = isLearner(dataDir, info.MemberID)
+	return info, err
+}
+
+type walRead struct {
+	w     *wal.WAL
+	info  Info
+	state raftpb.HardState
+}
+
+// readWAL opens the WAL at the newest usable snapshot, as etcd does at start.
+func readWAL(dataDir string, write bool) (walRead, error) {
+	lg := zap.NewNop()
+	walSnaps, err := wal.ValidSnapshotEntries(lg, walDir(dataDir))
+	if err != nil {
+		return walRead{}, fmt.Errorf("%s: reading WAL snapshots: %w", dataDir, err)
+	}
+	var at walpb.Snapshot
+	var members membership
+	snapshot, err := snap.New(lg, snapDir(dataDir)).LoadNewestAvailable(walSnaps)
+	switch {
+	case errors.Is(err, snap.ErrNoSnapshot):
+	case err != nil:
+		return walRead{}, fmt.Errorf("%s: loading snapshot: %w", dataDir, err)
+	default:
+		at = walpb.Snapshot{Index: snapshot.Metadata.Index, Term: snapshot.Metadata.Term}
+		members = fromConfState(snapshot.Metadata.ConfState)
+	}
+	open := wal.OpenForRead
+	if write {
+		open = wal.Open
+	}
+	w, err := open(lg, walDir(dataDir), at)
+	if err != nil {
+		return walRead{}, fmt.Errorf("%s: opening WAL: %w", dataDir, err)
+	}
+	metadata, state, ents, err := w.ReadAll()
+	if err != nil {
+		w.Close()
+		return walRead{}, fmt.Errorf("%s: reading WAL: %w", dataDir, err)
+	}
+	var md etcdserverpb.Metadata
+	if err := md.Unmarshal(metadata); err != nil {
+		w.Close()
+		return walRead{}, fmt.Errorf("%s: WAL metadata: %w", dataDir, err)
+	}
+	info := Info{Present: true, ClusterID: md.ClusterID, MemberID: md.NodeID, Index: at.Index, Term: at.Term, Commit: state.Commit}
+	if n := len(ents); n > 0 && ents[n-1].Index > info.Index {
+		info.Index, info.Term = ents[n-1].Index, ents[n-1].Term
+	}
+	if err := members.replay(ents); err != nil {
+		w.Close()
+		return walRead{}, fmt.Errorf("%s: %w", dataDir, err)
+	}
+	info.Removed = members.removed(md.NodeID)
+	return walRead{w: w, info: info, state: state}, nil
+}
+
+// membership is the raft configuration: voter and learner IDs.
+type membership map[uint64]bool // member ID → learner
+
+func fromConfState(cs raftpb.ConfState) membership {
+	m := membership{}
+	for _, id := range cs.Voters {
+		m[id] = false
+	}
+	for _, id := range cs.Learners {
+		m[id] = true
+	}
+	return m
+}
+
+// replay applies the configuration changes in ents, as raft does when etcd replays its WAL.
+// Every entry counts, committed or not, as CommitTail makes them all committed before a forced
+// cluster. etcd turns a change it rejects at apply time into a no-op without rewriting the
+// entry; the only ones it rejects name a member that is already gone or already added, which
+// changes nothing here either.
+func (m *membership) replay(ents []raftpb.Entry) error {
+	for _, e := range ents {
+		var changes []raftpb.ConfChangeSingle
+		switch e.Type {
+		case raftpb.EntryConfChange:
+			var cc raftpb.ConfChange
+			if err := cc.Unmarshal(e.Data); err != nil {
+				return fmt.Errorf("configuration change at index %d: %w", e.Index, err)
+			}
+			changes = []raftpb.ConfChangeSingle{{Type: cc.Type, NodeID: cc.NodeID}}
+		case raftpb.EntryConfChangeV2:
+			var cc raftpb.ConfChangeV2
+			if err := cc.Unmarshal(e.Data); err != nil {
+				return fmt.Errorf("configuration change at index %d: %w", e.Index, err)
+			}
+			changes = cc.Changes
+		default:
+			continue
+		}
+		if *m == nil {
+			*m = membership{}
+		}
+		for _, c := range changes {
+			switch c.Type {
+			case raftpb.ConfChangeAddNode:
+				(*m)[c.NodeID] = false
+			case raftpb.ConfChangeAddLearnerNode:
+				(*m)[c.NodeID] = true
+			case raftpb.ConfChangeRemoveNode:
+				delete(*m, c.NodeID)
+			}
+		}
+	}
+	return nil
+}
+
+// removed says the member is not in a known membership. A WAL that holds no configuration at
+// all (none read) proves nothing.
+func (m membership) removed(id uint64) bool {
+	if len(m) == 0 {
+		return false
+	}
+	_, ok := m[id]
+	return !ok
+}
+
+// isLearner reads the member's entry in the backend's membership bucket.
+func isLearner(dataDir string, memberID uint64) (bool, error) {
+	path := filepath.Join(snapDir(dataDir), "db")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
+	if err != nil {
+		return false, fmt.Errorf("%s: opening backend (is etcd still running?): %w", path, err)
+	}
+	defer db.Close()
+	var learner bool
+	err = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("members"))
+		if b == nil {
+			return nil
+		}
+		v := b.Get([]byte(strconv.FormatUint(memberID, 16)))
+		if v == nil {
+			return nil
+		}
+		var m struct {
+			IsLearner bool `json:"isLearner"`
+		}
+		if err := json.Unmarshal(v, &m); err != nil {
+			return fmt.Errorf("%s: member %x: %w", path, memberID, err)
+		}
+		learner = m.IsLearner
+		return nil
+	})
+	return learner, err
+}
+
+// CommitTail marks every entry in the WAL as committed, so that a following
+// --force-new-cluster keeps them. etcd discards entries beyond the last commit index it saw when
+// it forces a new cluster; in a two-voter cluster an entry in this node's WAL may already have
+// been committed and acknowledged by the peer, which is now gone. Keeping them loses no
+// acknowledged write and keeps revisions from going backwards. Entries that were never committed
+// were never acknowledged, so committing them is safe too. It returns the index now committed.
+func CommitTail(dataDir string) (uint64, error) {
+	r, err := readWAL(dataDir, true)
+	if err != nil {
+		return 0, err
+	}
+	st := r.state
+	if r.info.Index > st.Commit {
+		st.Commit = r.info.Index
+		if err := r.w.Save(st, nil); err != nil {
+			r.w.Close()
+			return 0, fmt.Errorf("%s: saving hard state: %w", dataDir, err)
+		}
+	}
+	// Close syncs the tail.
+	if err := r.w.Close(); err != nil {
+		return 0, fmt.Errorf("%s: closing WAL: %w", dataDir, err)
+	}
+	return st.Commit, nil
+}

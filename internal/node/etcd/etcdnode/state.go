@@ -1,0 +1,300 @@
+package etcdnode
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/certpool"
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/version"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+)
+
+// Attributes the agent publishes.
+const (
+	// AttrData (lifetime forever) is the node's data record, for a peer that boots while this
+	// node is down.
+	AttrData = "tnf-etcd-data"
+	// AttrInstance (lifetime reboot) is set while the node's instance is started: the peer is
+	// "ready" rather than absent.
+	AttrInstance = "tnf-etcd-instance"
+	// AttrDecision (lifetime reboot) says why the agent neither leads nor joins, for tnfctl
+	// status; it is deleted while the agent leads, joins or serves.
+	AttrDecision = pcmk.EtcdAgentDecision
+	// AttrGivenUp (lifetime forever) is the peer's data record an administrator gave up on this
+	// node (tnfctl accept-data-loss), so this node may lead from older data. The peer deletes it
+	// when it joins this node's cluster, moving the given-up data aside.
+	AttrGivenUp = "tnf-etcd-given-up"
+	// AttrTerm (lifetime forever) is the raft term of the data record's last entry, beside the
+	// record so that agents of the previous version, which do not know it, read the record as
+	// before. It is written before the record and read after it: a reader may see a term newer
+	// than the record (the peer then looks newer: safe), never an older one.
+	AttrTerm = "tnf-etcd-term"
+	// AttrLayerVersion (lifetime reboot) is the layer version of this node's agent, for tnfctl
+	// status during a rolling update. An attribute of its own: the data record's format stays
+	// what agents of earlier versions read.
+	AttrLayerVersion = pcmk.LayerVersion
+	// AttrForced (lifetime reboot) counts the clusters of one this node forced since it booted,
+	// and when the last one served, for the metrics.
+	AttrForced = pcmk.EtcdForced
+)
+
+// Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead
+// has a score; see decision.Decide for why at most one node that is not running can lead.
+const (
+	ScoreVoter   = 1000
+	ScoreLearner = 500
+	ScoreLeadMin = 100 // plus the bit length of the raft index, so more data scores higher
+)
+
+// StartedFile marks the instance started (per boot: state_dir is a tmpfs).
+func (c Config) StartedFile() string { return filepath.Join(c.StateDir, "started") }
+
+// LaunchedFile marks that etcd was launched and should be running.
+func (c Config) LaunchedFile() string { return filepath.Join(c.StateDir, "launched") }
+
+// FrozenFile marks that the monitor found the launched etcd frozen, so the stop that follows
+// kills it at once instead of asking it anything first.
+func (c Config) FrozenFile() string { return filepath.Join(c.StateDir, "frozen") }
+
+// LeaderSeenFile's modification time is the last time the local voter is known to have heard
+// from its peer (a monitor saw it with a leader, a LeaderLease earlier): a fencing of the peer
+// completed before it cannot explain a later loss of the leader.
+func (c Config) LeaderSeenFile() string { return filepath.Join(c.StateDir, "leader-seen") }
+
+// ElectionTimeoutFile holds the election timeout the launched etcd runs with, in milliseconds.
+func (c Config) ElectionTimeoutFile() string { return filepath.Join(c.StateDir, "election-timeout") }
+
+// RecordElectionTimeout writes the election timeout etcd is launched with.
+func (c Config) RecordElectionTimeout(d time.Duration) error {
+	return os.WriteFile(c.ElectionTimeoutFile(), []byte(strconv.FormatInt(d.Milliseconds(), 10)), 0o600)
+}
+
+// LeaderLease is how long the local voter can keep reporting a leader after its peer died:
+// raft's CheckQuorum steps a leader down, and a follower campaigns, at most two of its election
+// timeouts after they last heard from the other (the operator's election timeout is 1000 ms on
+// standard hardware, 2500 ms on slower). It is the recorded timeout's; without a record, etcd's
+// default's. A leader seen at t proves the peer alive only at t - LeaderLease: a monitor that ran
+// just after a fast fencing saw the old leader and took the fencing's proof away, and nothing
+// acted.
+func (c Config) LeaderLease() time.Duration {
+	timeout := etcdrun.DefaultElectionTimeout
+	if data, err := os.ReadFile(c.ElectionTimeoutFile()); err == nil {
+		if ms, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 32); err == nil && ms > 0 {
+			timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return 2 * timeout
+}
+
+// MarkLeaderSeen records that the local voter has a leader now, so its peer was alive a
+// LeaderLease ago.
+func (c Config) MarkLeaderSeen() error {
+	alive := time.Now().Add(-c.LeaderLease())
+	if err := os.Chtimes(c.LeaderSeenFile(), alive, alive); !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.WriteFile(c.LeaderSeenFile(), nil, 0o600); err != nil {
+		return err
+	}
+	return os.Chtimes(c.LeaderSeenFile(), alive, alive)
+}
+
+// TrustFile keeps the fingerprint of the CA bundles etcd was launched with.
+func (c Config) TrustFile() string { return filepath.Join(c.StateDir, "trust-loaded") }
+
+// LaunchTLSFile keeps the TLS files etcd was launched with, for the fast monitor: the podman
+// runtime may take them from the pod manifest, which that monitor does not read.
+func (c Config) LaunchTLSFile() string { return filepath.Join(c.StateDir, "launch-tls.json") }
+
+// RecordLaunchTLS writes the TLS files etcd is launched with (none: no file).
+func (c Config) RecordLaunchTLS() error {
+	if c.TLS == nil {
+		return fsutil.RemoveIfExists(c.LaunchTLSFile())
+	}
+	data, err := json.Marshal(c.TLS)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(c.LaunchTLSFile(), data, 0o600)
+}
+
+// LaunchedTLS is what RecordLaunchTLS wrote, nil without a record.
+func (c Config) LaunchedTLS() *etcdrun.TLS {
+	data, err := os.ReadFile(c.LaunchTLSFile())
+	if err != nil {
+		return nil
+	}
+	var t etcdrun.TLS
+	if json.Unmarshal(data, &t) != nil {
+		return nil
+	}
+	return &t
+}
+
+// TrustFingerprint is the SHA-256 of the CA bundles etcd trusts (clients' and peers'), "" when
+// TLS is off. etcd re-reads its own certificate and key at every handshake, but reads a CA
+// bundle only when it starts: a changed fingerprint means etcd must be restarted to trust the
+// new CA (the cluster-etcd-operator rotates its signer by writing a bundle of old and new).
+func (c Config) TrustFingerprint() (string, error) {
+	if c.TLS == nil {
+		return "", nil
+	}
+	h := sha256.New()
+	for _, f := range []string{c.TLS.TrustedCAFile, c.TLS.PeerTrustedCAFile} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// TrustChanged reports whether the CA bundles differ from the ones etcd was launched with.
+func (c Config) TrustChanged() bool {
+	if c.TLS == nil {
+		return false
+	}
+	loaded, err := os.ReadFile(c.TrustFile())
+	if err != nil {
+		return false // launched by a version that did not record it: nothing to compare
+	}
+	now, err := c.TrustFingerprint()
+	return err == nil && now != string(loaded)
+}
+
+// Record is what a node publishes about its data: "none" or "<cluster-hex>:<index>[:learner]".
+// A removed member's data (it left gracefully) is published as "none": it never leads again, and
+// a peer that compared indexes with it could wait for it to lead on a tie. The format is
+// unchanged, so agents of the previous version read it.
+func Record(d decision.Data) string {
+	if !d.Present || d.Removed {
+		return "none"
+	}
+	s := strconv.FormatUint(d.ClusterID, 16) + ":" + strconv.FormatUint(d.Index, 10)
+	if d.Learner {
+		s += ":learner"
+	}
+	return s
+}
+
+// ParseRecord reads a published record.
+func ParseRecord(v string) (decision.Data, error) {
+	if v == "none" {
+		return decision.Data{Known: true}, nil
+	}
+	parts := strings.Split(v, ":")
+	if len(parts) < 2 || len(parts) > 3 || (len(parts) == 3 && parts[2] != "learner") {
+		return decision.Data{}, fmt.Errorf("malformed data record %q", v)
+	}
+	cid, err1 := strconv.ParseUint(parts[0], 16, 64)
+	idx, err2 := strconv.ParseUint(parts[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return decision.Data{}, fmt.Errorf("malformed data record %q", v)
+	}
+	return decision.Data{Known: true, Present: true, ClusterID: cid, Index: idx, Learner: len(parts) == 3}, nil
+}
+
+// cacheFor is how long a written attribute value is trusted to be still in place. Within it,
+// a monitor on a quiet cluster spawns no crm_attribute at all; after it, the value is written
+// again, in case something removed it from the CIB.
+const cacheFor = time.Minute
+
+// setCached writes an attribute unless this node wrote the same value less than cacheFor ago.
+func (c Config) setCached(ctx context.Context, store attrs.Store, cache, name, value string, lt attrs.Lifetime) error {
+	path := filepath.Join(c.StateDir, cache)
+	if st, err := os.Stat(path); err == nil && time.Since(st.ModTime()) < cacheFor {
+		if old, err := os.ReadFile(path); err == nil && string(old) == value {
+			return nil
+		}
+	}
+	if err := store.Set(ctx, c.Self, name, value, lt); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.StateDir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(value), 0o600)
+}
+
+// Publish writes this node's data record for the peer, its term first, and the layer version.
+func (c Config) Publish(ctx context.Context, store attrs.Store, d decision.Data) error {
+	if err := c.setCached(ctx, store, "published-version", AttrLayerVersion, version.Version, attrs.Reboot); err != nil {
+		return err
+	}
+	term := ""
+	if Record(d) != "none" && d.Term != 0 {
+		term = strconv.FormatUint(d.Term, 10)
+	}
+	if err := c.setCached(ctx, store, "published-term", AttrTerm, term, attrs.Forever); err != nil {
+		return err
+	}
+	return c.setCached(ctx, store, "published", AttrData, Record(d), attrs.Forever)
+}
+
+// ReadRecord reads a node's published data record and then its term (zero when it published
+// none, or is of a previous version).
+func ReadRecord(ctx context.Context, store attrs.Store, node string) (decision.Data, error) {
+	v, ok, err := store.Get(ctx, node, AttrData, attrs.Forever)
+	if err != nil || !ok {
+		return decision.Data{}, err
+	}
+	d, err := ParseRecord(v)
+	if err != nil {
+		return d, fmt.Errorf("%s's %s: %w", node, AttrData, err)
+	}
+	t, ok, err := store.Get(ctx, node, AttrTerm, attrs.Forever)
+	if err != nil || !ok || !d.Present {
+		return d, err
+	}
+	if d.Term, err = strconv.ParseUint(t, 10, 64); err != nil {
+		return d, fmt.Errorf("%s's %s: %q is not a term", node, AttrTerm, t)
+	}
+	return d, nil
+}
+
+// SetDecision publishes why the agent waits or refuses ("" deletes it).
+func (c Config) SetDecision(ctx context.Context, store attrs.Store, why string) error {
+	return c.setCached(ctx, store, "decision", AttrDecision, why, attrs.Reboot)
+}
+
+// SetScore sets this node's promotion score; a negative score deletes it.
+func (c Config) SetScore(ctx context.Context, store attrs.Store, score int) error {
+	v := ""
+	if score >= 0 {
+		v = strconv.Itoa(score)
+	}
+	return c.setCached(ctx, store, "score", attrs.PromotionName(c.Resource), v, attrs.Reboot)
+}
+
+// TLSClientConfig is what the agent presents to etcd: the peer certificate, trusted by
+// trusted_ca_file. Built with crypto/tls directly to keep etcd's transport package (and its
+// logging stack) out of the fast monitor.
+func (c Config) TLSClientConfig() (*tls.Config, error) {
+	if c.TLS == nil {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLS.PeerCertFile, c.TLS.PeerKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := certpool.Load(c.TLS.TrustedCAFile)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}

@@ -1,0 +1,68 @@
+package fencewait
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+)
+
+func ev(target, status, completed, reason string) pcmk.FenceEvent {
+	return pcmk.FenceEvent{Action: "reboot", Target: target, Status: status, Completed: completed, ExitReason: reason}
+}
+
+func TestFind(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		history  []pcmk.FenceEvent
+		failing  bool
+		since    string
+		attempts int
+		reason   string
+		retrying bool
+	}{
+		{"no history", nil, false, "", 0, "", false},
+		{"only successes", []pcmk.FenceEvent{ev("n2", "success", "2026-11-24 10:00:00Z", "")}, false, "", 0, "", false},
+		{"failures after a success, newest first", []pcmk.FenceEvent{
+			ev("n2", "failed", "2026-11-24 10:03:00Z", "timed out"),
+			ev("n2", "failed", "2026-11-24 10:02:00Z", "refused"),
+			ev("n2", "success", "2026-11-24 10:00:00Z", ""),
+			ev("n2", "failed", "2026-11-24 09:00:00Z", "old")},
+			true, "10:02:00", 2, "timed out", false},
+		{"a success after the failures", []pcmk.FenceEvent{
+			ev("n2", "success", "2026-11-24 10:05:00Z", ""),
+			ev("n2", "failed", "2026-11-24 10:03:00Z", "timed out")}, false, "", 0, "", false},
+		{"oldest first, another zone", []pcmk.FenceEvent{
+			ev("n2", "failed", "2026-11-24 11:02:00 +01:00", "a"),
+			ev("n2", "failed", "2026-11-24 11:04:00 +01:00", "b")}, true, "10:02:00", 2, "b", false},
+		{"another node's failures", []pcmk.FenceEvent{ev("n1", "failed", "2026-11-24 10:03:00Z", "x")}, false, "", 0, "", false},
+		{"an attempt running", []pcmk.FenceEvent{
+			{Action: "reboot", Target: "n2", Status: "pending"},
+			ev("n2", "failed", "2026-11-24 10:03:00Z", "")}, true, "10:03:00", 1, "", true},
+		{"only running", []pcmk.FenceEvent{{Action: "reboot", Target: "n2", Status: "pending"}}, false, "", 0, "", true},
+	} {
+		f, ok := Find(tc.history, "n2")
+		since := ""
+		if !f.Since.IsZero() {
+			since = f.Since.UTC().Format("15:04:05")
+		}
+		if ok != tc.failing || since != tc.since || f.Attempts != tc.attempts || f.LastReason != tc.reason || f.Retrying != tc.retrying {
+			t.Errorf("%s: %v %+v", tc.name, ok, f)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	f := Failing{Target: "node2", Since: time.Date(2026, 11, 24, 14, 2, 11, 0, time.UTC), Attempts: 4, LastReason: "timed out"}
+	got := f.Describe("BMC 192.0.2.21 unreachable")
+	for _, want := range []string{"fencing of node2 failed since ", "(BMC 192.0.2.21 unreachable; last attempt: timed out; 4 attempts); etcd waits.",
+		"Pacemaker retries every minute", "If node2 is powered off, run `tnfctl confirm-peer-down`."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if (Failing{Target: "node2"}).Describe("x") != "" {
+		t.Error("nothing failing, but something said")
+	}
+}

@@ -1,0 +1,84 @@
+package metrics
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
+)
+
+func TestEtcdAgentRole(t *testing.T) {
+	for _, tc := range []struct {
+		role, decision, want string
+	}{
+		{"Promoted", "", RoleVoter},
+		{"Promoted", "stale", RoleVoter},
+		{"Unpromoted", "", RoleLearner},
+		{"Unpromoted", "waiting for the peer", RoleReady},
+		{"Stopped", "", RoleStopped},
+		{"Stopped", "refuse: older data", RoleStopped},
+		{"", "", RoleStopped},
+	} {
+		if got := etcdAgentRole(tc.role, tc.decision); got != tc.want {
+			t.Errorf("etcdAgentRole(%q, %q) = %q, want %q", tc.role, tc.decision, got, tc.want)
+		}
+	}
+}
+
+// render serves r's metrics through a registry, in the text format Prometheus scrapes.
+func render(t *testing.T, r Reading) string {
+	t.Helper()
+	text, err := Collector{Read: func(context.Context) Reading { return r }}.Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(text)
+}
+
+// TestSurvivorAlone: node1 after it fenced node2 (a failed attempt first), serving alone; the
+// peer's last published layer version; a clone's two stopped instances are one series.
+func TestSurvivorAlone(t *testing.T) {
+	r := Reading{
+		Node: "node1", Layer: "4.19.7-2", ReadSeconds: 0.25,
+		Setup: Setup{State: nodesetup.StateDone},
+		Corosync: &pcmk.Membership{Nodes: map[string]bool{"node1": true, "node2": false}, Quorate: true,
+			Votes:   map[string]int{"Expected votes": 2, "Highest expected": 2, "Total votes": 1, "Quorum": 1},
+			Members: []pcmk.Member{{ID: "1", Name: "node1", Votes: 1, Local: true}}},
+		Links: []pcmk.Link{{ID: "0", Address: "192.168.77.1", Faulty: true}},
+		Etcd:  &EtcdMembers{Voters: 1},
+		Pacemaker: &pcmk.Status{DC: "node1", WithQuorum: true, StonithEnabled: true,
+			Nodes: []pcmk.NodeStatus{
+				{Name: "node1", Online: true, Type: "member", ExpectedUp: true, IsDC: true, LayerVersion: "4.19.7-2",
+					Forced: pcmk.Forced{Count: 1, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)}},
+				{Name: "node2", Type: "member", LayerVersion: "4.19.7-1"},
+			},
+			Resources: []pcmk.ResourceRole{
+				{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone"},
+				{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone"},
+				{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Promoted", Node: "node1", Clone: "etcd-clone", Active: true},
+			},
+			History: []pcmk.ResourceHistory{{Node: "node1", Resource: "etcd", MigrationThreshold: pcmk.FailCountInfinity}},
+			Fencing: []pcmk.FenceEvent{
+				{Action: "reboot", Target: "node2", Status: "success", Completed: "2026-11-24 19:20:05Z"},
+				{Action: "reboot", Target: "node2", Status: "failed", Completed: "2026-11-24 19:19:50Z"},
+			},
+		},
+	}
+	golden.Check(t, "survivor-alone.txt", render(t, r))
+}
+
+// TestInertSetupFailed: an inert node whose setup failed, with Pacemaker not answering, waiting
+// alone with auto-unblock refused three times.
+func TestInertSetupFailed(t *testing.T) {
+	r := Reading{
+		Node: "node2", Layer: "4.19.7-2",
+		Setup:       Setup{State: nodesetup.StateFailed, Reason: "BMC check of node1: 401 Unauthorized"},
+		Corosync:    &pcmk.Membership{Nodes: map[string]bool{"node1": false, "node2": true}, WaitingForAll: true},
+		AloneSince:  time.Date(2026, 11, 24, 19, 0, 0, 0, time.UTC),
+		AutoUnblock: map[string]int{"refused": 3},
+	}
+	golden.Check(t, "inert-setup-failed.txt", render(t, r))
+}

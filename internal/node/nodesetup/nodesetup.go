@@ -1,0 +1,316 @@
+// Package nodesetup is `tnfctl setup`: from the node configuration under /etc/tnf to a running
+// Corosync and Pacemaker, and on the fence race winner, once the peer has joined and every BMC
+// credential passed its checks, the cluster configuration rendered from pcs-templates.
+// Every step is idempotent: a second run changes nothing.
+package nodesetup
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcsconfig"
+)
+
+// Paths on the node.
+const (
+	CorosyncConf = "/etc/corosync/corosync.conf"
+	AuthkeyPath  = "/etc/corosync/authkey"
+	// CorosyncLogDir holds the log file corosync.conf names.
+	CorosyncLogDir = "/var/log/cluster"
+	// Marker is written when setup completed; tnf-setup.service runs only without it.
+	Marker = "/var/lib/tnf/setup.done"
+	// FailedMarker holds why the last run failed, for tnfctl status and the metrics; a run that
+	// completes removes it.
+	FailedMarker = "/var/lib/tnf/setup.failed"
+	// WaitingMarker exists while a run waits for the peer to join (on /run: a reboot ends it).
+	WaitingMarker = "/run/tnf/setup-waiting"
+)
+
+// Where setup stands on a node.
+const (
+	StateNotRun  = "not_run"
+	StateWaiting = "waiting_for_peer"
+	StateFailed  = "failed"
+	StateDone    = "done"
+)
+
+// States are the states in the order a node goes through them.
+var States = []string{StateNotRun, StateWaiting, StateFailed, StateDone}
+
+// State is where setup stands on this node, and why it failed when it did. The last run decides:
+// a run after a completed one (tnf-reconfigure.service's, or by hand) that fails is a failure.
+func State() (state, reason string) {
+	if _, err := os.Stat(WaitingMarker); err == nil {
+		return StateWaiting, ""
+	}
+	if data, err := os.ReadFile(FailedMarker); err == nil {
+		return StateFailed, strings.TrimSpace(string(data))
+	}
+	if _, err := os.Stat(Marker); err == nil {
+		return StateDone, ""
+	}
+	return StateNotRun, ""
+}
+
+// Options tune a run.
+type Options struct {
+	Config   string        // cluster.yaml
+	Node     string        // this node's name; default: the host name
+	Wait     time.Duration // longest wait for Corosync, then for the peer
+	PCS      string        // pcs binary
+	Fence    fencecheck.Options
+	Out      io.Writer // one line per step
+	Services Services  // default: systemd when it is the init system, else External
+}
+
+// Run sets this node up, and records a failure's reason in FailedMarker (a completed run removes
+// it).
+func Run(ctx context.Context, o Options) error {
+	err := run(ctx, o)
+	if rmErr := os.Remove(WaitingMarker); rmErr != nil && !os.IsNotExist(rmErr) && err == nil {
+		err = rmErr
+	}
+	if err == nil {
+		if rmErr := os.Remove(FailedMarker); rmErr != nil && !os.IsNotExist(rmErr) {
+			return rmErr
+		}
+		return nil
+	}
+	if mkErr := os.MkdirAll(filepath.Dir(FailedMarker), 0o755); mkErr == nil {
+		// Best effort: the reason also goes to the unit's journal through the returned error.
+		_ = fsutil.WriteFileAtomic(FailedMarker, []byte(err.Error()+"\n"), 0o644)
+	}
+	return err
+}
+
+func run(ctx context.Context, o Options) error {
+	cfg, self, peer, err := clusterconfig.LoadNode(o.Config, o.Node)
+	if err != nil {
+		return err
+	}
+	if o.Services == nil {
+		o.Services = DetectServices()
+	}
+	step := func(name, result string) { fmt.Fprintf(o.Out, "setup: %s: %s\n", name, result) }
+
+	conf, err := pcsconfig.Corosync(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Config, err)
+	}
+	// corosync.conf logs there; RHEL's package makes it, Debian's does not.
+	if err := os.MkdirAll(CorosyncLogDir, 0o750); err != nil {
+		return err
+	}
+	if _, err := writeStep(step, CorosyncConf, []byte(conf), 0o644); err != nil {
+		return err
+	}
+	key, err := authkey(cfg.CorosyncAuthkeyFile)
+	if err != nil {
+		return err
+	}
+	if _, err := writeStep(step, AuthkeyPath, key, 0o400); err != nil {
+		return err
+	}
+	creds := map[string]bmc.Credential{}
+	passwords := map[string]string{}
+	for _, n := range cfg.Nodes {
+		cred, err := n.Credential()
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Config, err)
+		}
+		creds[n.Name], passwords[n.Name] = cred, cred.Password
+	}
+	rotated := map[string]bool{} // fence devices whose password this run changed
+	for _, s := range pcsconfig.Secrets(passwords) {
+		if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
+			return err
+		}
+		written, err := writeStep(step, s.Path, s.Data, 0o600)
+		if err != nil {
+			return err
+		}
+		if written {
+			rotated[s.Device] = true
+		}
+	}
+	if err := o.Services.KeepOutOfBoot(ctx, step, "crio.service", "kubelet.service"); err != nil {
+		return err
+	}
+	if err := o.Services.Start(ctx, step, "corosync.service", "pacemaker.service"); err != nil {
+		return err
+	}
+	tools := pcmk.Tools{}
+	if err := waitFor(ctx, o.Wait, "Corosync to answer", func() (bool, error) {
+		_, err := tools.Members(ctx)
+		return err == nil, nil
+	}); err != nil {
+		return err
+	}
+	step("corosync", "running")
+	if err := reregister(ctx, tools, rotated, step); err != nil {
+		return err
+	}
+
+	if cfg.FenceRaceWinner == self.Name {
+		if err := configure(ctx, o, cfg, creds, peer.Name, tools, step); err != nil {
+			return err
+		}
+	} else {
+		step("cluster configuration", "left to "+cfg.FenceRaceWinner+", the fence race winner")
+	}
+	if err := os.MkdirAll(filepath.Dir(Marker), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(Marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
+}
+
+// configure waits for the peer, checks every BMC credential, then applies the cluster
+// configuration. Nothing is applied when a check fails: a cluster whose fencing cannot work
+// must not start OpenShift.
+func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds map[string]bmc.Credential, peer string, tools pcmk.Tools, step func(string, string)) error {
+	step("peer", "waiting for "+peer+" to join")
+	if err := os.MkdirAll(filepath.Dir(WaitingMarker), 0o755); err != nil {
+		return err
+	}
+	if err := fsutil.WriteFileAtomic(WaitingMarker, nil, 0o644); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, o.Wait, peer+" to join the membership", func() (bool, error) {
+		m, err := tools.Members(ctx)
+		return err == nil && m.Nodes[peer], nil
+	}); err != nil {
+		return err
+	}
+	step("peer", peer+" joined")
+	if err := os.Remove(WaitingMarker); err != nil {
+		return err
+	}
+	// The elected DC writes its options (dc-version and others) as the CIB's first
+	// cluster_property_set. A configuration built offline before that carries a set of the same
+	// id, and the CIB refuses the patch that would add a second one (seen in make test: setup
+	// failed with "Update does not conform to the configured schema").
+	if err := waitFor(ctx, o.Wait, "Pacemaker to elect its DC", func() (bool, error) {
+		_, set, err := tools.Attribute(ctx, "--type", "crm_config", "--name", "dc-version")
+		return err == nil && set, nil
+	}); err != nil {
+		return err
+	}
+	failed := false
+	for _, n := range cfg.Nodes {
+		for _, r := range fencecheck.Check(ctx, creds[n.Name], o.Fence) {
+			step("fence check "+n.Name, r.String())
+			failed = failed || !r.OK
+		}
+	}
+	if failed {
+		return fmt.Errorf("a BMC check failed: the cluster configuration was not applied (fix the credential, then run tnfctl setup again)")
+	}
+	cmds, err := pcsconfig.Commands(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Config, err)
+	}
+	changed, err := tools.ApplyConfiguration(ctx, o.PCS, cmds)
+	if err != nil {
+		return err
+	}
+	if changed {
+		step("cluster configuration", "applied")
+	} else {
+		step("cluster configuration", "unchanged")
+	}
+	return nil
+}
+
+// authkey decodes the shared key the MachineConfig wrote as base64.
+func authkey(path string) ([]byte, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("corosyncAuthkeyFile: %w", err)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(text)))
+	if err != nil || len(key) < clusterconfig.MinAuthkey || len(key) > clusterconfig.MaxAuthkey {
+		return nil, fmt.Errorf("corosyncAuthkeyFile: %s does not hold a base64 key of %d to %d bytes", path, clusterconfig.MinAuthkey, clusterconfig.MaxAuthkey)
+	}
+	return key, nil
+}
+
+// reregister restarts the running fence devices whose password changed (a rotated BMC
+// credential). Pacemaker's fencer reads a device's cibsecret once and keeps the value for as long
+// as the device stays registered: without a restart it would go on with the old password, its
+// monitor would fail, and the device's recovery would drop any fencing queued meanwhile. A
+// device that does not run yet (the first setup) reads the new files when it starts.
+func reregister(ctx context.Context, tools pcmk.Tools, rotated map[string]bool, step func(string, string)) error {
+	if len(rotated) == 0 {
+		return nil
+	}
+	st, err := tools.Status(ctx)
+	if err != nil {
+		step("fence devices", "not restarted, Pacemaker does not answer yet: they read the new passwords when they start")
+		return nil
+	}
+	for _, id := range slices.Sorted(maps.Keys(rotated)) {
+		if !slices.ContainsFunc(st.Resources, func(r pcmk.ResourceRole) bool { return r.ID == id && r.Role == "Started" }) {
+			continue
+		}
+		if err := tools.Restart(ctx, id, restartTimeout); err != nil {
+			return fmt.Errorf("restarting %s to load its new password: %w", id, err)
+		}
+		step(id, "restarted with its new password")
+	}
+	return nil
+}
+
+// restartTimeout bounds a fence device's restart: its stop and start are quick, but the cluster
+// may be finishing a transition first.
+const restartTimeout = 2 * time.Minute
+
+// writeStep writes a file unless it already holds data with mode, and says whether it wrote.
+func writeStep(step func(string, string), path string, data []byte, mode os.FileMode) (bool, error) {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		if st, err := os.Stat(path); err == nil && st.Mode().Perm() == mode {
+			step(path, "unchanged")
+			return false, nil
+		}
+	}
+	if err := fsutil.WriteFileAtomic(path, data, mode); err != nil {
+		return false, err
+	}
+	step(path, "written")
+	return true, nil
+}
+
+// waitFor polls ok once a second until it is true, for at most limit.
+func waitFor(ctx context.Context, limit time.Duration, what string, ok func() (bool, error)) error {
+	deadline := time.Now().Add(limit)
+	for {
+		done, err := ok()
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gave up after %v waiting for %s", limit, what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package pcsconfig
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
+)
+
+func config() clusterconfig.Config {
+	c := clusterconfig.Config{ClusterName: "tnf",
+		Nodes: []clusterconfig.Node{
+			{Name: "master-1", IP: "192.0.2.11", BMC: clusterconfig.BMC{Address: "redfish+https://192.0.2.201/redfish/v1/Systems/1",
+				Username: "root", PasswordFile: "/etc/tnf/secrets/master-1.password", CertificateVerification: "Disabled"}},
+			{Name: "master-0", IP: "192.0.2.10", BMC: clusterconfig.BMC{Address: "redfish+https://[fd00::200]:8443/redfish/v1/Systems/System.Embedded.1",
+				Username: "admin", PasswordFile: "/etc/tnf/secrets/master-0.password"}},
+		}}
+	c.Defaults()
+	return c
+}
+
+// TestGolden: the default configuration and one with stand-ins, a longer token and etcd
+// parameters (what the namespace test cluster uses).
+func TestGolden(t *testing.T) {
+	lab := config()
+	lab.Token.Duration = 5000e6
+	lab.FenceRaceWinner = "master-1"
+	lab.Resources.Crio = clusterconfig.Agent{Agent: "ocf:heartbeat:anything", Params: map[string]string{"binfile": "/bin/sleep", "cmdline_options": "infinity"}}
+	lab.Resources.Kubelet = clusterconfig.Agent{Agent: "ocf:heartbeat:Dummy"}
+	lab.Resources.Etcd = map[string]string{"runtime": "exec", "data_dir": "/var/lib/etcd"}
+	for name, c := range map[string]clusterconfig.Config{"default": config(), "stand-ins": lab} {
+		conf, err := Corosync(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, name+".corosync.conf", conf)
+		cmds, err := Commands(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, c := range cmds {
+			lines = append(lines, "pcs -f cib.xml "+strings.Join(c, " "))
+		}
+		golden.Check(t, name+".pcs", strings.Join(lines, "\n")+"\n")
+	}
+}
+
+// TestNoPasswordInTheCIB: the commands name only the secret reference.
+func TestNoPasswordInTheCIB(t *testing.T) {
+	cmds, err := Commands(config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range cmds {
+		for _, a := range c {
+			if strings.HasPrefix(a, "password=") {
+				n++
+				if a != "password="+SecretRef {
+					t.Errorf("%q", a)
+				}
+			}
+		}
+	}
+	if n != 4 { // two levels for each of two nodes
+		t.Fatalf("%d password parameters, want 4", n)
+	}
+}
+
+// TestRaceWinnersDeviceWaitsLonger: the level-2 device that fences the race winner waits
+// longest; level 1 (the power-off proof) never waits; each node has level 1 then level 2.
+func TestRaceWinnersDeviceWaitsLonger(t *testing.T) {
+	for _, winner := range []string{"master-0", "master-1"} {
+		c := config()
+		c.FenceRaceWinner = winner
+		cmds, err := Commands(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var levels []string
+		for _, cmd := range cmds {
+			line := strings.Join(cmd, " ")
+			switch {
+			case len(cmd) > 3 && cmd[0] == "stonith" && cmd[1] == "level":
+				levels = append(levels, strings.Join(cmd[3:], " "))
+			case len(cmd) > 3 && cmd[0] == "stonith" && cmd[3] == "fence_tnf_poweroff":
+				if strings.Contains(line, "pcmk_delay") {
+					t.Errorf("winner %s: level 1 waits: %s", winner, line)
+				}
+			case len(cmd) > 3 && cmd[0] == "stonith":
+				want := "pcmk_delay_base=1s"
+				if cmd[2] == FenceDevice(winner) {
+					want = "pcmk_delay_base=10s"
+				}
+				if !strings.Contains(line, want) {
+					t.Errorf("winner %s: %s lacks %s", winner, line, want)
+				}
+			}
+		}
+		if got, want := strings.Join(levels, ", "), "1 master-0 fence-master-0-poweroff, 2 master-0 fence-master-0, "+
+			"1 master-1 fence-master-1-poweroff, 2 master-1 fence-master-1"; got != want {
+			t.Errorf("levels %q, want %q", got, want)
+		}
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	got := Secrets(map[string]string{"master-0": "hunter2"})
+	if len(got) != 4 {
+		t.Fatalf("%d files, want a password and its signature for each of two devices", len(got))
+	}
+	for i, dev := range []string{"fence-master-0-poweroff", "fence-master-0"} {
+		pw, sign := got[2*i], got[2*i+1]
+		if pw.Device != dev || pw.Path != SecretsDir+"/"+dev+"/password" || string(pw.Data) != "hunter2\n" ||
+			sign.Path != SecretsDir+"/"+dev+"/password.sign" || string(sign.Data) != "2ab96390c7dbe3439de74d0c9b0b1767\n" {
+			t.Errorf("%s: %s %s", dev, pw.Path, sign.Path)
+		}
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	rows := []struct {
+		edit func(*clusterconfig.Config)
+		want string
+	}{
+		{func(c *clusterconfig.Config) { c.Resources.Crio.Agent = "crio" }, "resources.crio.agent"},
+		{func(c *clusterconfig.Config) { c.Resources.Kubelet.Params = map[string]string{"x": "a b"} }, "resources.kubelet.params.x"},
+		{func(c *clusterconfig.Config) { c.Resources.Etcd = map[string]string{"node_ip_map": "x"} }, "resources.etcd.node_ip_map"},
+		{func(c *clusterconfig.Config) { c.Nodes[0].BMC.Username = "ad min" }, "nodes[master-1].bmc (username)"},
+		{func(c *clusterconfig.Config) {
+			c.Nodes[0].BMC.Address = "redfish+http://192.0.2.1/redfish/v1/Systems/1"
+		}, "nodes[master-1].bmc.address"},
+	}
+	for _, r := range rows {
+		c := config()
+		r.edit(&c)
+		if _, err := Commands(c); err == nil || !strings.Contains(err.Error(), r.want) {
+			t.Errorf("error %v, want one naming %s", err, r.want)
+		}
+	}
+}
