@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/containers/storage"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
 	"github.com/tnf-layer/tnf-layer/internal/build/containerfile"
 	"github.com/tnf-layer/tnf-layer/internal/build/imagebuild"
 	"github.com/tnf-layer/tnf-layer/internal/build/layerdef"
@@ -62,8 +62,6 @@ func preloadImages(ctx context.Context, store storage.Store, l layerdef.Layer, d
 		return err
 	}
 	// cp -a: the store holds overlay's symbolic links, which must stay links.
-	if out, err := exec.CommandContext(ctx, "cp", "-a", kept, filepath.Join(dir, containerfile.ImageStore)).CombinedOutput(); err != nil {
-		return fmt.Errorf("cp %s: %v: %s", kept, err, out)
-	}
-	return nil
+	_, err := command.Run(ctx, "cp", "-a", kept, filepath.Join(dir, containerfile.ImageStore))
+	return err
 }

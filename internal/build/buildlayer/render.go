@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
 	"github.com/tnf-layer/tnf-layer/internal/build/alerts"
@@ -128,11 +128,9 @@ func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 		pkgs = append(pkgs, pkg)
 	}
 	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid= " + version.LinkFlag(o.Version), "-o", bin + "/"}, pkgs...)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = o.Source
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+o.Arch)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("compiling %s for linux/%s: %v\n%s", strings.Join(pkgs, " "), o.Arch, err, out)
+	gobuild := command.Cmd{Dir: o.Source, Env: []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + o.Arch}}
+	if _, err := gobuild.Run(context.Background(), "go", args...); err != nil {
+		return fmt.Errorf("compiling for linux/%s: %w", o.Arch, err)
 	}
 	for _, f := range l.Files {
 		src := filepath.Join(o.Source, f.From)

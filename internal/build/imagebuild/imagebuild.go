@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -27,6 +26,7 @@ import (
 	"github.com/containers/storage"
 	"golang.org/x/sys/unix"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
 	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
 )
 
@@ -73,9 +73,9 @@ func ImportRootfs(ctx context.Context, store storage.Store, rootfs, name string,
 	defer os.Remove(tarball.Name())
 	// tar keeps device nodes, owners and hard links exactly; the build context is not a tree
 	// buildah's Add would copy faithfully.
-	if out, err := exec.CommandContext(ctx, "tar", "-C", rootfs, "--numeric-owner", "--sort=name",
-		"--mtime=@"+fmt.Sprint(created.Unix()), "-cf", tarball.Name(), ".").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("tar %s: %v: %s", rootfs, err, out)
+	if _, err := command.Run(ctx, "tar", "-C", rootfs, "--numeric-owner", "--sort=name",
+		"--mtime=@"+fmt.Sprint(created.Unix()), "-cf", tarball.Name(), "."); err != nil {
+		return "", err
 	}
 	b, err := buildah.NewBuilder(ctx, store, buildah.BuilderOptions{FromImage: "scratch", Isolation: define.IsolationChroot, NetworkInterface: hostNetwork{}})
 	if err != nil {

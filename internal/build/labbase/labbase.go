@@ -7,16 +7,15 @@ package labbase
 import (
 	"context"
 	"embed"
-	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/containers/storage"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
 	"github.com/tnf-layer/tnf-layer/internal/build/imagebuild"
 )
 
@@ -68,8 +67,8 @@ func Build(ctx context.Context, store storage.Store, o Options) (string, error) 
 		args = append(args, "--include="+strings.Join(o.Packages, ","))
 	}
 	args = append(args, "bookworm", dir, o.Mirror)
-	if out, err := exec.CommandContext(ctx, "debootstrap", args...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("debootstrap: %v\n%s", err, tail(out))
+	if _, err := command.Run(ctx, "debootstrap", args...); err != nil {
+		return "", err
 	}
 	// Downloaded packages are not part of the image.
 	debs, _ := filepath.Glob(filepath.Join(dir, "var/cache/apt/archives/*.deb"))
@@ -118,12 +117,4 @@ func firstBoot(dir string) error {
 		}
 	}
 	return nil
-}
-
-func tail(b []byte) string {
-	s := string(b)
-	if len(s) > 2000 {
-		s = s[len(s)-2000:]
-	}
-	return s
 }

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/containers/image/v5/types"
 	"github.com/containers/storage/pkg/archive"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
 	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
 )
 
@@ -78,11 +78,7 @@ func MakeExt4(ctx context.Context, root, out string, size int64, label string) e
 		err = cerr
 	}
 	if err == nil {
-		var b []byte
-		b, err = exec.CommandContext(ctx, "mkfs.ext4", "-q", "-F", "-L", label, "-d", root, tmp).CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("mkfs.ext4 -d %s: %v: %s", root, err, b)
-		}
+		_, err = command.Run(ctx, "mkfs.ext4", "-q", "-F", "-L", label, "-d", root, tmp)
 	}
 	if err != nil {
 		os.Remove(tmp)

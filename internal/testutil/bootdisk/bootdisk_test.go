@@ -190,7 +190,7 @@ func TestMakeExt4(t *testing.T) {
 
 	bad := filepath.Join(t.TempDir(), "bad.raw")
 	err = MakeExt4(context.Background(), filepath.Join(root, "missing"), bad, 64<<20, "root")
-	if err == nil || !strings.Contains(err.Error(), "mkfs.ext4 -d") {
+	if err == nil || !strings.Contains(err.Error(), "mkfs.ext4 ") || !strings.Contains(err.Error(), "-d "+filepath.Join(root, "missing")) {
 		t.Fatalf("err %v, want mkfs.ext4's", err)
 	}
 	left, _ := filepath.Glob(filepath.Join(filepath.Dir(bad), "*"))

@@ -2,13 +2,14 @@ package bootdisk
 
 import (
 	"bytes"
-	"fmt"
+	"context"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"syscall"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
 )
 
 // NodeOwned are the top-level folders an image update keeps from the node as they are: /var,
@@ -167,8 +168,6 @@ func same(oldPath string, old fs.FileInfo, nodePath string, node fs.FileInfo) bo
 // cp copies with cp(1): -a keeps owners, modes, times, links, special files and extended
 // attributes, which a copy in Go would each have to handle; -al hard-links files instead.
 func cp(flags, src, dst string) error {
-	if out, err := exec.Command("cp", flags, "--no-target-directory", src, dst).CombinedOutput(); err != nil {
-		return fmt.Errorf("cp %s %s %s: %v: %s", flags, src, dst, err, out)
-	}
-	return nil
+	_, err := command.Run(context.Background(), "cp", flags, "--no-target-directory", src, dst)
+	return err
 }

@@ -66,11 +66,12 @@ func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
 		cfg.TLS = cfg.LaunchedTLS()
 	}
 	// Finish a second before Pacemaker's own timeout would kill the action.
-	ctx, cancel := context.WithTimeout(context.Background(), env.Timeout(act.timeout)-time.Second)
-	if act.timeout == 0 {
-		ctx, cancel = context.WithCancel(context.Background())
+	ctx := context.Background()
+	if act.timeout != 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, env.Timeout(act.timeout)-time.Second)
+		defer cancel()
 	}
-	defer cancel()
 	a := &Agent{cfg: cfg, env: env, store: cfg.Store(), rt: runtimeFor(cfg), log: log}
 	if !act.unlocked {
 		unlock, err := a.lock(ctx)
@@ -90,9 +91,8 @@ func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
 }
 
 type action struct {
-	timeout  time.Duration
-	interval time.Duration
-	run      func(*Agent, context.Context) (ocf.Status, error)
+	timeout time.Duration
+	run     func(*Agent, context.Context) (ocf.Status, error)
 	// unlocked actions change nothing, so they run beside the others (lock.go).
 	unlocked bool
 }

@@ -1,6 +1,7 @@
 package etcdagent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -286,7 +287,7 @@ func (a *Agent) waitFor(ctx context.Context, what string, ok func(status) bool) 
 		}
 		select {
 		case <-ctx.Done():
-			return st, fmt.Errorf("etcd did not %s in time: %v", what, last)
+			return st, fmt.Errorf("etcd did not %s in time: %w", what, cmp.Or(last, ctx.Err()))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

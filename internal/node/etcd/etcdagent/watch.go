@@ -65,7 +65,7 @@ func (a *Agent) watch(ctx context.Context) (ocf.Status, error) {
 			break
 		}
 		if attempt == watchRetries || ctx.Err() != nil {
-			return failed(fmt.Errorf("stopped watching etcd; the monitor still does: %v", err))
+			return failed(fmt.Errorf("stopped watching etcd; the monitor still does: %w", err))
 		}
 		time.Sleep(time.Second)
 	}

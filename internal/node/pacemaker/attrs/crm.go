@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
@@ -30,7 +31,7 @@ func (c CRM) Set(ctx context.Context, node, name, value string, lt Lifetime) err
 	args := []string{"--node", node, "--name", name, "--lifetime", lt.String()}
 	if value == "" {
 		_, err := c.tools().Run(ctx, "crm_attribute", append(args, "--delete")...)
-		if pcmk.ExitCode(err) == pcmk.ExitNoSuch {
+		if command.ExitCode(err) == pcmk.ExitNoSuch {
 			return nil
 		}
 		return err

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
 )
 
 // ApplyConfiguration makes the live CIB's resources, constraints, fencing levels, alerts and
@@ -37,7 +39,7 @@ func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]
 	for _, scope := range []string{"constraints", "fencing-topology", "alerts", "resources"} {
 		_, err := offline.Run(ctx, "cibadmin", "--replace", "--scope", scope, "--xml-text", "<"+scope+"/>")
 		optional := scope == "fencing-topology" || scope == "alerts"
-		if err != nil && !(optional && ExitCode(err) == ExitNoSuch) {
+		if err != nil && !(optional && command.ExitCode(err) == ExitNoSuch) {
 			return false, err
 		}
 	}
@@ -48,7 +50,7 @@ func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]
 	}
 	// crm_diff exits 0 when the two are equal and 1 with the patch on standard output.
 	diff, err := t.Run(ctx, "crm_diff", "--original", live, "--new", next, "--no-version")
-	switch ExitCode(err) {
+	switch command.ExitCode(err) {
 	case 0:
 		return false, nil
 	case 1:

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
 )
 
 // cmap reads the keys under prefix from Corosync's configuration map: key → value.
@@ -68,7 +70,7 @@ func (t Tools) Members(ctx context.Context) (Membership, error) {
 	}
 	// corosync-quorumtool exits 2 when not quorate; its "Quorate:" line says it either way.
 	out, err := t.Run(ctx, "corosync-quorumtool", "-s")
-	if err != nil && ExitCode(err) != 2 {
+	if err != nil && command.ExitCode(err) != 2 {
 		return Membership{}, err
 	}
 	return membership(nodelist, runtime, out)
@@ -145,7 +147,7 @@ type Link struct {
 // prints the state all the same.
 func (t Tools) Links(ctx context.Context) ([]Link, error) {
 	out, err := t.Run(ctx, "corosync-cfgtool", "-s")
-	if err != nil && ExitCode(err) != 1 {
+	if err != nil && command.ExitCode(err) != 1 {
 		return nil, err
 	}
 	return parseLinks(out), nil

@@ -9,13 +9,13 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 )
 
@@ -140,11 +140,8 @@ func (p Runtime) ElectionTimeout(s etcdrun.Spec) (time.Duration, error) {
 }
 
 func (p Runtime) podman(ctx context.Context, args ...string) (string, error) {
-	out, err := exec.CommandContext(ctx, p.Binary, args...).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s %s: %v: %s", p.Binary, args[0], err, strings.TrimSpace(string(out)))
-	}
-	return strings.TrimSpace(string(out)), nil
+	out, err := command.Run(ctx, p.Binary, args...)
+	return strings.TrimSpace(out), err
 }
 
 func (p Runtime) Start(ctx context.Context, s etcdrun.Spec) error {
