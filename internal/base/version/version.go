@@ -2,10 +2,16 @@
 // into the binaries it compiles (-X) and into the image's labels.
 package version
 
+import "reflect"
+
 // Version is set at link time; "dev" for a plain go build.
 var Version = "dev"
 
-// LinkFlag is the -ldflags argument that stamps v into a binary.
+type marker struct{}
+
+// LinkFlag is the -ldflags argument that stamps v into a binary. The linker ignores -X for a
+// symbol that does not exist, so the package path is read, not written out: it follows the
+// package wherever it moves.
 func LinkFlag(v string) string {
-	return "-X github.com/tnf-layer/tnf-layer/internal/version.Version=" + v
+	return "-X " + reflect.TypeFor[marker]().PkgPath() + ".Version=" + v
 }
