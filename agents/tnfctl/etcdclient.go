@@ -21,16 +21,16 @@ type etcdNodes struct {
 
 // loadEtcdNodes reads the node configuration's etcd settings.
 func loadEtcdNodes(nf *nodeFlags) (etcdNodes, error) {
-	cfg, self, _, err := nf.load()
+	nc, err := nf.load()
 	if err != nil {
 		return etcdNodes{}, err
 	}
-	agent, err := etcdnode.ConfigOf(self.Name, cfg.NodeIPMap(), cfg.Resources.Etcd)
+	agent, err := etcdnode.ConfigOf(nc.Self.Name, nc.Config.NodeIPMap(), nc.Config.Resources.Etcd)
 	if err != nil {
 		return etcdNodes{}, fmt.Errorf("resources.etcd: %w", err)
 	}
 	e := etcdNodes{agent: agent}
-	for _, n := range cfg.Nodes {
+	for _, n := range nc.Config.Nodes {
 		e.endpoints = append(e.endpoints, agent.ClientURL(n.IP))
 	}
 	return e, nil

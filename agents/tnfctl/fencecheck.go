@@ -34,11 +34,11 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var cred bmc.Credential
 			if target != "" {
-				_, node, _, err := clusterconfig.LoadNode(nf.config, target)
+				nc, err := clusterconfig.LoadNode(nf.config, target)
 				if err != nil {
 					return fmt.Errorf("--target: %w", err)
 				}
-				if cred, err = node.Credential(); err != nil {
+				if cred, err = nc.Self.Credential(); err != nil {
 					return fmt.Errorf("--target %s: %w", target, err)
 				}
 			} else {

@@ -22,7 +22,7 @@ type nodeFlags struct {
 }
 
 // load reads cluster.yaml and returns it with this node and its peer.
-func (f nodeFlags) load() (clusterconfig.Config, clusterconfig.Node, clusterconfig.Node, error) {
+func (f nodeFlags) load() (clusterconfig.NodeConfig, error) {
 	return clusterconfig.LoadNode(f.config, f.node)
 }
 

@@ -47,7 +47,8 @@ const bmcReadTimeout = 5 * time.Second
 // then asks the peer's BMC what it says now. Without the node configuration (tnfctl status on a
 // machine set up by hand) the BMC is not asked.
 func peerFencingFails(ctx context.Context, nf *nodeFlags, st clusterStatus) *fencingFails {
-	_, _, peer, err := nf.load()
+	nc, err := nf.load()
+	peer := nc.Peer
 	if err != nil || st.Pacemaker == nil || st.Corosync.Nodes[peer.Name] {
 		return nil
 	}
@@ -57,7 +58,7 @@ func peerFencingFails(ctx context.Context, nf *nodeFlags, st clusterStatus) *fen
 	}
 	ff := &fencingFails{Failing: f}
 	if cred, err := peer.Credential(); err == nil {
-		ff.BMC = bmc.ReadPower(ctx, cred, bmcReadTimeout, true).Describe(cred.Address.Host)
+		ff.BMC = bmc.ReadPower(ctx, cred, bmc.Options{Timeout: bmcReadTimeout, BasicAuth: true}).Describe(cred.Address.Host)
 	}
 	ff.Advice = f.Describe(ff.BMC)
 	return ff

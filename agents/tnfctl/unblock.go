@@ -28,14 +28,14 @@ func confirmCommand(nf *nodeFlags) *cobra.Command {
 			"Only confirm a peer you know is off: if it runs, both nodes may write OpenShift's data.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, _, peer, err := nf.load()
+			nc, err := nf.load()
 			if err != nil {
 				return err
 			}
-			if err := ask(cmd, yes, fmt.Sprintf("Is %s powered off and will it stay off? Type yes to confirm: ", peer.Name)); err != nil {
+			if err := ask(cmd, yes, fmt.Sprintf("Is %s powered off and will it stay off? Type yes to confirm: ", nc.Peer.Name)); err != nil {
 				return err
 			}
-			return unblock.Confirm(cmd.Context(), pcmk.Tools{}, peer.Name, cmd.OutOrStdout())
+			return unblock.Confirm(cmd.Context(), pcmk.Tools{}, nc.Peer.Name, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (for scripts)")
@@ -69,11 +69,11 @@ func acceptLossCommand(nf *nodeFlags) *cobra.Command {
 			"revisions raised so clients never see them go back; the peer's data is moved aside when it joins again.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, self, _, err := nf.load()
+			nc, err := nf.load()
 			if err != nil {
 				return err
 			}
-			agent, err := etcdnode.ConfigOf(self.Name, cfg.NodeIPMap(), cfg.Resources.Etcd)
+			agent, err := etcdnode.ConfigOf(nc.Self.Name, nc.Config.NodeIPMap(), nc.Config.Resources.Etcd)
 			if err != nil {
 				return fmt.Errorf("%s: resources.etcd: %w", nf.config, err)
 			}
@@ -113,11 +113,11 @@ func autoUnblockCommand(nf *nodeFlags) *cobra.Command {
 			"Exit 2: the BMC did not prove the peer off.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, peer, err := nf.load()
+			nc, err := nf.load()
 			if err != nil {
 				return err
 			}
-			a.Config, a.Peer, a.Out = cfg, peer, cmd.OutOrStdout()
+			a.Config, a.Peer, a.Out = nc.Config, nc.Peer, cmd.OutOrStdout()
 			a.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)).With("component", "auto-unblock")
 			if err := a.Run(cmd.Context()); errors.Is(err, unblock.ErrNotProven) {
 				return notProven{err}

@@ -198,23 +198,30 @@ func Load(path string) (Config, error) {
 	return c, nil
 }
 
+// NodeConfig is the node configuration as one node reads it: the whole of it, this node and
+// its peer.
+type NodeConfig struct {
+	Config     Config
+	Self, Peer Node
+}
+
 // LoadNode reads a node's cluster.yaml and picks the node named name (the host name when name
 // is empty) and its peer.
-func LoadNode(path, name string) (Config, Node, Node, error) {
+func LoadNode(path, name string) (NodeConfig, error) {
 	c, err := Load(path)
 	if err != nil {
-		return c, Node{}, Node{}, err
+		return NodeConfig{}, err
 	}
 	if name == "" {
 		if name, err = os.Hostname(); err != nil {
-			return c, Node{}, Node{}, err
+			return NodeConfig{}, err
 		}
 	}
 	self, peer, err := c.Self(name)
 	if err != nil {
-		return c, Node{}, Node{}, fmt.Errorf("%s: %w", path, err)
+		return NodeConfig{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return c, self, peer, nil
+	return NodeConfig{Config: c, Self: self, Peer: peer}, nil
 }
 
 // Self is the node named name, and its peer.

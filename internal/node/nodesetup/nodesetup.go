@@ -98,10 +98,11 @@ func Run(ctx context.Context, o Options) error {
 }
 
 func run(ctx context.Context, o Options) error {
-	cfg, self, peer, err := clusterconfig.LoadNode(o.Config, o.Node)
+	nc, err := clusterconfig.LoadNode(o.Config, o.Node)
 	if err != nil {
 		return err
 	}
+	cfg, self, peer := nc.Config, nc.Self, nc.Peer
 	if o.Services == nil {
 		o.Services = DetectServices()
 	}

@@ -105,7 +105,7 @@ func (a Auto) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	off, reason := bmc.ProveOff(ctx, cred, a.Gap, 10*time.Second, a.BasicAuth, func(r bmc.PowerRead) {
+	off, reason := bmc.ProveOff(ctx, cred, a.Gap, bmc.Options{Timeout: 10 * time.Second, BasicAuth: a.BasicAuth}, func(r bmc.PowerRead) {
 		a.Log.Info("bmc read", "peer", a.Peer.Name, "power_state", r.State, "error", errString(r.Err))
 	})
 	a.Log.Info("decision", "peer_off", off, "reason", reason)

@@ -210,15 +210,39 @@ func (a *Agent) waitPortsFree(ctx context.Context) error {
 	}
 }
 
-// launch starts etcd with the given spec details and marks it launched.
-func (a *Agent) launch(ctx context.Context, initial map[string]string, state string, force bool) error {
+// membership is how a launched etcd finds its cluster.
+type membership struct {
+	initialCluster  map[string]string // member name to peer URL; empty: from the data dir
+	clusterState    string            // "new" or "existing", with initialCluster
+	forceNewCluster bool
+}
+
+var (
+	// fromData starts the member the data dir holds.
+	fromData = membership{clusterState: "existing"}
+	// forcedAlone starts the member the data dir holds as a cluster of one (--force-new-cluster).
+	forcedAlone = membership{clusterState: "existing", forceNewCluster: true}
+)
+
+// newClusterOf is a new cluster whose only member is this node.
+func newClusterOf(name, peerURL string) membership {
+	return membership{initialCluster: map[string]string{name: peerURL}, clusterState: "new"}
+}
+
+// joining is a member just added to the cluster of the given members.
+func joining(members map[string]string) membership {
+	return membership{initialCluster: members, clusterState: "existing"}
+}
+
+// launch starts etcd as m says and marks it launched.
+func (a *Agent) launch(ctx context.Context, m membership) error {
 	if err := a.waitPortsFree(ctx); err != nil {
 		return err
 	}
 	spec := etcdrun.Spec{
 		Name: a.cfg.Self, DataDir: a.cfg.DataDir,
 		ClientURLs: []string{a.selfURL()}, PeerURL: a.cfg.PeerURL(a.cfg.SelfIP),
-		InitialCluster: initial, ClusterState: state, ForceNewCluster: force, TLS: a.cfg.TLS,
+		InitialCluster: m.initialCluster, ClusterState: m.clusterState, ForceNewCluster: m.forceNewCluster, TLS: a.cfg.TLS,
 	}
 	// Read before anything is marked: a manifest etcd would refuse stops the launch here.
 	electionTimeout, err := a.rt.ElectionTimeout(spec)
@@ -244,7 +268,7 @@ func (a *Agent) launch(ctx context.Context, initial map[string]string, state str
 	if err := os.WriteFile(a.cfg.TrustFile(), []byte(trust), 0o600); err != nil {
 		return err
 	}
-	a.log.Info("launching etcd", "runtime", a.cfg.Runtime, "state", state, "force_new_cluster", force, "election_timeout", electionTimeout)
+	a.log.Info("launching etcd", "runtime", a.cfg.Runtime, "state", m.clusterState, "force_new_cluster", m.forceNewCluster, "election_timeout", electionTimeout)
 	if err := a.rt.Start(ctx, spec); err != nil {
 		return err
 	}
@@ -263,7 +287,7 @@ func (a *Agent) reloadTrust(ctx context.Context) error {
 	if err := a.stopEtcd(ctx, stopGrace); err != nil {
 		return err
 	}
-	if err := a.launch(ctx, nil, "existing", false); err != nil {
+	if err := a.launch(ctx, fromData); err != nil {
 		return err
 	}
 	_, err := a.waitFor(ctx, "answer after the restart in place", func(status) bool { return true })

@@ -47,7 +47,7 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 	}
 	switch d.Action {
 	case decision.StartExisting:
-		if err := a.launch(ctx, nil, "existing", false); err != nil {
+		if err := a.launch(ctx, fromData); err != nil {
 			return err
 		}
 	case decision.ForceNewCluster:
@@ -56,7 +56,7 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 			return err
 		}
 		a.log.Info("forcing a new cluster of one", "committed_index", committed)
-		if err := a.launch(ctx, nil, "existing", true); err != nil {
+		if err := a.launch(ctx, forcedAlone); err != nil {
 			return err
 		}
 	case decision.RestoreNewCluster:
@@ -66,14 +66,14 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 		}
 		a.log.Warn("restored the local data as a new cluster of one: the peer's newer data was given up by an administrator",
 			"old_data", r.Backup, "token", r.Token, "revision_bump", etcddata.RevisionBump)
-		if err := a.launch(ctx, nil, "existing", false); err != nil {
+		if err := a.launch(ctx, fromData); err != nil {
 			return err
 		}
 	case decision.NewCluster:
 		if _, err := etcddata.MoveAside(a.cfg.DataDir, a.cfg.Backups, time.Now()); err != nil {
 			return err
 		}
-		if err := a.launch(ctx, map[string]string{a.cfg.Self: a.cfg.PeerURL(a.cfg.SelfIP)}, "new", false); err != nil {
+		if err := a.launch(ctx, newClusterOf(a.cfg.Self, a.cfg.PeerURL(a.cfg.SelfIP))); err != nil {
 			return err
 		}
 	default:
@@ -157,7 +157,7 @@ func (a *Agent) join(ctx context.Context) error {
 			initial[name] = m.PeerURLs[0]
 		}
 	}
-	if err := a.launch(ctx, initial, "existing", false); err != nil {
+	if err := a.launch(ctx, joining(initial)); err != nil {
 		return err
 	}
 	st, err := a.waitFor(ctx, "answer as a learner", func(status) bool { return true })

@@ -33,6 +33,13 @@ type Options struct {
 	BasicAuth bool
 }
 
+func (o Options) withDefaults() Options {
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Second
+	}
+	return o
+}
+
 // Client is a connection to one BMC's system.
 type Client struct {
 	api  *gofish.APIClient
@@ -62,9 +69,7 @@ func httpClient(c Credential, timeout time.Duration) (*http.Client, error) {
 // Connect opens the service (a session unless BasicAuth). ctx bounds the client's whole life;
 // every request is also bounded by o.Timeout.
 func Connect(ctx context.Context, c Credential, o Options) (*Client, error) {
-	if o.Timeout == 0 {
-		o.Timeout = 10 * time.Second
-	}
+	o = o.withDefaults()
 	hc, err := httpClient(c, o.Timeout)
 	if err != nil {
 		return nil, err

@@ -39,13 +39,14 @@ func (r PowerRead) Describe(host string) string {
 	return fmt.Sprintf("BMC %s: %v", host, r.Err)
 }
 
-// ReadPower reads the PowerState once, the connection and the read bounded by timeout. An
+// ReadPower reads the PowerState once, the connection and the read bounded by o.Timeout. An
 // error never holds the password.
-func ReadPower(ctx context.Context, c Credential, timeout time.Duration, basicAuth bool) PowerRead {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func ReadPower(ctx context.Context, c Credential, o Options) PowerRead {
+	o = o.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	var state string
-	cl, err := Connect(ctx, c, Options{Timeout: timeout, BasicAuth: basicAuth})
+	cl, err := Connect(ctx, c, o)
 	if err == nil {
 		var ps redfish.PowerState
 		ps, err = cl.PowerState()
@@ -89,7 +90,7 @@ func ProvenOff(reads []PowerRead, gap time.Duration) (bool, string) {
 // ProveOff reads the PowerState twice, gap apart, and says whether the reads prove the system
 // off (ProvenOff). A first read that is not Off ends it at once: the caller's fallback (the next
 // fencing level, or waiting) then starts without the gap. Each read is passed to seen.
-func ProveOff(ctx context.Context, c Credential, gap, timeout time.Duration, basicAuth bool, seen func(PowerRead)) (bool, string) {
+func ProveOff(ctx context.Context, c Credential, gap time.Duration, o Options, seen func(PowerRead)) (bool, string) {
 	var reads []PowerRead
 	for i := 0; i < 2; i++ {
 		if i > 0 {
@@ -102,7 +103,7 @@ func ProveOff(ctx context.Context, c Credential, gap, timeout time.Duration, bas
 			case <-time.After(gap):
 			}
 		}
-		r := ReadPower(ctx, c, timeout, basicAuth)
+		r := ReadPower(ctx, c, o)
 		seen(r)
 		reads = append(reads, r)
 	}

@@ -43,7 +43,7 @@ func TestReadPowerDescribe(t *testing.T) {
 		{"hangs", "https://" + hung.Addr().String(), "right", "BMC h unreachable"},
 		{"down", "https://" + closed.Addr().String(), "right", "BMC h unreachable"},
 	} {
-		r := bmc.ReadPower(context.Background(), cred(tc.endpoint, tc.password), time.Second, true)
+		r := bmc.ReadPower(context.Background(), cred(tc.endpoint, tc.password), bmc.Options{Timeout: time.Second, BasicAuth: true})
 		if got := r.Describe("h"); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: %q (%v), want %q", tc.name, got, r.Err, tc.want)
 		}

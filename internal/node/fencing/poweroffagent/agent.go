@@ -78,7 +78,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case "validate-all", "list":
 		return exitOK
 	case "status", "monitor":
-		r := bmc.ReadPower(ctx, o.Credential, o.ReadTimeout, true)
+		r := bmc.ReadPower(ctx, o.Credential, bmc.Options{Timeout: o.ReadTimeout, BasicAuth: true})
 		if r.Err != nil {
 			log.Error("the BMC did not answer", "err", r.Err)
 			return exitError
@@ -90,7 +90,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return exitOK
 	}
 	// off and reboot: succeed only on proof.
-	off, reason := bmc.ProveOff(ctx, o.Credential, o.Gap, o.ReadTimeout, true, func(r bmc.PowerRead) {
+	off, reason := bmc.ProveOff(ctx, o.Credential, o.Gap, bmc.Options{Timeout: o.ReadTimeout, BasicAuth: true}, func(r bmc.PowerRead) {
 		if r.Err != nil {
 			log.Info("read", "err", r.Err)
 		} else {
