@@ -102,13 +102,7 @@ func (l *lab) fences(node, target string) (int, error) {
 	if err != nil || st == nil {
 		return 0, fmt.Errorf("status on %s: %v", node, err)
 	}
-	n := 0
-	for _, f := range st.Fencing {
-		if f.Target == target && f.Status == "success" {
-			n++
-		}
-	}
-	return n, nil
+	return st.Fencing.Successes(target), nil
 }
 
 func (l *lab) waitFenced(by, target string, n int) {

@@ -103,7 +103,7 @@ func (c *cluster) failover(f failoverFault, run int) failoverTimeline {
 		if err == nil && tl.detected == 0 && !m.Nodes[f.victim] {
 			tl.detected = at
 		}
-		if err == nil && st != nil && tl.fenced == 0 && successfulFences(st.Fencing, f.victim) > fencedBefore {
+		if err == nil && st != nil && tl.fenced == 0 && st.Fencing.Successes(f.victim) > fencedBefore {
 			tl.fenced = at
 		}
 		time.Sleep(200 * time.Millisecond)

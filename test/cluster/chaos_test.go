@@ -300,7 +300,7 @@ func (r *campaign) fencesOf(node, target string) int {
 	if err != nil || st == nil {
 		return 0
 	}
-	return successfulFences(st.Fencing, target)
+	return st.Fencing.Successes(target)
 }
 
 // signalEtcd sends sig to node's etcd; a SIGSTOP is followed by SIGCONT after d, unless the
@@ -361,10 +361,8 @@ func (r *campaign) recovered(since int64) (bool, string) {
 	if len(m.Members) != 2 {
 		return false, fmt.Sprintf("Corosync members %+v", m.Members)
 	}
-	for _, f := range st.Fencing {
-		if f.Status == "pending" {
-			return false, fmt.Sprintf("fencing pending: %+v", f)
-		}
+	if st.Fencing.Pending() {
+		return false, fmt.Sprintf("fencing pending: %+v", st.Fencing)
 	}
 	return st.Role("etcd", "node1") == "Promoted" && st.Role("etcd", "node2") == "Promoted", fmt.Sprintf("%+v", st.Resources)
 }
@@ -412,7 +410,7 @@ func (r *campaign) newFences() []pcmk.FenceEvent {
 		}
 		for _, f := range st.Fencing {
 			key := strings.Join([]string{f.Target, f.Action, f.Delegate, f.Completed}, "|")
-			if f.Status == "success" && !r.seenFences[key] {
+			if f.Status == pcmk.FenceSucceeded && !r.seenFences[key] {
 				r.seenFences[key] = true
 				out = append(out, f)
 			}

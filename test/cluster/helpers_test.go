@@ -16,7 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/prometheus/procfs"
+
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
@@ -79,17 +80,7 @@ func (c *cluster) fences(node, target string) int {
 	if err != nil || st == nil {
 		c.t.Fatalf("status on %s: %v", node, err)
 	}
-	return successfulFences(st.Fencing, target)
-}
-
-func successfulFences(history []pcmk.FenceEvent, target string) int {
-	n := 0
-	for _, f := range history {
-		if f.Target == target && f.Status == "success" {
-			n++
-		}
-	}
-	return n
+	return st.Fencing.Successes(target)
 }
 
 // assertFenced checks how many times each node was fenced, in from's fencing history.
@@ -249,17 +240,15 @@ func (c *cluster) assertStartedAfter(node string, first int, firstName string, l
 
 // startTicks is a process's start time in clock ticks after boot (0 if it is gone).
 func startTicks(pid int) uint64 {
-	stat := readFile(fmt.Sprintf("/proc/%d/stat", pid))
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
 		return 0
 	}
-	f := strings.Fields(stat[i+1:])
-	if len(f) < 20 {
+	st, err := p.Stat()
+	if err != nil {
 		return 0
 	}
-	t, _ := strconv.ParseUint(f[19], 10, 64)
-	return t
+	return st.Starttime
 }
 
 func readFile(path string) string {

@@ -206,7 +206,7 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 			add(etcdDecision, prometheus.GaugeValue, 1, n.Name, n.EtcdAgent)
 		}
 		add(forced, prometheus.CounterValue, float64(n.Forced.Count), n.Name)
-		if d, ok := lastFailover(p.Fencing, n); ok {
+		if d, ok := lastFailover(p.Fencing, n, p.Peer(n.Name)); ok {
 			add(failover, prometheus.GaugeValue, d.Seconds(), n.Name)
 		}
 	}
@@ -238,7 +238,7 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 	events := map[fenceKey]int{}
 	targets := map[string]bool{}
 	for _, e := range p.Fencing {
-		events[fenceKey{e.Target, e.Action, e.Status}]++
+		events[fenceKey{e.Target, e.Action, string(e.Status)}]++
 		targets[e.Target] = true
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(events), func(a, b fenceKey) int {
@@ -256,21 +256,15 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 	return out
 }
 
-// lastFailover is how long after the last successful fencing of another node, completed before
-// n's last forced cluster, that cluster served; false when n never forced one or no fencing
-// explains it (an administrator's confirmation, a history cleaned since).
-func lastFailover(history []pcmk.FenceEvent, n pcmk.NodeStatus) (time.Duration, bool) {
+// lastFailover is how long after the last successful fencing of n's peer, completed before n's
+// last forced cluster, that cluster served; false when n never forced one or no fencing explains
+// it (an administrator's confirmation, a history cleaned since).
+func lastFailover(history pcmk.FenceHistory, n, peer pcmk.NodeStatus) (time.Duration, bool) {
 	if n.Forced.Count == 0 {
 		return 0, false
 	}
-	var fenced time.Time
-	for _, e := range history {
-		at, ok := e.CompletedAt()
-		if ok && e.Target != n.Name && e.Status == "success" && !at.After(n.Forced.Last) && at.After(fenced) {
-			fenced = at
-		}
-	}
-	return n.Forced.Last.Sub(fenced), !fenced.IsZero()
+	fenced, ok := history.LastSuccess(peer.Name, n.Forced.Last)
+	return n.Forced.Last.Sub(fenced), ok
 }
 
 // etcdAgentRole names the agent's role from the resource's role and the agent's decision

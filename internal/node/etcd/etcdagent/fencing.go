@@ -27,16 +27,9 @@ import (
 
 // fencedSince reports whether history holds a successful fencing of target completed after t.
 // crm_mon gives whole seconds: an event within t's own second does not count.
-func fencedSince(history []pcmk.FenceEvent, target string, t time.Time) bool {
-	for _, f := range history {
-		if f.Target != target || f.Status != "success" {
-			continue
-		}
-		if done, ok := f.CompletedAt(); ok && done.After(t.Truncate(time.Second)) {
-			return true
-		}
-	}
-	return false
+func fencedSince(history pcmk.FenceHistory, target string, t time.Time) bool {
+	done, ok := history.LastSuccess(target, time.Time{})
+	return ok && done.After(t.Truncate(time.Second))
 }
 
 // proofSince is the time after which a fencing of the peer proves what a lost notification

@@ -9,7 +9,7 @@ import (
 
 func TestFencedSince(t *testing.T) {
 	launched := time.Date(2026, 11, 22, 9, 55, 30, 500e6, time.UTC)
-	ev := func(target, status, completed string) pcmk.FenceEvent {
+	ev := func(target string, status pcmk.FenceStatus, completed string) pcmk.FenceEvent {
 		return pcmk.FenceEvent{Action: "reboot", Target: target, Status: status, Completed: completed}
 	}
 	for _, tc := range []struct {

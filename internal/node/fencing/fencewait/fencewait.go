@@ -22,25 +22,20 @@ type Failing struct {
 }
 
 // Find returns target's failing fencing, if its history has failures after its last success.
-func Find(history []pcmk.FenceEvent, target string) (Failing, bool) {
-	var lastSuccess time.Time
-	for _, e := range history {
-		if at, ok := e.CompletedAt(); ok && e.Target == target && e.Status == "success" && at.After(lastSuccess) {
-			lastSuccess = at
-		}
-	}
+func Find(history pcmk.FenceHistory, target string) (Failing, bool) {
+	lastSuccess, _ := history.LastSuccess(target, time.Time{})
 	f := Failing{Target: target}
 	var last time.Time
 	for _, e := range history {
 		if e.Target != target {
 			continue
 		}
-		if e.Status == "pending" {
+		if e.Status == pcmk.FencePending {
 			f.Retrying = true
 			continue
 		}
 		at, ok := e.CompletedAt()
-		if !ok || e.Status != "failed" || !at.After(lastSuccess) {
+		if !ok || e.Status != pcmk.FenceFailed || !at.After(lastSuccess) {
 			continue
 		}
 		f.Attempts++

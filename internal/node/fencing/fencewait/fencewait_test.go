@@ -8,7 +8,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
-func ev(target, status, completed, reason string) pcmk.FenceEvent {
+func ev(target string, status pcmk.FenceStatus, completed, reason string) pcmk.FenceEvent {
 	return pcmk.FenceEvent{Action: "reboot", Target: target, Status: status, Completed: completed, ExitReason: reason}
 }
 

@@ -2,7 +2,7 @@ package attrs
 
 import (
 	"context"
-	"fmt"
+	"encoding/xml"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/command"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
@@ -55,9 +55,11 @@ func (c CRM) Claim(ctx context.Context, owner, overrideFrom string) (string, err
 			return "", err
 		}
 	}
-	xml := fmt.Sprintf(`<cluster_property_set id=%q><nvpair id=%q name=%q value=%q/></cluster_property_set>`,
-		claimSetID, claimName, claimName, owner)
-	if _, err := c.tools().Run(ctx, "cibadmin", "--create", "--scope", "crm_config", "--xml-text", xml); err == nil {
+	set, err := xml.Marshal(propertySet{ID: claimSetID, NVPairs: []nvpair{{ID: claimName, Name: claimName, Value: owner}}})
+	if err != nil {
+		return "", err
+	}
+	if _, err := c.tools().Run(ctx, "cibadmin", "--create", "--scope", "crm_config", "--xml-text", string(set)); err == nil {
 		return owner, nil
 	}
 	// Taken meanwhile (or the CIB refused): report who holds it now.
@@ -69,8 +71,25 @@ func (c CRM) Release(ctx context.Context, owner string) error {
 	if err != nil || holder != owner {
 		return err
 	}
-	_, err = c.tools().Run(ctx, "cibadmin", "--delete", "--xml-text", fmt.Sprintf(`<cluster_property_set id=%q/>`, claimSetID))
+	set, err := xml.Marshal(propertySet{ID: claimSetID})
+	if err != nil {
+		return err
+	}
+	_, err = c.tools().Run(ctx, "cibadmin", "--delete", "--xml-text", string(set))
 	return err
+}
+
+// propertySet is a CIB cluster_property_set, the claim's home in crm_config.
+type propertySet struct {
+	XMLName xml.Name `xml:"cluster_property_set"`
+	ID      string   `xml:"id,attr"`
+	NVPairs []nvpair `xml:"nvpair"`
+}
+
+type nvpair struct {
+	ID    string `xml:"id,attr"`
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 func (c CRM) ReportFailure(ctx context.Context, node, resource string) error {

@@ -16,7 +16,7 @@ type Status struct {
 	StonithEnabled bool           `json:"stonithEnabled"`
 	Nodes          []NodeStatus   `json:"nodes"`
 	Resources      []ResourceRole `json:"resources"`
-	Fencing        []FenceEvent   `json:"fencing"` // newest first, as crm_mon orders it
+	Fencing        FenceHistory   `json:"fencing"`
 	// History is each node's resource history: fail counts and migration thresholds.
 	History []ResourceHistory `json:"history,omitempty"`
 }
@@ -111,14 +111,61 @@ type ResourceRole struct {
 	FailureIgnored bool `json:"failureIgnored,omitempty"`
 }
 
+// FenceStatus is how a fencing action stands, as crm_mon names it.
+type FenceStatus string
+
+const (
+	FenceSucceeded FenceStatus = "success"
+	FenceFailed    FenceStatus = "failed"
+	FencePending   FenceStatus = "pending"
+)
+
 // FenceEvent is one entry of the fencing history.
 type FenceEvent struct {
-	Action     string `json:"action"`
-	Target     string `json:"target"`
-	Delegate   string `json:"delegate,omitempty"`
-	Status     string `json:"status"` // success, failed or pending
-	ExitReason string `json:"exitReason,omitempty"`
-	Completed  string `json:"completed,omitempty"`
+	Action     string      `json:"action"`
+	Target     string      `json:"target"`
+	Delegate   string      `json:"delegate,omitempty"`
+	Status     FenceStatus `json:"status"`
+	ExitReason string      `json:"exitReason,omitempty"`
+	Completed  string      `json:"completed,omitempty"`
+}
+
+// FenceHistory is Pacemaker's fencing history, newest first as crm_mon orders it (the queries
+// do not rely on the order).
+type FenceHistory []FenceEvent
+
+// Successes is how many fencings of target succeeded.
+func (h FenceHistory) Successes(target string) int {
+	n := 0
+	for _, e := range h {
+		if e.Target == target && e.Status == FenceSucceeded {
+			n++
+		}
+	}
+	return n
+}
+
+// LastSuccess is when the latest successful fencing of target completed, among those completed
+// no later than notAfter (any when notAfter is zero); false when there is none.
+func (h FenceHistory) LastSuccess(target string, notAfter time.Time) (time.Time, bool) {
+	var last time.Time
+	for _, e := range h {
+		at, ok := e.CompletedAt()
+		if ok && e.Target == target && e.Status == FenceSucceeded && at.After(last) && (notAfter.IsZero() || !at.After(notAfter)) {
+			last = at
+		}
+	}
+	return last, !last.IsZero()
+}
+
+// Pending tells whether a fencing is running now.
+func (h FenceHistory) Pending() bool {
+	for _, e := range h {
+		if e.Status == FencePending {
+			return true
+		}
+	}
+	return false
 }
 
 // CompletedAt is when the event completed (crm_mon gives whole seconds); false for a pending one.
@@ -178,12 +225,12 @@ type crmMon struct {
 		} `xml:"resource_history"`
 	} `xml:"node_history>node"`
 	Fencing []struct {
-		Action     string `xml:"action,attr"`
-		Target     string `xml:"target,attr"`
-		Delegate   string `xml:"delegate,attr"`
-		Status     string `xml:"status,attr"`
-		ExitReason string `xml:"exit-reason,attr"`
-		Completed  string `xml:"completed,attr"`
+		Action     string      `xml:"action,attr"`
+		Target     string      `xml:"target,attr"`
+		Delegate   string      `xml:"delegate,attr"`
+		Status     FenceStatus `xml:"status,attr"`
+		ExitReason string      `xml:"exit-reason,attr"`
+		Completed  string      `xml:"completed,attr"`
 	} `xml:"fence_history>fence_event"`
 }
 
@@ -228,7 +275,7 @@ func parseStatus(data []byte) (Status, error) {
 	if err := xml.Unmarshal(data, &m); err != nil {
 		return Status{}, fmt.Errorf("crm_mon output: %w", err)
 	}
-	s := Status{WithQuorum: m.Summary.DC.WithQuorum, StonithEnabled: m.Summary.Options.StonithEnabled, Nodes: []NodeStatus{}, Resources: []ResourceRole{}, Fencing: []FenceEvent{}}
+	s := Status{WithQuorum: m.Summary.DC.WithQuorum, StonithEnabled: m.Summary.Options.StonithEnabled, Nodes: []NodeStatus{}, Resources: []ResourceRole{}, Fencing: FenceHistory{}}
 	if m.Summary.DC.Present {
 		s.DC = m.Summary.DC.Name
 	}
@@ -303,6 +350,16 @@ func parseStatus(data []byte) (Status, error) {
 		}
 	}
 	return s, nil
+}
+
+// Peer is the node the status lists other than name; the zero NodeStatus when there is none.
+func (s Status) Peer(name string) NodeStatus {
+	for _, n := range s.Nodes {
+		if n.Name != name {
+			return n
+		}
+	}
+	return NodeStatus{}
 }
 
 // Role is the role of resource id on node ("Stopped" when it does not run there).
