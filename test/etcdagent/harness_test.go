@@ -24,6 +24,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
@@ -215,8 +217,11 @@ func signalAndWait(pid int, sig syscall.Signal) {
 
 func waitExit(pid int) {
 	for i := 0; i < 200; i++ {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil || strings.Contains(string(data), ") Z ") {
+		p, err := procfs.NewProc(pid)
+		if err != nil {
+			return
+		}
+		if st, err := p.Stat(); err != nil || st.State == "Z" {
 			return
 		}
 		time.Sleep(25 * time.Millisecond)

@@ -6,23 +6,21 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/go-logfmt/logfmt"
 )
 
-// Field is key's value in a logfmt line ("" when absent); a quoted value loses its quotes.
+// Field is key's value in a logfmt line ("" when absent or the line is not logfmt up to it).
 func Field(line, key string) string {
-	line = " " + line // a key may start the line
-	i := strings.Index(line, " "+key+"=")
-	if i < 0 {
-		return ""
-	}
-	v := line[i+len(key)+2:]
-	if strings.HasPrefix(v, `"`) {
-		if j := strings.IndexByte(v[1:], '"'); j >= 0 {
-			return v[1 : j+1]
+	d := logfmt.NewDecoder(strings.NewReader(line))
+	for d.ScanRecord() {
+		for d.ScanKeyval() {
+			if string(d.Key()) == key {
+				return string(d.Value())
+			}
 		}
 	}
-	v, _, _ = strings.Cut(v, " ")
-	return v
+	return ""
 }
 
 // AgentTime is the time an agent's slog line carries (time=, RFC 3339 with milliseconds).

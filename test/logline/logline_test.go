@@ -6,10 +6,10 @@ import (
 )
 
 func TestField(t *testing.T) {
-	line := `time=2026-11-25T07:05:44.089Z level=INFO msg="launching etcd" agent=tnf-etcd force_new_cluster=true`
+	line := `time=2026-11-25T07:05:44.089Z level=INFO msg="launching etcd" agent=tnf-etcd force_new_cluster=true reason="peer said \"no\" to x=1"`
 	for key, want := range map[string]string{
 		"time": "2026-11-25T07:05:44.089Z", "msg": "launching etcd", "agent": "tnf-etcd",
-		"force_new_cluster": "true", "level": "INFO", "node": "", "new_cluster": "",
+		"force_new_cluster": "true", "level": "INFO", "node": "", "new_cluster": "", "reason": `peer said "no" to x=1`, "x": "",
 	} {
 		if got := Field(line, key); got != want {
 			t.Errorf("Field(%q) = %q, want %q", key, got, want)

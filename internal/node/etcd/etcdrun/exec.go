@@ -8,11 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
@@ -171,33 +170,22 @@ func waitGone(pid int, d time.Duration) bool {
 	}
 }
 
-// statFields returns /proc/<pid>/stat fields after the command name.
-func statFields(pid int) ([]string, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// procStat reads /proc/<pid>/stat.
+func procStat(pid int) (procfs.ProcStat, error) {
+	p, err := procfs.NewProc(pid)
 	if err != nil {
-		return nil, err
+		return procfs.ProcStat{}, err
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil, fmt.Errorf("pid %d: malformed stat", pid)
-	}
-	return strings.Fields(s[i+1:]), nil
+	return p.Stat()
 }
 
-// startTime is field 22 of /proc/<pid>/stat (clock ticks after boot).
+// startTime is when pid started, in clock ticks after boot: with the PID, it names one process.
 func startTime(pid int) (uint64, error) {
-	f, err := statFields(pid)
-	if err != nil {
-		return 0, err
-	}
-	if len(f) < 20 {
-		return 0, fmt.Errorf("pid %d: short stat", pid)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
+	st, err := procStat(pid)
+	return st.Starttime, err
 }
 
 func zombie(pid int) bool {
-	f, err := statFields(pid)
-	return err == nil && len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+	st, err := procStat(pid)
+	return err == nil && (st.State == "Z" || st.State == "X")
 }
