@@ -6,26 +6,57 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build test cluster-test chaos bench demo lab lab-base boot-test boot-smoke boot-bench lint clean
+.PHONY: all build test test-one cluster-test chaos bench demo lab lab-base boot-test boot-smoke boot-bench lint clean
 
 all: build
 
-build:
-	$(GO) build -tags "$(TAGS)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert ./cmd/build-layer ./cmd/etcd ./cmd/etcdctl ./test/redfish/cmd/redfish-emulator
-	cd tools/etcd-3.6 && $(GO) build -o $(BIN)/etcd-3.6/etcd .
+# The tools the tests run that do not follow this project's code (etcd and etcdctl 3.5, etcd 3.6)
+# are built once per input and Go version into TOOLS_CACHE, outside the clone, and copied into
+# bin/ (a copy, not a link: the tests know etcd's processes by their executable's path). The key
+# is a hash of what decides the binary: the module's go.sum (every version) and the sources.
+TOOLS_CACHE ?= $(HOME)/.cache/tnf-layer/tools
+toolkey = $(shell cat $(1) | sha256sum | cut -c1-16)-$(shell $(GO) env GOVERSION)
+ETCD35 := $(TOOLS_CACHE)/etcd-3.5-$(call toolkey,go.sum cmd/etcd/*.go cmd/etcdctl/*.go)
+ETCD36 := $(TOOLS_CACHE)/etcd-3.6-$(call toolkey,tools/etcd-3.6/go.sum tools/etcd-3.6/*.go)
+
+build: $(ETCD35)/etcd $(ETCD36)/etcd
+	$(GO) build -tags "$(TAGS)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert ./cmd/build-layer ./test/redfish/cmd/redfish-emulator
+	mkdir -p $(BIN)/etcd-3.6
+	cmp -s $(ETCD35)/etcd $(BIN)/etcd || cp --remove-destination $(ETCD35)/etcd $(BIN)/etcd
+	cmp -s $(ETCD35)/etcdctl $(BIN)/etcdctl || cp --remove-destination $(ETCD35)/etcdctl $(BIN)/etcdctl
+	cmp -s $(ETCD36)/etcd $(BIN)/etcd-3.6/etcd || cp --remove-destination $(ETCD36)/etcd $(BIN)/etcd-3.6/etcd
+
+# Built into a temporary folder and renamed: an interrupted build leaves no cache entry.
+$(ETCD35)/etcd:
+	rm -rf $(ETCD35).tmp && $(GO) build -o $(ETCD35).tmp/ ./cmd/etcd ./cmd/etcdctl && mv -T $(ETCD35).tmp $(ETCD35)
+
+$(ETCD36)/etcd:
+	rm -rf $(ETCD36).tmp && cd tools/etcd-3.6 && $(GO) build -o $(ETCD36).tmp/etcd . && mv -T $(ETCD36).tmp $(ETCD36)
 
 # Unit tests and the integration tests (tag "integration": real etcd processes, Pacemaker's
-# tools, ocf-tester), one package at a time so their processes never compete for the 2 cores.
-# The etcd suites run once more on etcd 3.6 (tools/etcd-3.6), which newer releases ship.
+# tools, ocf-tester). Packages run side by side (-p 2, the cores): none shares a port, a folder or
+# a namespace with another. The etcd suites run once more on etcd 3.6 (tools/etcd-3.6), which
+# newer releases ship. The two-node cluster scenarios (test/cluster) run last, alone, and
+# CLUSTER_PARALLEL of them at a time: each has its own namespaces, folders and BMC emulator.
+CLUSTER_PARALLEL ?= 3
+GOTEST = TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
 test: build lint
-	TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -p 1 -timeout 25m ./...
-	TNF_BIN=$(BIN) TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GO) test -count=1 -tags "integration $(TAGS)" -p 1 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/
+	$(GOTEST) -p 2 -timeout 20m $$($(GO) list ./... | grep -v '/test/cluster$$')
+	TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GOTEST) -p 2 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/
+	$(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 25m ./test/cluster/
+
+# One package, or the tests of one package RUN matches, with the same tags and binaries:
+# make test-one PKG=./test/cluster RUN='^TestNodeFailure$$'
+PKG ?= ./...
+RUN ?= .
+test-one: build
+	$(GOTEST) -v -run '$(RUN)' -timeout 40m $(PKG)
 
 # The two-node cluster scenarios alone (test/cluster: real Corosync, Pacemaker, pcs,
 # fence_redfish and etcd in network namespaces), every one of them; make test runs all but the
 # planned-stop scenarios marked onlyInClusterTest.
 cluster-test: build
-	TNF_CLUSTER_ALL=1 TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -timeout 40m ./test/cluster/
+	TNF_CLUSTER_ALL=1 $(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 40m ./test/cluster/
 
 # The randomized fault campaign (test/cluster TestChaos): CHAOS_CYCLES faults drawn from
 # CHAOS_SEED (a fresh seed, logged, when empty) under a concurrent workload whose history is

@@ -86,6 +86,7 @@ func (c *cluster) writeAfter(node, key string) time.Duration {
 // time the BMC comes back: Pacemaker's own retry (within its one-minute recheck) proves node2 off
 // through the first fencing level and node1 serves, without anyone.
 func TestFencingCannotComplete(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	w.Stop()
@@ -130,6 +131,7 @@ func TestFencingCannotComplete(t *testing.T) {
 // auto-unblock, enabled, reads node2's BMC with it: Off twice, so it confirms node2 down and
 // node1 serves.
 func TestFencingWrongPassword(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, func(cfg *clusterconfig.Config) {
 		cfg.AutoUnblock = clusterconfig.AutoUnblock{Enabled: true, After: duration.Duration{Duration: 10 * time.Second}}
 	})
@@ -171,6 +173,11 @@ func TestFencingWrongPassword(t *testing.T) {
 // rejoins, finds its peer's member waiting for it, starts its own member, and the two have
 // their quorum back: nobody fenced, nothing forced, nothing moved aside, the peer writes again.
 // Once for each node, since the tie of equal data goes to the first by name.
+//
+// It runs alone, before the parallel scenarios: with every BMC unreachable, the fence devices'
+// failed starts abort each of Pacemaker's transitions, and on a loaded machine the returning
+// node's etcd start, last in its transition, is never reached (seen beside two other clusters:
+// 160 s, and past the settle bound; alone 10 s).
 func TestReturnBeforeFencing(t *testing.T) {
 	c := newCluster(t, nil)
 	w := c.upAndWriting()

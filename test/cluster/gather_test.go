@@ -24,6 +24,7 @@ import (
 // member of any bundle holds a BMC password or the Corosync key, not even the Pacemaker log into
 // which the test wrote a password.
 func TestGather(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	c.up()
 	log := filepath.Join(c.layout.Nodes["node1"].Dir, "disk", "var-log", "pacemaker", "pacemaker.log")

@@ -47,6 +47,7 @@ var sharedMetrics = []string{
 // management network while node2 loses its power, and sees the fencing, the roles and the peer
 // gone, node1's forced cluster counted and its alert firing.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	c.up()
 	// A resource failure, so that the fail counts have something to agree on.

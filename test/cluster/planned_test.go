@@ -20,6 +20,7 @@ import (
 // over first when it leads), the other serves on alone, and the node comes back as a learner
 // and is promoted.
 func TestGracefulReboot(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	for _, node := range c.nodes {
@@ -37,6 +38,7 @@ func TestGracefulReboot(t *testing.T) {
 // for five seconds, instead of failing).
 func TestSequentialGracefulReboot(t *testing.T) {
 	onlyInClusterTest(t)
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	c.reboot(w, "node1")
@@ -51,6 +53,7 @@ func TestSequentialGracefulReboot(t *testing.T) {
 // and the cluster forms again from the last voter's data with no admin step.
 func TestBothGraceful(t *testing.T) {
 	onlyInClusterTest(t)
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	for _, how := range []struct{ stop, start string }{{"cluster-stop", "cluster-start"}, {"shutdown", "on"}} {
@@ -89,6 +92,7 @@ func grepLines(text string, words ...string) string {
 // left; node1 serves on; `pcs node unstandby` brings it back.
 func TestStandby(t *testing.T) {
 	onlyInClusterTest(t)
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	began := time.Now()
@@ -240,6 +244,7 @@ func (c *cluster) assertPlanned() {
 // node2 joins: nothing acknowledged is lost.
 func TestGracefulThenUngraceful(t *testing.T) {
 	onlyInClusterTest(t)
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	c.olderDataAlone(w)
@@ -282,6 +287,7 @@ func (c *cluster) olderDataAlone(w *writer) {
 // moved aside and it joins node2's cluster.
 func TestAcceptDataLoss(t *testing.T) {
 	onlyInClusterTest(t)
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	if out, err := c.tnfctl("node2", "accept-data-loss", "--yes"); err == nil || !strings.Contains(out, "live Corosync member") {
@@ -319,6 +325,7 @@ func TestAcceptDataLoss(t *testing.T) {
 // new password, and the old ones are gone from the nodes.
 func TestBMCCredentialRotation(t *testing.T) {
 	onlyInClusterTest(t)
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	old := map[string]string{}
@@ -363,6 +370,7 @@ func TestBMCCredentialRotation(t *testing.T) {
 // winner, whose setup must leave the live configuration as it is.
 func TestNodeReplacement(t *testing.T) {
 	onlyInClusterTest(t)
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	for _, dead := range []string{"node2", "node1"} {

@@ -19,6 +19,7 @@ import (
 // Scenario 1: a node that boots alone stays inert; when its peer arrives both are promoted.
 // Setup run again changes nothing, and no BMC password is in the CIB.
 func TestColdBoot(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	c.power("on", "node1")
 	c.stayInert("node1", 40*time.Second)
@@ -92,6 +93,7 @@ func TestColdBoot(t *testing.T) {
 // Scenario 2: the cluster link fails. The race winner (node1) fences node2 and serves alone;
 // node2 reboots and stays inert while the link is down; after healing it rejoins.
 func TestNetworkSplit(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	c.link("down")
@@ -116,6 +118,7 @@ func TestNetworkSplit(t *testing.T) {
 // Scenario 3: either node loses power. The survivor fences it (the first level: its BMC says
 // Off) and serves alone; the node, left off, is powered on and rejoins.
 func TestNodeFailure(t *testing.T) {
+	t.Parallel()
 	for _, victim := range []string{"node2", "node1"} {
 		t.Run(victim, func(t *testing.T) {
 			c := newCluster(t, nil)
@@ -149,6 +152,7 @@ func TestNodeFailure(t *testing.T) {
 // down. The same through auto-unblock: refused while the BMC says On or does not answer,
 // done once it says Off.
 func TestTwoFailures(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, func(cfg *clusterconfig.Config) {
 		cfg.AutoUnblock = clusterconfig.AutoUnblock{Enabled: true, After: duration.Duration{Duration: 10 * time.Second}}
 	})
@@ -207,6 +211,7 @@ func TestTwoFailures(t *testing.T) {
 // after kubelet at boot, but not bound to its restarts) nor anything else moves; nobody is
 // fenced. When its stop fails as well, node1 fences node2, which reboots and rejoins.
 func TestKubeletFailure(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	for _, n := range c.nodes {
@@ -244,6 +249,7 @@ func TestKubeletFailure(t *testing.T) {
 // by the agent's watcher at once, a frozen member found by the monitor's liveness timeout), the
 // peer goes on alone, the member rejoins; nobody is fenced, no acknowledged write is lost.
 func TestEtcdFailure(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	for _, fault := range []etcdFault{{"node2", unix.SIGKILL}, {"node1", unix.SIGKILL}, {"node1", unix.SIGSTOP}, {"node2", unix.SIGSTOP}} {
@@ -292,6 +298,7 @@ func (c *cluster) waitEtcdReplaced(f etcdFault, pid int) {
 // served alone; both crash; node2, with the older data, boots first and node1 later: node1's
 // data leads (every write it acknowledged alone is on both), nobody is fenced.
 func TestBothCrash(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	c.crashBoth()
@@ -326,6 +333,7 @@ func TestBothCrash(t *testing.T) {
 // nodes come back with the same data. The name tie-break made node2 wait for node1 and the
 // claim made node1 wait for node2, for ever; the holder of the claim leads.
 func TestStaleClaim(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	w.Stop()
