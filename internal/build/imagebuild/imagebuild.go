@@ -262,6 +262,7 @@ func LocalDigest(store storage.Store, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	//lint:ignore SA1019 the reference is a plain name, read once: the ID and repeated-call caveats do not apply
 	img, err := is.Transport.GetStoreImage(store, ref)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)

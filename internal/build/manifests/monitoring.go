@@ -21,6 +21,8 @@ const metricsName = "tnf-metrics"
 // metricsPortName is the port's name the ServiceMonitor scrapes.
 const metricsPortName = "metrics"
 
+//lint:file-ignore SA1019 Endpoints, not an EndpointSlice, on purpose: see MetricsScrape.
+
 // MetricsScrape is what lets OpenShift's platform Prometheus scrape tnf-metrics.service on both
 // nodes, as it scrapes the kubelet: the nodes are no pods, so a Service without a selector whose
 // Endpoints list the two nodes' addresses, and a ServiceMonitor on that Service. Endpoints, not an

@@ -202,8 +202,8 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 	}
 	// The elected DC writes its options (dc-version and others) as the CIB's first
 	// cluster_property_set. A configuration built offline before that carries a set of the same
-	// id, and the CIB refuses the patch that would add a second one (seen in make test: setup
-	// failed with "Update does not conform to the configured schema").
+	// id, and the CIB refuses the patch that would add a second one ("Update does not conform to
+	// the configured schema").
 	if err := waitFor(ctx, o.Wait, "Pacemaker to elect its DC", func() (bool, error) {
 		_, set, err := tools.Attribute(ctx, "--type", "crm_config", "--name", "dc-version")
 		return err == nil && set, nil

@@ -170,10 +170,13 @@ func (e *Emulator) QEMUPID(id string) int {
 // Close stops serving and powers off what the emulator owns.
 func (e *Emulator) Close() error {
 	var errs []error
+	// Under the lock: a request being answered reads e.hangs (inject).
+	e.mu.Lock()
 	if e.hangs != nil {
 		close(e.hangs)
 		e.hangs = nil
 	}
+	e.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, s := range []*http.Server{e.srv, e.admin} {

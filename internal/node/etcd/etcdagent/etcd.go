@@ -44,6 +44,7 @@ func (a *Agent) dial(ctx context.Context, timeout time.Duration, endpoints ...st
 		Context:     ctx,
 		Logger:      zap.NewNop(),
 		// Fail fast instead of waiting for a connection that will not come.
+		//lint:ignore SA1019 clientv3 3.5 dials with grpc.DialContext, which honours WithBlock
 		DialOptions: []grpc.DialOption{grpc.WithBlock()},
 	})
 }

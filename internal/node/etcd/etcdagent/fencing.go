@@ -15,15 +15,15 @@ import (
 
 // The post-stop notification is how the survivor learns that its peer was fenced, but Pacemaker
 // drops it when the fencing's result aborts the transition that carried it: the transition
-// computed next finds the peer's instance already stopped and notifies nobody (seen on TCG
-// machines, where the fencing outlasts the rest of the transition, and with a slow BMC, whose
-// reboot brings the fenced node back into Corosync just before the result arrives). So the
-// survivor also acts on the fencing itself: Pacemaker's fencing alert reaches the watcher
-// (fencealert), which starts peer-fenced at once; the monitor remains the last resort. Either
-// acts only for a voter without a leader whose peer Pacemaker's history shows fenced after this
-// etcd was launched and after it last had a leader: the proof the notification would have
-// carried. (Launch time alone was not enough: a fencing the survivor did not need, followed by
-// the peer's return and a second loss, passed for proof of the second loss before its fencing.)
+// computed next finds the peer's instance already stopped and notifies nobody (a fencing that
+// outlasts the rest of the transition; a slow BMC whose reboot brings the fenced node back into
+// Corosync just before the result arrives). So the survivor also acts on the fencing itself:
+// Pacemaker's fencing alert reaches the watcher (fencealert), which starts peer-fenced at once;
+// the monitor remains the last resort. Either acts only for a voter without a leader whose peer
+// Pacemaker's history shows fenced after this etcd was launched and after it last had a leader:
+// the proof the notification would have carried. Both bounds are needed: a fencing the survivor
+// did not need, followed by the peer's return and a second loss, is after the launch but before
+// the second loss's last leader.
 
 // fencedSince reports whether history holds a successful fencing of target completed after t.
 // crm_mon gives whole seconds: an event within t's own second does not count.
