@@ -11,8 +11,8 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
-	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 )
 
 func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
@@ -65,7 +65,7 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	f.StringVar(&passwordFile, "password-file", "", "file holding the BMC password")
 	f.StringVar(&verification, "certificate-verification", "Enabled", "Enabled or Disabled, as in the install-config")
 	f.StringVar(&caFile, "ca-file", "", "CA bundle of the BMC's certificate (default: the system's)")
-	f.StringVar(&agent, "fence-agent", fenceagent.DefaultAgent, "fence_redfish to run")
+	f.StringVar(&agent, "fence-agent", fencerun.DefaultAgent, "fence_redfish to run")
 	f.DurationVar(&timeout, "timeout", 20*time.Second, "deadline of each check")
 	f.BoolVar(&basicAuth, "basic-auth", false, "gofish with Basic auth instead of a session")
 	cmd.MarkFlagsMutuallyExclusive("target", "address")

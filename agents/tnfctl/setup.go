@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 )
 
@@ -28,7 +28,7 @@ func setupCommand(nf *nodeFlags) *cobra.Command {
 	f := cmd.Flags()
 	f.DurationVar(&o.Wait, "wait", time.Hour, "longest wait for Corosync, then for the peer to join")
 	f.StringVar(&o.PCS, "pcs", "pcs", "pcs binary")
-	f.StringVar(&o.Fence.Agent, "fence-agent", fenceagent.DefaultAgent, "fence_redfish for the BMC checks")
+	f.StringVar(&o.Fence.Agent, "fence-agent", fencerun.DefaultAgent, "fence_redfish for the BMC checks")
 	f.DurationVar(&o.Fence.Timeout, "fence-timeout", 20*time.Second, "deadline of each BMC check")
 	f.BoolVar(&o.Fence.BasicAuth, "basic-auth", false, "gofish with Basic auth instead of a session")
 	return cmd

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/duration"
-	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 )
 
 // fence runs the real fence_redfish against the emulator exactly as Pacemaker's fencer would,
 // bounded so that a hang fails the test instead of stalling it.
-func fence(t *testing.T, e *Emulator, action, id, pw string, verify, discover bool, powerTimeout int) fenceagent.Result {
+func fence(t *testing.T, e *Emulator, action, id, pw string, verify, discover bool, powerTimeout int) fencerun.Result {
 	t.Helper()
 	c := credential(t, e, id, "admin", pw)
 	c.VerifyCertificate = verify
@@ -24,7 +24,7 @@ func fence(t *testing.T, e *Emulator, action, id, pw string, verify, discover bo
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := fenceagent.Redfish{Action: action, Credential: c, Discover: discover, PowerTimeout: powerTimeout}.Run(ctx)
+	res, err := fencerun.Redfish{Action: action, Credential: c, Discover: discover, PowerTimeout: powerTimeout}.Run(ctx)
 	if err != nil {
 		t.Fatalf("fence_redfish %s: %v", action, err)
 	}
@@ -42,7 +42,7 @@ func power(t *testing.T, e *Emulator, id string) string {
 // TestFenceRedfish: Debian's fence_redfish, with systems_uri and with discovery, with
 // --ssl-insecure and with the emulator's CA, through every action Pacemaker uses.
 func TestFenceRedfish(t *testing.T) {
-	if _, err := exec.LookPath(fenceagent.DefaultAgent); err != nil {
+	if _, err := exec.LookPath(fencerun.DefaultAgent); err != nil {
 		t.Fatalf("fence_redfish is not installed (Debian package fence-agents): %v", err)
 	}
 	e := StartForTest(t, Config{Systems: []System{

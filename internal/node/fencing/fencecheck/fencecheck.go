@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
-	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 )
 
 // Result is one check's outcome.
@@ -64,7 +64,7 @@ func checkFenceAgent(ctx context.Context, c bmc.Credential, o Options) Result {
 	r := Result{Check: "fence_redfish"}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	res, err := fenceagent.Redfish{Agent: o.Agent, Action: "status", Credential: c}.Run(ctx)
+	res, err := fencerun.Redfish{Agent: o.Agent, Action: "status", Credential: c}.Run(ctx)
 	switch {
 	case ctx.Err() != nil:
 		r.Detail = fmt.Sprintf("no answer within %v", o.Timeout)

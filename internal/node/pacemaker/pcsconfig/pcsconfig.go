@@ -15,7 +15,7 @@ import (
 
 	tnflayer "github.com/tnf-layer/tnf-layer"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
-	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 )
 
 // SecretRef is the CIB value of a parameter kept by cibsecret: Pacemaker reads the value from
@@ -43,7 +43,7 @@ type param struct{ Name, Value string }
 
 type fencing struct {
 	ID, PowerOffID, Node, Delay string
-	Options                     []fenceagent.Option
+	Options                     []fencerun.Option
 }
 
 type agent struct {
@@ -75,7 +75,7 @@ func from(c clusterconfig.Config) (inputs, error) {
 		if err != nil {
 			return inputs{}, err
 		}
-		opts, err := fenceagent.Redfish{Credential: cred}.Options()
+		opts, err := fencerun.Redfish{Credential: cred}.Options()
 		if err != nil {
 			return inputs{}, fmt.Errorf("nodes[%s].bmc.address: %w", n.Name, err)
 		}

@@ -1,6 +1,6 @@
-// Package fenceagent runs a fence agent (fence_redfish) exactly as Pacemaker's fencer does: the
+// Package fencerun runs a fence agent (fence_redfish) exactly as Pacemaker's fencer does: the
 // options as name=value lines on standard input, so no secret ever appears in argv.
-package fenceagent
+package fencerun
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package fenceagent
+package fencerun
 
 import (
 	"context"
