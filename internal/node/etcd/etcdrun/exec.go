@@ -8,10 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
@@ -170,22 +171,35 @@ func waitGone(pid int, d time.Duration) bool {
 	}
 }
 
-// procStat reads /proc/<pid>/stat.
-func procStat(pid int) (procfs.ProcStat, error) {
-	p, err := procfs.NewProc(pid)
+// statFields returns /proc/<pid>/stat fields after the command name. Parsed here rather than
+// with prometheus/procfs: this package is linked into the fast monitor (ocf-etcd, through
+// etcdnode), whose every start would pay procfs's init (0.23 ms; a run 3.8 ms → 4.25 ms).
+func statFields(pid int) ([]string, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return procfs.ProcStat{}, err
+		return nil, err
 	}
-	return p.Stat()
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("pid %d: malformed stat", pid)
+	}
+	return strings.Fields(s[i+1:]), nil
 }
 
-// startTime is when pid started, in clock ticks after boot: with the PID, it names one process.
+// startTime is field 22 of /proc/<pid>/stat (clock ticks after boot).
 func startTime(pid int) (uint64, error) {
-	st, err := procStat(pid)
-	return st.Starttime, err
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	if len(f) < 20 {
+		return 0, fmt.Errorf("pid %d: short stat", pid)
+	}
+	return strconv.ParseUint(f[19], 10, 64)
 }
 
 func zombie(pid int) bool {
-	st, err := procStat(pid)
-	return err == nil && (st.State == "Z" || st.State == "X")
+	f, err := statFields(pid)
+	return err == nil && len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }
