@@ -15,7 +15,8 @@ all: build
 # bin/ (a copy, not a link: the tests know etcd's processes by their executable's path). The key
 # is a hash of what decides the binary: the module's go.sum (every version) and the sources.
 TOOLS_CACHE ?= $(HOME)/.cache/tnf-layer/tools
-toolkey = $(shell cat $(1) | sha256sum | cut -c1-16)-$(shell $(GO) env GOVERSION)
+GO_VERSION := $(shell $(GO) env GOVERSION)
+toolkey = $(shell cat $(1) | sha256sum | cut -c1-16)-$(GO_VERSION)
 ETCD35 := $(TOOLS_CACHE)/etcd-3.5-$(call toolkey,go.sum cmd/etcd/*.go cmd/etcdctl/*.go)
 ETCD36 := $(TOOLS_CACHE)/etcd-3.6-$(call toolkey,tools/etcd-3.6/go.sum tools/etcd-3.6/*.go)
 

@@ -59,6 +59,51 @@ func TestFenceHistory(t *testing.T) {
 	}
 }
 
+// TestFenceHistoryQueries: the queries every reader of the history uses, on a history with two
+// successes of n2 (out of order, as a cleaned and refilled history can be), a failure, a pending
+// attempt, a success of n1, and an event whose time does not parse.
+func TestFenceHistoryQueries(t *testing.T) {
+	h := FenceHistory{
+		{Target: "n2", Status: FenceSucceeded, Completed: "2026-11-22 09:00:00Z"},
+		{Target: "n2", Status: FenceFailed, Completed: "2026-11-22 11:00:00Z"},
+		{Target: "n2", Status: FenceSucceeded, Completed: "2026-11-22 10:00:00Z"},
+		{Target: "n2", Status: FenceSucceeded, Completed: "soon"},
+		{Target: "n1", Status: FenceSucceeded, Completed: "2026-11-22 12:00:00Z"},
+	}
+	if got := h.Successes("n2"); got != 3 {
+		t.Errorf("Successes(n2) = %d, want 3 (every success counts, its time readable or not)", got)
+	}
+	at := func(hour int) time.Time { return time.Date(2026, 11, 22, hour, 0, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		target   string
+		notAfter time.Time
+		want     time.Time
+		ok       bool
+	}{
+		{"n2", time.Time{}, at(10), true}, // the latest, not the first listed; the failure is none
+		{"n2", at(10), at(10), true},      // completed exactly at the bound counts
+		{"n2", at(9).Add(-time.Second), time.Time{}, false},
+		{"n2", at(9).Add(30 * time.Minute), at(9), true},
+		{"n1", time.Time{}, at(12), true},
+		{"n3", time.Time{}, time.Time{}, false},
+	} {
+		got, ok := h.LastSuccess(tc.target, tc.notAfter)
+		if ok != tc.ok || !got.Equal(tc.want) {
+			t.Errorf("LastSuccess(%s, %v) = %v %v, want %v %v", tc.target, tc.notAfter, got, ok, tc.want, tc.ok)
+		}
+	}
+	if h.Pending() {
+		t.Error("Pending on a history without a running fencing")
+	}
+	if !append(h, FenceEvent{Target: "n1", Status: FencePending}).Pending() {
+		t.Error("no Pending with a running fencing")
+	}
+	st := Status{Nodes: []NodeStatus{{Name: "n1"}, {Name: "n2"}}}
+	if st.Peer("n1").Name != "n2" || st.Peer("n2").Name != "n1" || (Status{Nodes: []NodeStatus{{Name: "n1"}}}).Peer("n1").Name != "" {
+		t.Error("Peer: want the other node, none when the status lists one")
+	}
+}
+
 // TestParseStatusForMetrics: the node and resource flags, the cluster options and the node
 // history (fail counts, migration thresholds) of crm_mon 2.1's XML, as ha_cluster_exporter reads
 // them; a clone's stopped instance has no node.
