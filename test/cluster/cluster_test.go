@@ -97,17 +97,18 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 		c.write(filepath.Join(n.Dir, "ocf", "tnf-test", "standin"), standIn, 0o755)
 		// What the layer installs outside the OCF folder, where Pacemaker and pcs look for it:
 		// the first fencing level's agent and the fencing alert agent (node_test.go's boot
-		// lays these folders over the host's).
-		for link, target := range map[string]string{
+		// lays these folders over the host's). Copies, not links: Pacemaker runs alerts as
+		// hacluster, who cannot follow a link into a checkout below a folder only root may
+		// enter (mktemp -d makes one), and the alert would never run.
+		for path, from := range map[string]string{
 			filepath.Join(n.Dir, "sbin", "fence_tnf_poweroff"):          filepath.Join(c.bin, "fence_tnf_poweroff"),
 			filepath.Join(n.Dir, "libexec", "tnf", "tnf-fencing-alert"): filepath.Join(c.bin, "tnf-fencing-alert"),
 		} {
-			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			data, err := os.ReadFile(from)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(target, link); err != nil {
-				t.Fatal(err)
-			}
+			c.write(path, data, 0o755)
 		}
 	}
 	// The cluster link.
