@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 )
@@ -57,16 +58,18 @@ func ExitCode(err error) int {
 }
 
 // Cmd is how a tool runs: in Dir (the current folder when empty) with Env added to this
-// process's environment.
+// process's environment, reading Stdin (nothing when nil).
 type Cmd struct {
-	Dir string
-	Env []string
+	Dir   string
+	Env   []string
+	Stdin io.Reader
 }
 
 // Run runs one tool and returns its standard output; a failure is an *Error.
 func (c Cmd) Run(ctx context.Context, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = c.Dir
+	cmd.Stdin = c.Stdin
 	if len(c.Env) > 0 {
 		cmd.Env = append(cmd.Environ(), c.Env...)
 	}

@@ -1,10 +1,17 @@
 package pcmk
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	_ "embed"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/command"
@@ -43,10 +50,8 @@ func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]
 			return false, err
 		}
 	}
-	for _, args := range commands {
-		if _, err := t.Run(ctx, pcs, append([]string{"-f", next}, args...)...); err != nil {
-			return false, err
-		}
+	if err := t.runPCS(ctx, pcs, dir, next, commands); err != nil {
+		return false, err
 	}
 	// crm_diff exits 0 when the two are equal and 1 with the patch on standard output.
 	diff, err := t.Run(ctx, "crm_diff", "--original", live, "--new", next, "--no-version")
@@ -64,6 +69,57 @@ func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]
 		return false, err
 	}
 	return true, nil
+}
+
+//go:embed pcsbatch.py
+var pcsBatch []byte
+
+// runPCS runs `pcs -f cib ARGS...` for each of commands, in order, in one Python process
+// (pcsbatch.py, written into dir): the interpreter is the one pcs's own script names, since
+// pcs's modules live in that Python's packages only.
+func (t Tools) runPCS(ctx context.Context, pcs, dir, cib string, commands [][]string) error {
+	python, err := scriptInterpreter(pcs)
+	if err != nil {
+		return err
+	}
+	script := filepath.Join(dir, "pcsbatch.py")
+	if err := os.WriteFile(script, pcsBatch, 0o600); err != nil {
+		return err
+	}
+	argvs := make([][]string, len(commands))
+	for i, args := range commands {
+		argvs[i] = append([]string{"-f", cib}, args...)
+	}
+	in, err := json.Marshal(argvs)
+	if err != nil {
+		return err
+	}
+	_, err = command.Cmd{Env: t.Env, Stdin: bytes.NewReader(in)}.Run(ctx, python[0], append(python[1:], script)...)
+	return err
+}
+
+// scriptInterpreter is the interpreter line of the script found as name in PATH: the program
+// and its one optional argument, as the kernel reads them.
+func scriptInterpreter(name string) ([]string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
+	rest, ok := strings.CutPrefix(line, "#!")
+	if err != nil || !ok {
+		return nil, fmt.Errorf("%s: not a script with an interpreter line (#!)", path)
+	}
+	program, arg, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	if arg = strings.TrimSpace(arg); arg != "" {
+		return []string{program, arg}, nil
+	}
+	return []string{program}, nil
 }
 
 // ConfirmFenced tells Pacemaker that node is safely down, as a fence device would have.

@@ -1,0 +1,117 @@
+package pcmk
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/command"
+)
+
+// offlineCIB is an empty CIB in a file, and the tools pointed at it as at a live cluster.
+func offlineCIB(t *testing.T) (Tools, string) {
+	t.Helper()
+	empty, err := command.Run(context.Background(), "cibadmin", "--empty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cib.xml")
+	if err := os.WriteFile(path, []byte(empty), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Tools{Env: []string{"CIB_file=" + path}}, path
+}
+
+var testConfiguration = [][]string{
+	{"property", "set", "stonith-enabled=false", "cluster-recheck-interval=1min"},
+	{"resource", "create", "first", "ocf:heartbeat:Dummy", "op", "monitor", "interval=10s", "clone", "interleave=true"},
+	{"resource", "create", "second", "ocf:heartbeat:Dummy", "clone"},
+	{"constraint", "order", "start", "first-clone", "then", "start", "second-clone"},
+	{"constraint", "location", "second-clone", "avoids", "node3"},
+	{"alert", "create", "path=/usr/bin/true", "id=test-alert"},
+}
+
+// The batch is what pcs builds when each command runs as its own process.
+func TestApplyConfigurationAsSeparateRuns(t *testing.T) {
+	ctx := context.Background()
+	live, livePath := offlineCIB(t)
+	changed, err := live.ApplyConfiguration(ctx, "pcs", testConfiguration)
+	if err != nil || !changed {
+		t.Fatalf("first apply: changed %v, %v", changed, err)
+	}
+	separate, separatePath := offlineCIB(t)
+	for _, args := range testConfiguration {
+		if _, err := separate.Run(ctx, "pcs", append([]string{"-f", separatePath}, args...)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// crm_diff exits 0 when the two configurations are the same.
+	if out, err := live.Run(ctx, "crm_diff", "--original", separatePath, "--new", livePath, "--no-version"); err != nil {
+		t.Fatalf("the batch built another configuration than separate pcs runs: %v\n%s", err, out)
+	}
+	changed, err = live.ApplyConfiguration(ctx, "pcs", testConfiguration)
+	if err != nil || changed {
+		t.Fatalf("second apply: changed %v, %v; want unchanged", changed, err)
+	}
+}
+
+// A command pcs refuses stops the batch, is named in the error, and leaves the live CIB as it was.
+func TestApplyConfigurationStopsAtRefusedCommand(t *testing.T) {
+	ctx := context.Background()
+	live, livePath := offlineCIB(t)
+	before, err := os.ReadFile(livePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"resource", "create", "third", "ocf:heartbeat:NoSuchAgent"}
+	cmds := append(append([][]string(nil), testConfiguration[:2]...), bad, testConfiguration[2])
+	_, err = live.ApplyConfiguration(ctx, "pcs", cmds)
+	if err == nil {
+		t.Fatal("applied a configuration with an unknown agent")
+	}
+	for _, part := range []string{"pcs -f ", strings.Join(bad, " "), "NoSuchAgent"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("error %q does not name %q", err, part)
+		}
+	}
+	if strings.Contains(err.Error(), "second") {
+		t.Errorf("error %q names a command after the refused one", err)
+	}
+	after, err := os.ReadFile(livePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Error("the live CIB changed")
+	}
+}
+
+func TestScriptInterpreter(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, text string
+		want       []string // nil: an error
+	}{
+		{"pcs", "#!/usr/bin/python3 -Es\nimport sys\n", []string{"/usr/bin/python3", "-Es"}},
+		{"plain", "#!/usr/bin/python3\n", []string{"/usr/bin/python3"}},
+		{"env", "#! /usr/bin/env python3 -s\n", []string{"/usr/bin/env", "python3 -s"}},
+		{"binary", "\x7fELF\x02\x01", nil},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		got, err := scriptInterpreter(path)
+		if tc.want == nil {
+			if err == nil {
+				t.Errorf("%s: got %q, want an error", tc.name, got)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: got %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
