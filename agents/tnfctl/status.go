@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
@@ -152,11 +153,11 @@ func printStatus(w io.Writer, st clusterStatus) {
 		case !n.Online:
 			state = "offline"
 		}
-		fmt.Fprintf(w, "  node %-20s %-8s layer %s\n", n.Name, state, orNone(n.LayerVersion))
+		fmt.Fprintf(w, "  node %-20s %-8s layer %s\n", n.Name, state, orNone(n.Attributes[etcdnode.AttrLayerVersion]))
 	}
 	for _, n := range p.Nodes {
-		if n.EtcdAgent != "" {
-			fmt.Fprintf(w, "  etcd on %s: %s\n", n.Name, n.EtcdAgent)
+		if d := n.Attributes[etcdnode.AttrDecision]; d != "" {
+			fmt.Fprintf(w, "  etcd on %s: %s\n", n.Name, d)
 		}
 	}
 	fmt.Fprintln(w, "Resources:")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
 )
@@ -47,8 +48,8 @@ func TestStatusText(t *testing.T) {
 		{"rolling-update", clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
 			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
-				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true, LayerVersion: "4.19.7-2"},
-					{Name: "master-1", Online: true, LayerVersion: "4.19.7-1"}},
+				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-2"}},
+					{Name: "master-1", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-1"}}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
 		}},
 		{"survivor-alone", clusterStatus{
@@ -79,7 +80,7 @@ func TestStatusText(t *testing.T) {
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": false, "master-1": true}, Quorate: true},
 			Pacemaker: &pcmk.Status{DC: "master-1", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0"}, {Name: "master-1", Online: true,
-					EtcdAgent: "refuse: the local member left its cluster (graceful leave): its data never leads, it joins the peer"}},
+					Attributes: map[string]string{etcdnode.AttrDecision: "refuse: the local member left its cluster (graceful leave): its data never leads, it joins the peer"}}},
 				Resources: append(stack("master-1", "Unpromoted"), stopped...)},
 		}},
 		{"setup-failed", clusterStatus{

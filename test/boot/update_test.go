@@ -17,6 +17,7 @@ import (
 	"github.com/stmcginnis/gofish/redfish"
 
 	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/bootdisk"
 	"github.com/tnf-layer/tnf-layer/test/poll"
 )
@@ -199,7 +200,7 @@ func (l *lab) layerVersions(from string) map[string]string {
 	}
 	v := map[string]string{}
 	for _, n := range st.Nodes {
-		v[n.Name] = n.LayerVersion
+		v[n.Name] = n.Attributes[etcdnode.AttrLayerVersion]
 	}
 	return v
 }

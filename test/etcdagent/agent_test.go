@@ -16,7 +16,6 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencealert"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
-	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
 const (
@@ -149,7 +148,7 @@ func TestFailoverAndRejoin(t *testing.T) {
 	// The forced cluster is counted for the metrics.
 	if v, _, err := c.store.Get(context.Background(), other.name, etcdnode.AttrForced, attrs.Reboot); err != nil {
 		t.Fatal(err)
-	} else if f, err := pcmk.ParseForced(v); err != nil || f.Count != 1 {
+	} else if f, err := etcdnode.ParseForced(v); err != nil || f.Count != 1 {
 		t.Errorf("%s after the forced cluster: %q (%v), want a count of 1", etcdnode.AttrForced, v, err)
 	}
 	other.must("monitor", ocfPromoted)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
@@ -195,19 +196,24 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 		for _, s := range nodeStatuses {
 			gauge(pcmkNodes, flags[s], n.Name, n.Type, s)
 		}
-		if n.LayerVersion != "" && n.Name != r.Node {
-			add(layerInfo, prometheus.GaugeValue, 1, n.Name, n.LayerVersion)
+		layer, decision := n.Attributes[etcdnode.AttrLayerVersion], n.Attributes[etcdnode.AttrDecision]
+		if layer != "" && n.Name != r.Node {
+			add(layerInfo, prometheus.GaugeValue, 1, n.Name, layer)
 		}
-		role := etcdAgentRole(p.Role(etcdResource, n.Name), n.EtcdAgent)
+		role := etcdAgentRole(p.Role(etcdResource, n.Name), decision)
 		for _, rl := range roles {
 			gauge(etcdRole, rl == role, n.Name, rl)
 		}
-		if n.EtcdAgent != "" {
-			add(etcdDecision, prometheus.GaugeValue, 1, n.Name, n.EtcdAgent)
+		if decision != "" {
+			add(etcdDecision, prometheus.GaugeValue, 1, n.Name, decision)
 		}
-		add(forced, prometheus.CounterValue, float64(n.Forced.Count), n.Name)
-		if d, ok := lastFailover(p.Fencing, n, p.Peer(n.Name)); ok {
-			add(failover, prometheus.GaugeValue, d.Seconds(), n.Name)
+		// A count the agent did not write leaves the node without these two series; the rest of
+		// the scrape stands.
+		if f, err := etcdnode.ParseForced(n.Attributes[etcdnode.AttrForced]); err == nil {
+			add(forced, prometheus.CounterValue, float64(f.Count), n.Name)
+			if d, ok := lastFailover(p.Fencing, f, p.Peer(n.Name)); ok {
+				add(failover, prometheus.GaugeValue, d.Seconds(), n.Name)
+			}
 		}
 	}
 	// A clone's stopped instances are alike (no node): one series for them, as the exporter does.
@@ -256,15 +262,15 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 	return out
 }
 
-// lastFailover is how long after the last successful fencing of n's peer, completed before n's
-// last forced cluster, that cluster served; false when n never forced one or no fencing explains
+// lastFailover is how long after the last successful fencing of the peer, completed before the
+// node's last forced cluster f, that cluster served; false when the node never forced one or no fencing explains
 // it (an administrator's confirmation, a history cleaned since).
-func lastFailover(history pcmk.FenceHistory, n, peer pcmk.NodeStatus) (time.Duration, bool) {
-	if n.Forced.Count == 0 {
+func lastFailover(history pcmk.FenceHistory, f etcdnode.Forced, peer pcmk.NodeStatus) (time.Duration, bool) {
+	if f.Count == 0 {
 		return 0, false
 	}
-	fenced, ok := history.LastSuccess(peer.Name, n.Forced.Last)
-	return n.Forced.Last.Sub(fenced), ok
+	fenced, ok := history.LastSuccess(peer.Name, f.Last)
+	return f.Last.Sub(fenced), ok
 }
 
 // etcdAgentRole names the agent's role from the resource's role and the agent's decision

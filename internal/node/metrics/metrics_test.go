@@ -2,9 +2,11 @@ package metrics
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
@@ -51,9 +53,10 @@ func TestSurvivorAlone(t *testing.T) {
 		Etcd:  &EtcdMembers{Voters: 1},
 		Pacemaker: &pcmk.Status{DC: "node1", WithQuorum: true, StonithEnabled: true,
 			Nodes: []pcmk.NodeStatus{
-				{Name: "node1", Online: true, Type: "member", ExpectedUp: true, IsDC: true, LayerVersion: "4.19.7-2",
-					Forced: pcmk.Forced{Count: 1, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)}},
-				{Name: "node2", Type: "member", LayerVersion: "4.19.7-1"},
+				{Name: "node1", Online: true, Type: "member", ExpectedUp: true, IsDC: true, Attributes: map[string]string{
+					etcdnode.AttrLayerVersion: "4.19.7-2",
+					etcdnode.AttrForced:       etcdnode.FormatForced(etcdnode.Forced{Count: 1, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)})}},
+				{Name: "node2", Type: "member", Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-1"}},
 			},
 			Resources: []pcmk.ResourceRole{
 				{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone"},
@@ -81,4 +84,23 @@ func TestInertSetupFailed(t *testing.T) {
 		AutoUnblock: map[string]int{"refused": 3},
 	}
 	golden.Check(t, "inert-setup-failed.txt", render(t, r))
+}
+
+// TestForcedNotTheAgents: a forced-cluster count the agent did not write drops that node's two
+// series and nothing else.
+func TestForcedNotTheAgents(t *testing.T) {
+	r := Reading{Node: "node1", Pacemaker: &pcmk.Status{Nodes: []pcmk.NodeStatus{
+		{Name: "node1", Online: true, Attributes: map[string]string{etcdnode.AttrForced: "twice", etcdnode.AttrDecision: "wait: peer"}},
+		{Name: "node2", Online: true, Attributes: map[string]string{etcdnode.AttrForced: "2 1764012007"}},
+	}}}
+	text := render(t, r)
+	for _, want := range []string{`tnf_up{node="node1",source="pacemaker"} 1`, `tnf_etcd_decision_info{decision="wait: peer",node="node1"} 1`,
+		`tnf_etcd_forced_clusters_total{node="node2"} 2`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %s in\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, `tnf_etcd_forced_clusters_total{node="node1"}`) {
+		t.Errorf("a forced count for node1 from %q:\n%s", "twice", text)
+	}
 }

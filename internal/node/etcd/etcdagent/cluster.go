@@ -13,7 +13,6 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
-	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
 // lead carries out a decision that makes this node serve first: start the existing member,
@@ -93,12 +92,12 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 // metrics read it: a failure is logged, never the start's.
 func (a *Agent) countForced(ctx context.Context, served time.Time) {
 	v, _, err := a.store.Get(ctx, a.cfg.Self, etcdnode.AttrForced, attrs.Reboot)
-	var f pcmk.Forced
+	var f etcdnode.Forced
 	if err == nil {
-		f, err = pcmk.ParseForced(v)
+		f, err = etcdnode.ParseForced(v)
 	}
 	if err == nil {
-		err = a.store.Set(ctx, a.cfg.Self, etcdnode.AttrForced, pcmk.FormatForced(pcmk.Forced{Count: f.Count + 1, Last: served}), attrs.Reboot)
+		err = a.store.Set(ctx, a.cfg.Self, etcdnode.AttrForced, etcdnode.FormatForced(etcdnode.Forced{Count: f.Count + 1, Last: served}), attrs.Reboot)
 	}
 	if err != nil {
 		a.log.Error("counting the forced cluster for the metrics", "err", err)

@@ -20,7 +20,6 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
-	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
 // Attributes the agent publishes.
@@ -33,7 +32,7 @@ const (
 	AttrInstance = "tnf-etcd-instance"
 	// AttrDecision (lifetime reboot) says why the agent neither leads nor joins, for tnfctl
 	// status; it is deleted while the agent leads, joins or serves.
-	AttrDecision = pcmk.EtcdAgentDecision
+	AttrDecision = "tnf-etcd-decision"
 	// AttrGivenUp (lifetime forever) is the peer's data record an administrator gave up on this
 	// node (tnfctl accept-data-loss), so this node may lead from older data. The peer deletes it
 	// when it joins this node's cluster, moving the given-up data aside.
@@ -46,11 +45,33 @@ const (
 	// AttrLayerVersion (lifetime reboot) is the layer version of this node's agent, for tnfctl
 	// status during a rolling update. An attribute of its own: the data record's format stays
 	// what agents of earlier versions read.
-	AttrLayerVersion = pcmk.LayerVersion
+	AttrLayerVersion = "tnf-layer-version"
 	// AttrForced (lifetime reboot) counts the clusters of one this node forced since it booted,
-	// and when the last one served, for the metrics.
-	AttrForced = pcmk.EtcdForced
+	// and when the last one served, for the metrics: FormatForced's "<count> <unix seconds>".
+	AttrForced = "tnf-etcd-forced"
 )
+
+// Forced is what AttrForced holds.
+type Forced struct {
+	Count int       `json:"count"`
+	Last  time.Time `json:"last"` // when the forced member served
+}
+
+// FormatForced is f as AttrForced holds it.
+func FormatForced(f Forced) string { return fmt.Sprintf("%d %d", f.Count, f.Last.Unix()) }
+
+// ParseForced reads AttrForced's value ("" is none forced).
+func ParseForced(v string) (Forced, error) {
+	if v == "" {
+		return Forced{}, nil
+	}
+	var count int
+	var last int64
+	if n, err := fmt.Sscanf(v, "%d %d", &count, &last); err != nil || n != 2 || count < 0 {
+		return Forced{}, fmt.Errorf("node attribute %s: %q is not \"<count> <unix seconds>\"", AttrForced, v)
+	}
+	return Forced{Count: count, Last: time.Unix(last, 0).UTC()}, nil
+}
 
 // Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead
 // has a score; see decision.Decide for why at most one node that is not running can lead.

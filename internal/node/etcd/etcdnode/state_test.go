@@ -2,6 +2,7 @@ package etcdnode
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,6 +56,23 @@ func TestLeaderLeaseIgnoresABadRecord(t *testing.T) {
 		}
 		if got := cfg.LeaderLease(); got != 2*time.Second {
 			t.Errorf("record %q: LeaderLease = %v, want etcd's default's 2s", bad, got)
+		}
+	}
+}
+
+// TestForced: the count of forced clusters as the agent writes it and reads it back; a value it
+// did not write is an error that names the attribute.
+func TestForced(t *testing.T) {
+	f := Forced{Count: 3, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)}
+	if got, err := ParseForced(FormatForced(f)); err != nil || got != f {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	if got, err := ParseForced(""); err != nil || got != (Forced{}) {
+		t.Fatalf("none: %+v %v", got, err)
+	}
+	for _, bad := range []string{"three", "-1 0", "3"} {
+		if _, err := ParseForced(bad); err == nil || !strings.Contains(err.Error(), AttrForced) {
+			t.Errorf("%q: %v", bad, err)
 		}
 	}
 }

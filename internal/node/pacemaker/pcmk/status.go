@@ -46,51 +46,10 @@ type NodeStatus struct {
 	Shutdown      bool   `json:"shutdown,omitempty"`
 	ExpectedUp    bool   `json:"expectedUp,omitempty"`
 	IsDC          bool   `json:"isDC,omitempty"`
-	// EtcdAgent is why the etcd agent on this node neither leads nor joins, when it does not
-	// (its node attribute EtcdAgentDecision).
-	EtcdAgent string `json:"etcdAgent,omitempty"`
-	// LayerVersion is the layer version this node's etcd agent runs (its node attribute
-	// LayerVersion); empty before the agent's first start in this boot.
-	LayerVersion string `json:"layerVersion,omitempty"`
-	// Forced are the clusters of one this node's etcd agent forced since the node booted (its
-	// node attribute EtcdForced).
-	Forced Forced `json:"forced,omitzero"`
+	// Attributes are the node's attributes crm_mon shows (both lifetimes), by name: the etcd
+	// agent's among them, whose names and formats the agent defines.
+	Attributes map[string]string `json:"attributes,omitempty"`
 }
-
-// LayerVersion is the node attribute (lifetime reboot) in which the etcd agent publishes the
-// layer version it belongs to: during a rolling update the two nodes run different ones.
-const LayerVersion = "tnf-layer-version"
-
-// EtcdForced is the node attribute (lifetime reboot) in which the etcd agent counts the clusters
-// of one it forced since the node booted, and when it last did: FormatForced's "<count> <unix
-// seconds>".
-const EtcdForced = "tnf-etcd-forced"
-
-// Forced is what EtcdForced holds.
-type Forced struct {
-	Count int       `json:"count"`
-	Last  time.Time `json:"last"` // when the forced member served
-}
-
-// FormatForced is f as EtcdForced holds it.
-func FormatForced(f Forced) string { return fmt.Sprintf("%d %d", f.Count, f.Last.Unix()) }
-
-// ParseForced reads EtcdForced's value ("" is none forced).
-func ParseForced(v string) (Forced, error) {
-	if v == "" {
-		return Forced{}, nil
-	}
-	var count int
-	var last int64
-	if n, err := fmt.Sscanf(v, "%d %d", &count, &last); err != nil || n != 2 || count < 0 {
-		return Forced{}, fmt.Errorf("node attribute %s: %q is not \"<count> <unix seconds>\"", EtcdForced, v)
-	}
-	return Forced{Count: count, Last: time.Unix(last, 0).UTC()}, nil
-}
-
-// EtcdAgentDecision is the node attribute (lifetime reboot) in which the etcd agent says why it
-// waits or refuses; it is deleted while the agent leads, joins or serves.
-const EtcdAgentDecision = "tnf-etcd-decision"
 
 // ResourceRole is one resource instance: its role on the node it runs on ("Stopped" instances
 // have no node).
@@ -279,28 +238,20 @@ func parseStatus(data []byte) (Status, error) {
 	if m.Summary.DC.Present {
 		s.DC = m.Summary.DC.Name
 	}
-	agent, layer, forced := map[string]string{}, map[string]string{}, map[string]Forced{}
+	attributes := map[string]map[string]string{}
 	for _, n := range m.NodeAttributes {
 		for _, a := range n.Attributes {
-			switch a.Name {
-			case EtcdAgentDecision:
-				agent[n.Name] = a.Value
-			case LayerVersion:
-				layer[n.Name] = a.Value
-			case EtcdForced:
-				f, err := ParseForced(a.Value)
-				if err != nil {
-					return Status{}, fmt.Errorf("crm_mon output: node %s: %w", n.Name, err)
-				}
-				forced[n.Name] = f
+			if attributes[n.Name] == nil {
+				attributes[n.Name] = map[string]string{}
 			}
+			attributes[n.Name][a.Name] = a.Value
 		}
 	}
 	for _, n := range m.Nodes {
 		s.Nodes = append(s.Nodes, NodeStatus{Name: n.Name, Online: n.Online, Unclean: n.Unclean, Pending: n.Pending,
 			Type: n.Type, Standby: n.Standby, StandbyOnFail: n.StandbyOnFail, Maintenance: n.Maintenance,
 			Shutdown: n.Shutdown, ExpectedUp: n.ExpectedUp, IsDC: n.IsDC,
-			EtcdAgent: agent[n.Name], LayerVersion: layer[n.Name], Forced: forced[n.Name]})
+			Attributes: attributes[n.Name]})
 	}
 	add := func(r crmResource, clone, group string) {
 		role := ResourceRole{ID: r.ID, Agent: r.Agent, Role: r.Role, Failed: r.Failed, Clone: clone, Group: group,
