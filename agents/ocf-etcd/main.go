@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/fastmonitor"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
 )
 
@@ -37,7 +37,7 @@ func isFile(p string) bool {
 
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "monitor" {
-		if st, handled := etcdnode.FastMonitor(ocf.OSEnv(), os.Stderr); handled {
+		if st, handled := fastmonitor.Run(ocf.OSEnv(), os.Stderr); handled {
 			os.Exit(int(st))
 		}
 	}

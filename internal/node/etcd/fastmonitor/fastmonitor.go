@@ -1,4 +1,7 @@
-package etcdnode
+// Package fastmonitor answers the etcd agent's monitor of a healthy voter without the full agent:
+// ocf-etcd runs it before it would exec tnf-etcd-agent, so it links no etcd, gRPC or
+// Kubernetes package (ocf-etcd's TestEntryPointStaysLean checks).
+package fastmonitor
 
 import (
 	"bytes"
@@ -13,6 +16,7 @@ import (
 	"strconv"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
 )
 
@@ -28,7 +32,7 @@ type gatewayStatus struct {
 	IsLearner bool   `json:"isLearner"`
 }
 
-// FastMonitor answers the monitor of the common case, a started voter with a leader, in a few
+// Run answers the monitor of the common case, a started voter with a leader, in a few
 // milliseconds: one status read through etcd's JSON gateway (the gRPC client would cost more to
 // start than the whole check), then the record and the score, written only when they changed.
 // A launched member that does not answer its status within liveness_timeout is frozen: that is
@@ -36,8 +40,8 @@ type gatewayStatus struct {
 // the full agent. Anything else (not started, a learner, no leader, a refused connection, an
 // error, a CA bundle that changed since etcd started) is not handled here: handled is false and
 // the full agent decides.
-func FastMonitor(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
-	c, err := LoadConfig(env)
+func Run(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
+	c, err := etcdnode.LoadConfig(env)
 	if err != nil {
 		return 0, false
 	}
@@ -49,7 +53,7 @@ func FastMonitor(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.LivenessTimeout)
 	defer cancel()
-	s, err := c.gatewayStatus(ctx)
+	s, err := readStatus(ctx, c)
 	if frozen(err) {
 		if _, launched := os.Stat(c.LaunchedFile()); launched == nil {
 			fmt.Fprintf(stderr, "ocf:tnf:etcd: etcd did not answer its status within %s: frozen (%v)\n", c.LivenessTimeout, err)
@@ -72,7 +76,7 @@ func FastMonitor(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	if err := c.Publish(ctx, store, decision.Data{Known: true, Present: true, ClusterID: cid, Index: idx, Term: term}); err != nil {
 		return 0, false
 	}
-	if err := c.SetScore(ctx, store, ScoreVoter); err != nil {
+	if err := c.SetScore(ctx, store, etcdnode.ScoreVoter); err != nil {
 		return 0, false
 	}
 	if err := c.MarkLeaderSeen(); err != nil {
@@ -88,7 +92,8 @@ func frozen(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
-func (c Config) gatewayStatus(ctx context.Context) (gatewayStatus, error) {
+// readStatus reads the local member's status through the gateway.
+func readStatus(ctx context.Context, c etcdnode.Config) (gatewayStatus, error) {
 	tlsConf, err := c.TLSClientConfig()
 	if err != nil {
 		return gatewayStatus{}, err
