@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
@@ -296,22 +298,11 @@ func writeStep(step func(string, string), path string, data []byte, mode os.File
 
 // waitFor polls ok once a second until it is true, for at most limit.
 func waitFor(ctx context.Context, limit time.Duration, what string, ok func() (bool, error)) error {
-	deadline := time.Now().Add(limit)
-	for {
-		done, err := ok()
-		if err != nil {
-			return err
-		}
-		if done {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("gave up after %v waiting for %s", limit, what)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	err := poll.Every(wctx, time.Second, func(context.Context) (bool, error) { return ok() })
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("gave up after %v waiting for %s", limit, what)
 	}
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
@@ -152,16 +153,12 @@ const peerStartBound = 20 * time.Second
 func (a *Agent) waitPeerStarted(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(ctx, peerStartBound)
 	defer cancel()
-	for {
-		if _, ok, err := a.store.Get(wctx, a.cfg.Peer, etcdnode.AttrInstance, attrs.Reboot); err == nil && ok {
-			return
-		}
-		select {
-		case <-wctx.Done():
-			a.log.Warn("the peer's instance, started in the same transition, did not mark itself started in time", "bound", peerStartBound)
-			return
-		case <-time.After(200 * time.Millisecond):
-		}
+	err := poll.Every(wctx, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		_, ok, err := a.store.Get(ctx, a.cfg.Peer, etcdnode.AttrInstance, attrs.Reboot)
+		return err == nil && ok, nil
+	})
+	if err != nil {
+		a.log.Warn("the peer's instance, started in the same transition, did not mark itself started in time", "bound", peerStartBound)
 	}
 }
 

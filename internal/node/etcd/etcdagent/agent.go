@@ -3,6 +3,7 @@ package etcdagent
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/bits"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
@@ -189,25 +191,22 @@ func (a *Agent) inspect() (decision.Data, error) {
 // waitPortsFree waits until nothing listens on this node's etcd ports, so a quick restart does
 // not fail with "address already in use".
 func (a *Agent) waitPortsFree(ctx context.Context) error {
-	for {
-		busy := ""
+	busy := ""
+	err := poll.Every(ctx, 100*time.Millisecond, func(context.Context) (bool, error) {
 		for _, port := range []int{a.cfg.ClientPort, a.cfg.PeerPort} {
 			l, err := net.Listen("tcp", etcdnode.HostPort(a.cfg.SelfIP, port))
 			if err != nil {
 				busy = etcdnode.HostPort(a.cfg.SelfIP, port)
-				break
+				return false, nil
 			}
 			l.Close()
 		}
-		if busy == "" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("port %s still in use: %w", busy, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("port %s still in use: %w", busy, err)
 	}
+	return nil
 }
 
 // membership is how a launched etcd finds its cluster.
@@ -296,24 +295,30 @@ func (a *Agent) reloadTrust(ctx context.Context) error {
 
 // waitFor polls the local member until ok accepts its status or ctx ends.
 func (a *Agent) waitFor(ctx context.Context, what string, ok func(status) bool) (status, error) {
+	var st status
 	var last error
-	for {
-		st, err := a.localStatus(ctx)
+	exited := errors.New("etcd exited")
+	err := poll.Every(ctx, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		var err error
+		st, err = a.localStatus(ctx)
 		if err == nil && ok(st) {
-			return st, nil
+			return true, nil
 		}
 		if err != nil {
 			last = err
 		}
-		alive, _ := a.running(ctx)
-		if !alive {
-			return st, fmt.Errorf("etcd exited while waiting until it %s (see %s)", what, a.cfg.LogFile)
+		if alive, _ := a.running(ctx); !alive {
+			return false, exited
 		}
-		select {
-		case <-ctx.Done():
-			return st, fmt.Errorf("etcd did not %s in time: %w", what, cmp.Or(last, ctx.Err()))
-		case <-time.After(100 * time.Millisecond):
-		}
+		return false, nil
+	})
+	switch {
+	case err == nil:
+		return st, nil
+	case errors.Is(err, exited):
+		return st, fmt.Errorf("etcd exited while waiting until it %s (see %s)", what, a.cfg.LogFile)
+	default:
+		return st, fmt.Errorf("etcd did not %s in time: %w", what, cmp.Or(last, err))
 	}
 }
 

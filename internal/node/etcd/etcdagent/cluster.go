@@ -1,6 +1,7 @@
 package etcdagent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
@@ -194,21 +196,24 @@ func (a *Agent) promoteLearner(ctx context.Context, self status) error {
 		return err
 	}
 	defer cli.Close()
-	for {
+	var notReady error
+	err = poll.Every(ctx, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		rctx, cancel := a.request(ctx)
 		_, err := cli.MemberPromote(rctx, self.MemberID)
 		cancel()
-		if err == nil {
-			a.log.Info("learner promoted to voter")
-			return nil
+		if errors.Is(err, rpctypes.ErrMemberLearnerNotReady) {
+			notReady = err
+			return false, nil
 		}
-		if !errors.Is(err, rpctypes.ErrMemberLearnerNotReady) {
-			return fmt.Errorf("promoting learner: %w", err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("learner did not catch up in time: %w", err)
-		case <-time.After(200 * time.Millisecond):
-		}
+		return err == nil, err
+	})
+	switch {
+	case err == nil:
+		a.log.Info("learner promoted to voter")
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("learner did not catch up in time: %w", cmp.Or(notReady, err))
+	default:
+		return fmt.Errorf("promoting learner: %w", err)
 	}
 }

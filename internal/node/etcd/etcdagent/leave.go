@@ -1,6 +1,7 @@
 package etcdagent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 )
 
@@ -196,26 +198,28 @@ func (a *Agent) leave(ctx context.Context, local *clientv3.Client, self status, 
 		return err
 	}
 	defer cli.Close()
-	for {
+	var transient error
+	err = poll.Every(ctx, leavePollStep, func(ctx context.Context) (bool, error) {
 		rctx, cancel := a.request(ctx)
 		_, err := cli.MemberRemove(rctx, self.MemberID)
 		cancel()
 		switch {
 		case err == nil, errors.Is(err, rpctypes.ErrMemberNotFound):
-			a.log.Info("left the member list: the peer serves alone", "member", fmt.Sprintf("%x", self.MemberID))
-			return nil
-		case !errors.Is(err, rpctypes.ErrLeaderChanged) && !errors.Is(err, rpctypes.ErrNoLeader) && !errors.Is(err, rpctypes.ErrUnhealthy):
-			return fmt.Errorf("removing this member: %w", err)
+			return true, nil
+		case errors.Is(err, rpctypes.ErrLeaderChanged), errors.Is(err, rpctypes.ErrNoLeader), errors.Is(err, rpctypes.ErrUnhealthy):
+			// The leadership is still moving, or etcd's strict reconfiguration check wants the
+			// peer connected for five seconds before a voter leaves (a member that has just
+			// joined or restarted): ask again.
+			transient = err
+			return false, nil
 		}
-		// The leadership is still moving, or etcd's strict reconfiguration check wants the peer
-		// connected for five seconds before a voter leaves (a member that has just joined or
-		// restarted): ask again.
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("removing this member: %w", err)
-		case <-time.After(leavePollStep):
-		}
+		return false, err
+	})
+	if err != nil {
+		return fmt.Errorf("removing this member: %w", cmp.Or(transient, err))
 	}
+	a.log.Info("left the member list: the peer serves alone", "member", fmt.Sprintf("%x", self.MemberID))
+	return nil
 }
 
 // peerLeft reports whether the local etcd serves and its member list no longer holds the peer.
@@ -239,22 +243,24 @@ func (a *Agent) waitPeerLeft(ctx context.Context, cli *clientv3.Client, peerID u
 	// looked at for removalApplied more, without probing again.
 	var silent error
 	var silentSince time.Time
-	for {
+	err := poll.Every(ctx, leavePollStep, func(ctx context.Context) (bool, error) {
 		if a.peerLeft(ctx, cli, peerID) {
-			a.log.Info("the peer has left: stopping as the last voter")
-			return nil
+			return true, nil
 		}
 		if silent == nil {
 			if _, err := a.probe(ctx, a.peerURL()); err != nil {
 				silent, silentSince = err, time.Now()
 			}
 		} else if time.Since(silentSince) >= removalApplied {
-			return fmt.Errorf("the peer's etcd stopped without leaving: %w", silent)
+			return false, fmt.Errorf("the peer's etcd stopped without leaving: %w", silent)
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the peer did not leave in time: %w", ctx.Err())
-		case <-time.After(leavePollStep):
-		}
+		return false, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("the peer did not leave in time: %w", ctx.Err())
 	}
+	if err == nil {
+		a.log.Info("the peer has left: stopping as the last voter")
+	}
+	return err
 }

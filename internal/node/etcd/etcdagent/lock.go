@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 )
 
 // Pacemaker runs one action of a resource at a time on a node, but peer-fenced runs outside
@@ -26,15 +28,12 @@ func (a *Agent) lock(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	for {
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
-			return func() { f.Close() }, nil
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("another action held %s until this one's deadline", path)
-		case <-time.After(20 * time.Millisecond):
-		}
+	err = poll.Every(ctx, 20*time.Millisecond, func(context.Context) (bool, error) {
+		return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil, nil
+	})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another action held %s until this one's deadline", path)
 	}
+	return func() { f.Close() }, nil
 }

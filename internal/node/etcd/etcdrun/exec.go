@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 )
 
 func sortStrings(s []string) { sort.Strings(s) }
@@ -159,16 +160,12 @@ func (e Exec) ElectionTimeout(s Spec) (time.Duration, error) {
 
 // waitGone polls until pid has exited (or is a zombie) or d has passed.
 func waitGone(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if _, err := startTime(pid); err != nil || zombie(pid) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return poll.Every(ctx, 50*time.Millisecond, func(context.Context) (bool, error) {
+		_, err := startTime(pid)
+		return err != nil || zombie(pid), nil
+	}) == nil
 }
 
 // statFields returns /proc/<pid>/stat fields after the command name. Parsed here rather than

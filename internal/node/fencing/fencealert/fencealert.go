@@ -11,6 +11,7 @@ package fencealert
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 )
 
 // Event is one alert, from the variables Pacemaker sets (CRM_alert_*).
@@ -69,18 +72,19 @@ func Socket(node string) string { return "@tnf-etcd-agent/" + node + "/fencing" 
 func Send(ctx context.Context, node, target string) error {
 	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
-	for {
-		err := sendOnce(ctx, node, target)
+	var last error
+	err := poll.Every(ctx, retryInterval, func(ctx context.Context) (bool, error) {
+		last = sendOnce(ctx, node, target)
 		var final *refusedError
-		if err == nil || errors.As(err, &final) {
-			return err
+		if errors.As(last, &final) {
+			return false, last
 		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(retryInterval):
-		}
+		return last == nil, nil
+	})
+	if err != nil {
+		return cmp.Or(last, err)
 	}
+	return nil
 }
 
 const (
