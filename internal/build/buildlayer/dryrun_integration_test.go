@@ -86,6 +86,18 @@ func TestDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := hashFiles(t, filepath.Join(dir, "out", "context"))
+	// A folder it did not write is refused before anything is rendered, and left as it was.
+	foreign := o
+	foreign.DryRun = t.TempDir()
+	if err := os.WriteFile(filepath.Join(foreign.DryRun, "go.mod"), []byte("module mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DryRun(foreign); err == nil || !strings.Contains(err.Error(), "--dry-run") {
+		t.Errorf("dry run into a folder it did not write: %v", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(foreign.DryRun, "go.mod")); err != nil || string(data) != "module mine\n" {
+		t.Errorf("the foreign folder changed: %q %v", data, err)
+	}
 	if _, err := DryRun(o); err != nil {
 		t.Fatal(err)
 	}

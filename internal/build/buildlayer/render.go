@@ -2,7 +2,9 @@ package buildlayer
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -69,6 +71,9 @@ func DryRun(o Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if err := replaceable(out); err != nil {
+		return Summary{}, err
+	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return Summary{}, err
 	}
@@ -77,6 +82,9 @@ func DryRun(o Options) (Summary, error) {
 		return Summary{}, err
 	}
 	defer os.RemoveAll(tmp)
+	if err := os.WriteFile(filepath.Join(tmp, dryRunMarker), []byte("written by build-layer --dry-run; replaced by its next run\n"), 0o644); err != nil {
+		return Summary{}, err
+	}
 	// Manifests first: they check the remaining inputs before the agents are compiled.
 	names, err := renderManifests(o, l, filepath.Join(tmp, "manifests"))
 	if err != nil {
@@ -96,6 +104,28 @@ func DryRun(o Options) (Summary, error) {
 		return Summary{}, err
 	}
 	return s, nil
+}
+
+// dryRunMarker marks a folder as --dry-run's output, which the next run may replace.
+const dryRunMarker = ".build-layer-dry-run"
+
+// replaceable refuses an output folder that --dry-run did not write: the run replaces the folder
+// whole, and `--dry-run .` or a typo must not delete a checkout or a home folder. A folder that
+// does not exist, an empty one, and an earlier output (its marker) may be replaced.
+func replaceable(out string) error {
+	entries, err := os.ReadDir(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("--dry-run: %w", err)
+	case len(entries) == 0:
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(out, dryRunMarker)); err != nil {
+		return fmt.Errorf("--dry-run: %s holds files that no earlier --dry-run wrote (no %s): it would be replaced whole; name a new or empty folder", out, dryRunMarker)
+	}
+	return nil
 }
 
 // renderContext renders the Containerfile, compiles the layer's binaries for the target
