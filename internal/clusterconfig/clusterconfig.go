@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/duration"
@@ -141,14 +142,19 @@ func (c Config) Validate() error {
 	if c.ClusterName == "" {
 		return fmt.Errorf("clusterName: missing")
 	}
+	// The names go into corosync.conf and pcs command lines: RFC 1123, as OpenShift's cluster
+	// name (a label) and Kubernetes' node names (a subdomain) already are.
+	if errs := validation.IsDNS1123Label(c.ClusterName); len(errs) > 0 {
+		return fmt.Errorf("clusterName: %q: %s", c.ClusterName, strings.Join(errs, "; "))
+	}
 	if len(c.Nodes) != 2 {
 		return fmt.Errorf("nodes: exactly two nodes are needed, found %d", len(c.Nodes))
 	}
 	names := map[string]bool{}
 	for i, n := range c.Nodes {
 		f := fmt.Sprintf("nodes[%d]", i)
-		if n.Name == "" || strings.ContainsAny(n.Name, " /:;") {
-			return fmt.Errorf("%s.name: %q is not a node name", f, n.Name)
+		if errs := validation.IsDNS1123Subdomain(n.Name); len(errs) > 0 {
+			return fmt.Errorf("%s.name: %q is not a node name: %s", f, n.Name, strings.Join(errs, "; "))
 		}
 		if names[n.Name] {
 			return fmt.Errorf("%s.name: %q is listed twice", f, n.Name)

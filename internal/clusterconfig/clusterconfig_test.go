@@ -99,6 +99,12 @@ func TestBadInputs(t *testing.T) {
 		{"ip: 192.168.122.12", "ip: nowhere", "nodes[0].ip"},
 		{"ip: 192.168.122.11", "ip: nowhere", "nodes[1].ip"},
 		{"name: node2", "name: node1", "nodes[1].name"},
+		// Names end up in corosync.conf and in pcs command lines, one per line.
+		{"name: node2", "name: \"node2\\nresource delete etcd\"", "nodes[0].name"},
+		{"name: node2", "name: \"node2\\tx\"", "nodes[0].name"},
+		{"name: node2", "name: Node_2", "nodes[0].name"},
+		{"clusterName: lab", "clusterName: \"lab\\ntotem {\"", "clusterName"},
+		{"clusterName: lab", "clusterName: lab.example.com", "clusterName"},
 		{`"redfish+https://10.0.2.2:8443/redfish/v1/Systems/2"`, `"https://10.0.2.2/redfish/v1/Systems/2"`, "nodes[0].bmc.address"},
 		{"passwordFile: pw2", "passwordFile: missing", "nodes[0].bmc.passwordFile"},
 		{"username: admin, passwordFile: pw1", "passwordFile: pw1", "nodes[1].bmc.username"},

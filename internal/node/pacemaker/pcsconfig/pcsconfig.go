@@ -8,6 +8,7 @@ import (
 	"crypto/md5"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"text/template"
@@ -136,14 +137,17 @@ func params(field string, m map[string]string) ([]param, error) {
 		if err := word(field+"."+k, v); err != nil {
 			return nil, err
 		}
-		if k == "" || strings.ContainsAny(k, "= \t") {
-			return nil, fmt.Errorf("%s: %q is not a parameter name", field, k)
+		if !parameterName.MatchString(k) {
+			return nil, fmt.Errorf("%s: %q is not a parameter name (letters, digits, _ and -)", field, k)
 		}
 		out = append(out, param{k, v})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
+
+// parameterName is what OCF and Pacemaker name parameters with.
+var parameterName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // word checks that a value is one pcs argument: each line of the pcs template is split at spaces.
 func word(field, v string) error {

@@ -128,6 +128,9 @@ func TestBadValues(t *testing.T) {
 		{func(c *clusterconfig.Config) { c.Resources.Crio.Agent = "crio" }, "resources.crio.agent"},
 		{func(c *clusterconfig.Config) { c.Resources.Kubelet.Params = map[string]string{"x": "a b"} }, "resources.kubelet.params.x"},
 		{func(c *clusterconfig.Config) { c.Resources.Etcd = map[string]string{"node_ip_map": "x"} }, "resources.etcd.node_ip_map"},
+		// A key is written before its value on the command's line: a newline in it starts another.
+		{func(c *clusterconfig.Config) { c.Resources.Etcd = map[string]string{"x\nresource delete etcd": "1"} }, "resources.etcd"},
+		{func(c *clusterconfig.Config) { c.Resources.Crio.Params = map[string]string{"a=b": "1"} }, "resources.crio.params"},
 		{func(c *clusterconfig.Config) { c.Nodes[0].BMC.Username = "ad min" }, "nodes[master-1].bmc (username)"},
 		{func(c *clusterconfig.Config) {
 			c.Nodes[0].BMC.Address = "redfish+http://192.0.2.1/redfish/v1/Systems/1"
