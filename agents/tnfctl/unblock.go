@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -104,6 +105,7 @@ func (notProven) ExitCode() int { return 2 }
 
 func autoUnblockCommand(nf *nodeFlags) *cobra.Command {
 	a := unblock.Auto{}
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "auto-unblock",
 		Short: "If enabled and this node has waited alone long enough, start alone once the peer's BMC proves it off",
@@ -119,7 +121,11 @@ func autoUnblockCommand(nf *nodeFlags) *cobra.Command {
 			}
 			a.Config, a.Peer, a.Out = nc.Config, nc.Peer, cmd.OutOrStdout()
 			a.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)).With("component", "auto-unblock")
-			if err := a.Run(cmd.Context()); errors.Is(err, unblock.ErrNotProven) {
+			// A pass that hangs (a tool or a BMC that does not answer) would hold the timer's
+			// unit active, and the timer would never start another pass.
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			if err := a.Run(ctx); errors.Is(err, unblock.ErrNotProven) {
 				return notProven{err}
 			} else if err != nil {
 				return err
@@ -128,6 +134,7 @@ func autoUnblockCommand(nf *nodeFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().DurationVar(&a.Gap, "gap", 5*time.Second, "time between the two BMC reads")
+	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long one pass may take, all its reads included")
 	cmd.Flags().StringVar(&a.StateFile, "state-file", unblock.AloneSinceFile, "where the start of the wait is kept (on /run)")
 	cmd.Flags().BoolVar(&a.BasicAuth, "basic-auth", false, "gofish with Basic auth instead of a session")
 	return cmd
