@@ -10,22 +10,25 @@ TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdri
 
 all: build
 
-# The tools the tests run that do not follow this project's code (etcd and etcdctl 3.5, etcd 3.6)
-# are built once per input and Go version into TOOLS_CACHE, outside the clone, and copied into
-# bin/ (a copy, not a link: the tests know etcd's processes by their executable's path). The key
-# is a hash of what decides the binary: the module's go.sum (every version) and the sources.
+# The tools the tests run that do not follow this project's code (etcd and etcdctl 3.5, etcd 3.6,
+# kube-apiserver) are built once per input and Go version into TOOLS_CACHE, outside the clone,
+# and copied into bin/ (a copy, not a link: the tests know etcd's processes by their
+# executable's path). The key is a hash of what decides the binary: the module's go.mod or
+# go.sum (every version) and the sources.
 TOOLS_CACHE ?= $(HOME)/.cache/tnf-layer/tools
 GO_VERSION := $(shell $(GO) env GOVERSION)
 toolkey = $(shell cat $(1) | sha256sum | cut -c1-16)-$(GO_VERSION)
 ETCD35 := $(TOOLS_CACHE)/etcd-3.5-$(call toolkey,go.sum cmd/etcd/*.go cmd/etcdctl/*.go)
 ETCD36 := $(TOOLS_CACHE)/etcd-3.6-$(call toolkey,tools/etcd-3.6/go.sum tools/etcd-3.6/*.go)
+KUBE_APISERVER := $(TOOLS_CACHE)/kube-apiserver-$(call toolkey,tools/kube-apiserver/go.mod tools/kube-apiserver/go.sum)
 
-build: $(ETCD35)/etcd $(ETCD36)/etcd
+build: $(ETCD35)/etcd $(ETCD36)/etcd $(KUBE_APISERVER)/kube-apiserver
 	$(GO) build -tags "$(TAGS)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert ./cmd/build-layer ./test/redfish/cmd/redfish-emulator
 	mkdir -p $(BIN)/etcd-3.6
 	cmp -s $(ETCD35)/etcd $(BIN)/etcd || cp --remove-destination $(ETCD35)/etcd $(BIN)/etcd
 	cmp -s $(ETCD35)/etcdctl $(BIN)/etcdctl || cp --remove-destination $(ETCD35)/etcdctl $(BIN)/etcdctl
 	cmp -s $(ETCD36)/etcd $(BIN)/etcd-3.6/etcd || cp --remove-destination $(ETCD36)/etcd $(BIN)/etcd-3.6/etcd
+	cmp -s $(KUBE_APISERVER)/kube-apiserver $(BIN)/kube-apiserver || cp --remove-destination $(KUBE_APISERVER)/kube-apiserver $(BIN)/kube-apiserver
 
 # Built into a temporary folder and renamed: an interrupted build leaves no cache entry.
 $(ETCD35)/etcd:
@@ -33,6 +36,18 @@ $(ETCD35)/etcd:
 
 $(ETCD36)/etcd:
 	rm -rf $(ETCD36).tmp && cd tools/etcd-3.6 && $(GO) build -o $(ETCD36).tmp/etcd . && mv -T $(ETCD36).tmp $(ETCD36)
+
+# Kubernetes' own kube-apiserver at the release OpenShift 4.19 ships (1.32), for the API
+# scenarios: a module of its own whose replace lines pin each staging module (k8s.io/api and
+# the rest) to the matching v0.32 (the main module's v0.33 would lift them). About 8 minutes on
+# two cores, once per version. Stripped (the tests need no symbols), with the version it reports
+# (/version) set as Kubernetes' own build sets it.
+KUBE_VERSION = $(shell awk '$$1 == "k8s.io/kubernetes" {print $$2}' tools/kube-apiserver/go.mod)
+KUBE_LDFLAGS = -s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%)))
+$(KUBE_APISERVER)/kube-apiserver:
+	rm -rf $(KUBE_APISERVER).tmp && cd tools/kube-apiserver && $(GO) build -trimpath -ldflags="$(KUBE_LDFLAGS)" -o $(KUBE_APISERVER).tmp/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver && mv -T $(KUBE_APISERVER).tmp $(KUBE_APISERVER)
 
 # Unit tests and the integration tests (tag "integration": real etcd processes, Pacemaker's
 # tools, ocf-tester). Packages run side by side (-p 2, the cores): none shares a port, a folder or

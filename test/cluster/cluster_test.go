@@ -5,6 +5,7 @@ package cluster_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
@@ -54,6 +55,10 @@ type cluster struct {
 	ip     map[string]string
 	bmcNS  string
 	emuPID int
+	// etcdTLS is the test's etcd client configuration where etcd serves over TLS (the API
+	// scenarios); nil: plain HTTP.
+	etcdTLS *tls.Config
+	api     *apiAccess // the API scenarios' access to kube-apiserver
 }
 
 // newCluster makes the namespaces, the links, the BMC emulator and each node's disk with its

@@ -31,6 +31,9 @@ type nodeSetup struct {
 	// Addrs are the node's addresses by device ("cl": "192.168.77.1/24"): the node holds them
 	// only while powered on.
 	Addrs map[string]string `json:"addrs"`
+	// APIServer is the command line that runs the node's kube-apiserver, in the API scenarios
+	// (apiserver_test.go); empty elsewhere.
+	APIServer []string `json:"apiServer,omitempty"`
 }
 
 func readLayout(dir string) (layout, error) {
@@ -250,7 +253,8 @@ func (n nodeSetup) powerOff() error {
 // boot starts the node as systemd would: a fresh mount namespace (overlays over /etc, /var/lib
 // and /var/log that keep the node's disk, the tnf OCF provider and the layer's agents in
 // /usr/sbin and /usr/libexec, empty /run and /dev/shm), then
-// tnf-metrics.service, tnf-setup.service while it has not completed, Corosync once corosync.conf exists, Pacemaker.
+// tnf-metrics.service, tnf-setup.service while it has not completed, Corosync once corosync.conf exists, Pacemaker,
+// and kube-apiserver where the layout has one.
 func (n nodeSetup) boot(bin string) error {
 	var mounts []string
 	for _, d := range []string{"/etc", "/var/lib", "/var/log"} {
@@ -293,7 +297,13 @@ func (n nodeSetup) boot(bin string) error {
 	if err := waitFile(n.path("disk", "etc", "corosync", "corosync.conf"), 20*time.Second); err != nil {
 		return fmt.Errorf("%s: no corosync.conf: %w", n.Name, err)
 	}
-	return n.startCluster()
+	if err := n.startCluster(); err != nil {
+		return err
+	}
+	if len(n.APIServer) > 0 {
+		return n.daemon("kube-apiserver", n.APIServer...)
+	}
+	return nil
 }
 
 // addresses gives the node its addresses (on) or takes them all (off); the links stay as they

@@ -166,7 +166,7 @@ func (c *cluster) makeRole(node, role string) {
 	targetCli := c.etcdClient(target)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	st, err := targetCli.Status(ctx, "http://"+c.ip[target]+":"+etcdPort)
+	st, err := targetCli.Status(ctx, c.etcdURL(target))
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func (c *cluster) etcdLeader() string {
 	for _, n := range c.nodes {
 		cli := c.etcdClient(n)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		st, err := cli.Status(ctx, "http://"+c.ip[n]+":"+etcdPort)
+		st, err := cli.Status(ctx, c.etcdURL(n))
 		cancel()
 		if err != nil {
 			c.t.Fatalf("%s: %v", n, err)

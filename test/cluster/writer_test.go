@@ -27,16 +27,25 @@ func (c *cluster) etcdClient(nodes ...string) *clientv3.Client {
 	return cli
 }
 
+// etcdURL is node's etcd client URL.
+func (c *cluster) etcdURL(node string) string {
+	scheme := "http"
+	if c.etcdTLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(c.ip[node], etcdPort)
+}
+
 // newEtcdClient reaches the nodes' etcd from inside their network namespaces.
 func (c *cluster) newEtcdClient(nodes ...string) (*clientv3.Client, error) {
 	nsByIP := map[string]string{}
 	var eps []string
 	for _, n := range nodes {
 		nsByIP[c.ip[n]] = c.layout.Nodes[n].NetNS
-		eps = append(eps, "http://"+c.ip[n]+":"+etcdPort)
+		eps = append(eps, c.etcdURL(n))
 	}
 	return clientv3.New(clientv3.Config{
-		Endpoints: eps, DialTimeout: 2 * time.Second, Logger: zap.NewNop(),
+		Endpoints: eps, DialTimeout: 2 * time.Second, Logger: zap.NewNop(), TLS: c.etcdTLS,
 		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(_ context.Context, addr string) (net.Conn, error) {
 			if i := strings.Index(addr, "://"); i >= 0 {
 				addr = addr[i+3:]
@@ -58,7 +67,7 @@ func (c *cluster) startWriter() *writer {
 func (c *cluster) waitWrites(w *writer, what string) time.Duration {
 	c.t.Helper()
 	from := w.Count()
-	return c.waitFor(what+": etcd acknowledges writes", settle, func() (bool, string) {
+	return c.waitFor(what+": writes acknowledged", settle, func() (bool, string) {
 		return w.Count() >= from+3, fmt.Sprintf("%d writes acknowledged", w.Count()-from)
 	})
 }
@@ -88,7 +97,7 @@ func (c *cluster) waitSameData() {
 		for _, n := range c.nodes {
 			cli := c.etcdClient(n)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			resp, err := cli.Maintenance.HashKV(ctx, "http://"+c.ip[n]+":"+etcdPort, 0)
+			resp, err := cli.Maintenance.HashKV(ctx, c.etcdURL(n), 0)
 			cancel()
 			cli.Close()
 			if err != nil {

@@ -1,0 +1,422 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
+	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
+	"github.com/tnf-layer/tnf-layer/test/testca"
+)
+
+// The API scenarios run the real kube-apiserver (Kubernetes 1.32, the release OpenShift 4.19
+// ships; make builds it from tools/kube-apiserver) on both nodes in OpenShift's shape: its
+// --etcd-servers list the local member first, then the peer, over TLS with a client
+// certificate; etcd requires client certificates. It is the node's API server for as long as
+// the node has power, restarted when it exits as the kubelet restarts its static pod.
+const (
+	apiPort = "6443"
+	// pkiDir holds each node's certificates, keys and API tokens, on the node's disk.
+	pkiDir = "/etc/tnf-test-pki"
+	// apiNamespace is where the API writer creates its objects: kube-apiserver makes it itself.
+	apiNamespace = "default"
+)
+
+// apiAccess is how the test reaches the API servers: a token of system:masters and the CA.
+type apiAccess struct {
+	token string
+	ca    []byte
+}
+
+// newAPICluster is newCluster with etcd over TLS and kube-apiserver on both nodes.
+func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
+	ca, err := testca.New("tnf-test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, func(cfg *clusterconfig.Config) {
+		cfg.Resources.Etcd["cert_file"] = pkiDir + "/etcd-serving.crt"
+		cfg.Resources.Etcd["key_file"] = pkiDir + "/etcd-serving.key"
+		cfg.Resources.Etcd["trusted_ca_file"] = pkiDir + "/ca.crt"
+		if change != nil {
+			change(cfg)
+		}
+	})
+	token := randomText(16)
+	// kube-apiserver's etcd client certificate names no address: etcd compares a client
+	// certificate's addresses, when it has any, with the address the client connects from.
+	clientCert, clientKey := c.issue(ca, "kube-apiserver-etcd-client")
+	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saDER, err := x509.MarshalECPrivateKey(saKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range c.nodes {
+		n := c.layout.Nodes[name]
+		ip := net.ParseIP(c.ip[name])
+		etcdCert, etcdKey := c.issue(ca, name, ip)
+		apiCert, apiKey := c.issue(ca, name, ip, net.IPv4(127, 0, 0, 1))
+		for file, data := range map[string][]byte{
+			"ca.crt":           ca.PEM(),
+			"etcd-serving.crt": etcdCert, "etcd-serving.key": etcdKey,
+			"etcd-client.crt": clientCert, "etcd-client.key": clientKey,
+			"apiserver.crt": apiCert, "apiserver.key": apiKey,
+			"service-account.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saDER}),
+			"tokens.csv":          []byte(token + ",tnf-test,tnf-test,system:masters\n"),
+		} {
+			c.write(filepath.Join(n.Dir, "disk", "etc", strings.TrimPrefix(pkiDir, "/etc/"), file), data, 0o600)
+		}
+		n.APIServer = apiServerCommand(testbin.Path(t, "kube-apiserver"), c.ip[name], c.ip[c.other(name)])
+		c.layout.Nodes[name] = n
+	}
+	data, _ := json.Marshal(c.layout)
+	c.write(filepath.Join(c.dir, "layout.json"), data, 0o644)
+	pair, err := tls.X509KeyPair(clientCert, clientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.PEM())
+	c.etcdTLS = &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}}
+	c.api = &apiAccess{token: token, ca: ca.PEM()}
+	return c
+}
+
+func (c *cluster) issue(ca testca.CA, cn string, ips ...net.IP) (cert, key []byte) {
+	cert, key, err := ca.Issue(cn, ips...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return cert, key
+}
+
+// apiServerCommand is a node's kube-apiserver. The shell restarts it when it exits (it does
+// when etcd does not answer at its start), as the kubelet restarts a static pod; a bound on the
+// restarts keeps the loop finite.
+func apiServerCommand(binary, self, peer string) []string {
+	pki := func(file string) string { return pkiDir + "/" + file }
+	return []string{"sh", "-c", `for i in $(seq 1000); do "$@"; sleep 1; done`, "kube-apiserver", binary,
+		"--advertise-address=" + self, "--bind-address=" + self, "--secure-port=" + apiPort,
+		"--etcd-servers=https://" + net.JoinHostPort(self, etcdPort) + ",https://" + net.JoinHostPort(peer, etcdPort),
+		"--etcd-cafile=" + pki("ca.crt"), "--etcd-certfile=" + pki("etcd-client.crt"), "--etcd-keyfile=" + pki("etcd-client.key"),
+		"--etcd-prefix=kubernetes.io",
+		"--tls-cert-file=" + pki("apiserver.crt"), "--tls-private-key-file=" + pki("apiserver.key"),
+		"--token-auth-file=" + pki("tokens.csv"), "--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + pki("service-account.key"), "--service-account-signing-key-file=" + pki("service-account.key"),
+		"--service-cluster-ip-range=172.30.0.0/16", "--cert-dir=/run/kube-apiserver", "--profiling=false"}
+}
+
+// apiClient reaches node's API server from inside the node's network namespace.
+func (c *cluster) apiClient(node string) *kubernetes.Clientset {
+	c.t.Helper()
+	netns := c.layout.Nodes[node].NetNS
+	cfg := &rest.Config{Host: "https://" + net.JoinHostPort(c.ip[node], apiPort), BearerToken: c.api.token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.api.ca},
+		// The writer's pace is the test's, not client-go's default limit of 5 a second.
+		QPS: 100, Burst: 100,
+		Dial: func(_ context.Context, _, addr string) (net.Conn, error) { return c.dial(netns, addr) }}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return cs
+}
+
+// waitAPIReady waits until node's API server answers /readyz with ok.
+func (c *cluster) waitAPIReady(node string) {
+	c.t.Helper()
+	cs := c.apiClient(node)
+	c.waitFor(node+"'s kube-apiserver ready", settle, func() (bool, string) {
+		err := apiReady(cs)
+		return err == nil, fmt.Sprint(err)
+	})
+}
+
+func apiReady(cs *kubernetes.Clientset) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	if err == nil && string(body) != "ok" {
+		err = fmt.Errorf("readyz: %s", body)
+	}
+	return err
+}
+
+// apiWriter creates a ConfigMap through one API server every 100 ms, as a controller writes,
+// and records each creation the API acknowledged. Its objects are named after the writer.
+type apiWriter struct {
+	*writer
+	name string
+}
+
+func (c *cluster) startAPIWriter(name, node string) *apiWriter {
+	cms := c.apiClient(node).CoreV1().ConfigMaps(apiNamespace)
+	w := &apiWriter{name: name}
+	w.writer = &writer{etcdcheck.Start(func(ctx context.Context, key string) error {
+		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.object(key)}}, metav1.CreateOptions{})
+		return err
+	}, 100*time.Millisecond, 2*time.Second)}
+	return w
+}
+
+// object is the ConfigMap the writer creates for one of its keys.
+func (w *apiWriter) object(key string) string {
+	return w.name + "-" + strings.TrimPrefix(key, etcdcheck.Prefix)
+}
+
+// apiWatcher is a client-go informer on the writer's ConfigMaps through one API server, as the
+// cluster's controllers watch: it counts its lists (a relist is every list after the first) and
+// checks that the objects its watch delivers come with resourceVersions that only grow.
+type apiWatcher struct {
+	node string
+	stop chan struct{}
+
+	mu        sync.Mutex
+	lists     int
+	listRV    uint64          // the resourceVersion of the last list
+	watchRV   uint64          // the newest resourceVersion the watch delivered
+	seen      map[string]bool // objects delivered, by name
+	backwards []string        // watch events that did not come after the newest before them
+}
+
+func (c *cluster) watchAPI(node string) *apiWatcher {
+	c.t.Helper()
+	w := &apiWatcher{node: node, stop: make(chan struct{}), seen: map[string]bool{}}
+	from := cache.NewListWatchFromClient(c.apiClient(node).CoreV1().RESTClient(), "configmaps", apiNamespace, fields.Everything())
+	counted := &cache.ListWatch{
+		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+			obj, err := from.List(o)
+			if err == nil {
+				rv, _ := strconv.ParseUint(obj.(*corev1.ConfigMapList).ResourceVersion, 10, 64)
+				w.mu.Lock()
+				w.lists, w.listRV = w.lists+1, rv
+				w.mu.Unlock()
+			}
+			return obj, err
+		},
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) { return from.Watch(o) },
+	}
+	informer := cache.NewSharedIndexInformer(counted, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: w.add})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	go informer.Run(w.stop)
+	c.t.Cleanup(w.Stop)
+	return w
+}
+
+func (w *apiWatcher) add(obj any) {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return
+	}
+	rv, _ := strconv.ParseUint(cm.ResourceVersion, 10, 64)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen[cm.Name] = true
+	// A list delivers its objects in name order, all at or below its own resourceVersion;
+	// what comes after it through the watch must be newer than everything before.
+	if rv <= w.listRV {
+		return
+	}
+	if rv <= w.watchRV {
+		w.backwards = append(w.backwards, fmt.Sprintf("%s at %d after %d", cm.Name, rv, w.watchRV))
+	}
+	w.watchRV = max(w.watchRV, rv)
+}
+
+// Stop ends the informer; a second call does nothing.
+func (w *apiWatcher) Stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+}
+
+// relists is how many times the informer listed again after its first list.
+func (w *apiWatcher) relists() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return max(w.lists-1, 0)
+}
+
+// waitDelivered waits until the informer delivered every object the writer had acknowledged
+// (acked, its keys), in order, and fails the test if one did not arrive or arrived out of order.
+func (c *cluster) waitDelivered(w *apiWatcher, writer *apiWriter, acked []string) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("%s's informer delivered %d acknowledged objects", w.node, len(acked)), time.Minute, func() (bool, string) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		missing := 0
+		for _, key := range acked {
+			if !w.seen[writer.object(key)] {
+				missing++
+			}
+		}
+		return missing == 0, fmt.Sprintf("%d missing", missing)
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.backwards) > 0 {
+		c.t.Errorf("%s's informer: watch events out of order: %v", w.node, w.backwards)
+	}
+}
+
+// readyzLog polls a node's /readyz every 200 ms and keeps when it failed.
+type readyzLog struct {
+	stop   chan struct{}
+	done   chan struct{}
+	mu     sync.Mutex
+	failed []time.Time
+}
+
+func (c *cluster) logReadyz(node string) *readyzLog {
+	cs := c.apiClient(node)
+	r := &readyzLog{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for {
+			select {
+			case <-r.stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if apiReady(cs) != nil {
+				r.mu.Lock()
+				r.failed = append(r.failed, time.Now())
+				r.mu.Unlock()
+			}
+		}
+	}()
+	c.t.Cleanup(func() { r.Stop() })
+	return r
+}
+
+// Stop ends the polling; it returns the times /readyz failed.
+func (r *readyzLog) Stop() []time.Time {
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.failed...)
+}
+
+// TestAPINodeFailure is node 2's power cut as the API's clients see it: a writer creates objects
+// through node 1's API server, informers watch them through both; node 1 fences node 2 and
+// serves alone; node 2 comes back. Every object the API acknowledged reaches both informers,
+// each watch delivers them in order, and the figures are logged beside etcd's own.
+func TestAPINodeFailure(t *testing.T) {
+	t.Parallel()
+	c := newAPICluster(t, nil)
+	c.up()
+	for _, n := range c.nodes {
+		c.waitAPIReady(n)
+	}
+	etcdWrites := c.startWriter()
+	c.waitWrites(etcdWrites, "both up")
+	watchers := map[string]*apiWatcher{}
+	for _, n := range c.nodes {
+		watchers[n] = c.watchAPI(n)
+	}
+	apiWrites := c.startAPIWriter("cut", "node1")
+	c.waitWrites(apiWrites.writer, "both up, through the API")
+	ready := c.logReadyz("node1")
+
+	fault := time.Now()
+	c.power("off", "node2")
+	c.waitFenced("node1", "node2", 1)
+	c.waitWrites(etcdWrites, "node1 alone")
+	c.waitWrites(apiWrites.writer, "node1 alone, through the API")
+	etcdBack, _ := etcdWrites.FirstAckAfter(fault)
+	apiBack, _ := apiWrites.FirstAckAfter(fault)
+	notReady := ready.Stop()
+	c.t.Logf("node2's power cut → first etcd write %.1f s, first API write %.1f s, longest API gap %.1f s; node1's /readyz failed %d times (200 ms apart)",
+		etcdBack.Sub(fault).Seconds(), apiBack.Sub(fault).Seconds(), apiWrites.LongestGap(fault, apiBack).Seconds(), len(notReady))
+
+	c.powerBackOn("node2")
+	c.waitRoles("node1", bothPromoted)
+	c.waitAPIReady("node2")
+	c.waitWrites(apiWrites.writer, "both back, through the API")
+	acked := apiWrites.Stop()
+	c.stopAndCheck(etcdWrites)
+	for _, n := range c.nodes {
+		c.waitDelivered(watchers[n], apiWrites, acked)
+		c.t.Logf("%s's informer: %d relists", n, watchers[n].relists())
+	}
+	c.assertFenced("node1", map[string]int{"node2": 1, "node1": 0})
+}
+
+// TestAPIGracefulReboot: each node reboots cleanly while a writer creates objects through the
+// other node's API server and informers watch through both. Every acknowledged object reaches
+// both informers in order; the longest gap between acknowledged API writes and the relists of
+// the informer on the node that stayed up are logged.
+func TestAPIGracefulReboot(t *testing.T) {
+	t.Parallel()
+	c := newAPICluster(t, nil)
+	c.up()
+	for _, n := range c.nodes {
+		c.waitAPIReady(n)
+	}
+	for _, node := range c.nodes {
+		through := c.other(node)
+		watchers := map[string]*apiWatcher{}
+		for _, n := range c.nodes {
+			watchers[n] = c.watchAPI(n)
+		}
+		apiWrites := c.startAPIWriter("reboot-"+node, through)
+		c.waitWrites(apiWrites.writer, "both up, through "+through+"'s API")
+		began := time.Now()
+		c.power("shutdown", node)
+		c.waitWrites(apiWrites.writer, node+" away, through the API")
+		c.power("on", node)
+		c.waitRoles(through, bothPromoted)
+		c.waitAPIReady(node)
+		c.waitWrites(apiWrites.writer, node+" back, through the API")
+		acked := apiWrites.Stop()
+		for _, n := range c.nodes {
+			c.waitDelivered(watchers[n], apiWrites, acked)
+			watchers[n].Stop()
+		}
+		c.t.Logf("%s rebooted cleanly: longest API write gap %v through %s; %s's informer relisted %d times",
+			node, apiWrites.LongestGap(began, time.Now()).Round(time.Millisecond), through, through, watchers[through].relists())
+	}
+	c.assertPlanned()
+}
