@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -143,28 +144,14 @@ func (t Tools) Fail(ctx context.Context, resource, node string) error {
 	return err
 }
 
-// Recheck makes the scheduler run again without changing the configuration: a cluster option is
-// changed and put back, as `pcs quorum unblock` does.
+// RecheckOption is the cluster option Recheck writes: the layer's own, which nothing reads.
+const RecheckOption = "tnf-recheck"
+
+// Recheck makes the scheduler run again: every change of the configuration does, so the time is
+// written into RecheckOption. pcs quorum unblock flips startup-fencing and puts it back instead,
+// which an interruption between the two writes leaves off; a write of an option nothing reads
+// leaves no safety option changed, whatever happens.
 func (t Tools) Recheck(ctx context.Context) error {
-	const opt = "startup-fencing"
-	old, set, err := t.Attribute(ctx, "--type", "crm_config", "--name", opt)
-	if err != nil {
-		return err
-	}
-	flip := "false"
-	if old == "false" {
-		flip = "true"
-	}
-	if _, err := t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--update", flip); err != nil {
-		return err
-	}
-	if !set {
-		_, err = t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--delete")
-	} else {
-		_, err = t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", opt, "--update", old)
-	}
-	if err != nil {
-		return fmt.Errorf("putting %s back: %w", opt, err)
-	}
-	return nil
+	_, err := t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", RecheckOption, "--update", strconv.FormatInt(time.Now().UnixNano(), 10))
+	return err
 }

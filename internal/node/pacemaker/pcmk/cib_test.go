@@ -115,3 +115,30 @@ func TestScriptInterpreter(t *testing.T) {
 		}
 	}
 }
+
+// Recheck changes its own option each time and no other.
+func TestRecheck(t *testing.T) {
+	ctx := context.Background()
+	live, _ := offlineCIB(t)
+	var values []string
+	for range 2 {
+		if err := live.Recheck(ctx); err != nil {
+			t.Fatal(err)
+		}
+		v, set, err := live.Attribute(ctx, "--type", "crm_config", "--name", RecheckOption)
+		if err != nil || !set {
+			t.Fatalf("%s: %q %v %v", RecheckOption, v, set, err)
+		}
+		values = append(values, v)
+	}
+	if values[0] == values[1] {
+		t.Errorf("the second recheck wrote the same value %q: no configuration change, no scheduler run", values[0])
+	}
+	out, err := live.Run(ctx, "cibadmin", "--query", "--scope", "crm_config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out, "<nvpair "); n != 1 {
+		t.Errorf("crm_config holds %d options, want only %s:\n%s", n, RecheckOption, out)
+	}
+}
