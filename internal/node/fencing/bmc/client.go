@@ -57,7 +57,11 @@ func httpClient(c Credential, timeout time.Duration) (*http.Client, error) {
 		tlsConf.RootCAs = pool
 	}
 	return &http.Client{
-		Timeout: timeout,
+		// A redirect would carry the session token (X-Auth-Token, a header Go forwards to any
+		// host) or, for a session's creation, the password to wherever it points: a BMC's
+		// answer is taken as it is, and a redirect is an error.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       timeout,
 		Transport: &http.Transport{
 			DialContext:         (&net.Dialer{Timeout: timeout}).DialContext,
 			TLSHandshakeTimeout: timeout,

@@ -3,7 +3,10 @@ package bmc_test
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,5 +50,34 @@ func TestReadPowerDescribe(t *testing.T) {
 		if got := r.Describe("h"); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: %q (%v), want %q", tc.name, got, r.Err, tc.want)
 		}
+	}
+}
+
+// TestRedirectNotFollowed: a BMC that answers with a redirect is an error, and the client never
+// reaches where it points, with a session or with Basic auth: the redirect would carry the
+// credentials there.
+func TestRedirectNotFollowed(t *testing.T) {
+	var reached atomic.Int32
+	elsewhere := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		http.Error(w, "not a BMC", http.StatusNotFound)
+	}))
+	defer elsewhere.Close()
+	redirecting := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer redirecting.Close()
+	a, err := bmc.ParseAddress("test", "redfish+"+redirecting.URL+"/redfish/v1/Systems/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, basic := range []bool{true, false} {
+		r := bmc.ReadPower(context.Background(), bmc.Credential{Address: a, Username: "admin", Password: "secret"}, bmc.Options{Timeout: time.Second, BasicAuth: basic})
+		if r.Err == nil {
+			t.Errorf("basic auth %v: a redirect read as %q", basic, r.State)
+		}
+	}
+	if n := reached.Load(); n > 0 {
+		t.Errorf("the redirect's target got %d requests", n)
 	}
 }
