@@ -62,12 +62,27 @@ func httpClient(c Credential, timeout time.Duration) (*http.Client, error) {
 		// answer is taken as it is, and a redirect is an error.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Timeout:       timeout,
-		Transport: &http.Transport{
+		Transport: limitedBodies{&http.Transport{
 			DialContext:         (&net.Dialer{Timeout: timeout}).DialContext,
 			TLSHandshakeTimeout: timeout,
 			TLSClientConfig:     tlsConf,
-		},
+		}},
 	}, nil
+}
+
+// maxBody bounds a BMC's answer: a ComputerSystem is a few kilobytes.
+const maxBody = 1 << 20
+
+// limitedBodies fails the read of an answer longer than maxBody, so a BMC cannot make the node
+// read (and gofish decode) without end.
+type limitedBodies struct{ next http.RoundTripper }
+
+func (l limitedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(req)
+	if err == nil {
+		resp.Body = http.MaxBytesReader(nil, resp.Body, maxBody)
+	}
+	return resp, err
 }
 
 // Connect opens the service (a session unless BasicAuth). ctx bounds the client's whole life;

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/stmcginnis/gofish/common"
 	"github.com/stmcginnis/gofish/redfish"
@@ -30,13 +31,32 @@ type PowerRead struct {
 func (r PowerRead) Describe(host string) string {
 	switch {
 	case r.Err == nil:
-		return fmt.Sprintf("BMC %s says PowerState %s", host, r.State)
+		return fmt.Sprintf("BMC %s says PowerState %s", host, bmcText(r.State))
 	case r.HTTPStatus == http.StatusUnauthorized || r.HTTPStatus == http.StatusForbidden:
 		return fmt.Sprintf("BMC %s rejects the credentials (HTTP %d): check the password", host, r.HTTPStatus)
 	case r.Unreachable:
 		return fmt.Sprintf("BMC %s unreachable", host)
 	}
-	return fmt.Sprintf("BMC %s: %v", host, r.Err)
+	return fmt.Sprintf("BMC %s: %s", host, bmcText(r.Err.Error()))
+}
+
+// maxBMCText bounds what a BMC's own words take in a log line or tnfctl status.
+const maxBMCText = 300
+
+// bmcText is text a BMC chose (a power state, an error body) made fit for a log line and a
+// terminal: control characters (a newline that forges a log line, a terminal escape) become
+// spaces, and the text is cut at maxBMCText runes.
+func bmcText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > maxBMCText {
+		return string(r[:maxBMCText]) + "…"
+	}
+	return s
 }
 
 // ReadPower reads the PowerState once, the connection and the read bounded by o.Timeout. An

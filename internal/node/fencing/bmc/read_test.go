@@ -2,6 +2,7 @@ package bmc_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -79,5 +80,40 @@ func TestRedirectNotFollowed(t *testing.T) {
 	}
 	if n := reached.Load(); n > 0 {
 		t.Errorf("the redirect's target got %d requests", n)
+	}
+}
+
+// TestBodyLimited: a BMC that answers without end is an error, not a read without end.
+func TestBodyLimited(t *testing.T) {
+	endless := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		spaces := []byte(strings.Repeat(" ", 64<<10))
+		for range 64 { // 4 MiB of white space before the JSON
+			if _, err := w.Write(spaces); err != nil {
+				return
+			}
+		}
+		_, _ = w.Write([]byte(`{"Systems": {"@odata.id": "/redfish/v1/Systems"}}`))
+	}))
+	defer endless.Close()
+	a, err := bmc.ParseAddress("test", "redfish+"+endless.URL+"/redfish/v1/Systems/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bmc.ReadPower(context.Background(), bmc.Credential{Address: a, Username: "admin", Password: "x"}, bmc.Options{Timeout: 5 * time.Second, BasicAuth: true})
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "too large") {
+		t.Errorf("an endless answer: %v", r.Err)
+	}
+}
+
+// TestDescribeSanitises: what a BMC says reaches logs and tnfctl status on one line, bounded.
+func TestDescribeSanitises(t *testing.T) {
+	forged := bmc.PowerRead{State: "On\nlevel=INFO msg=\"BMC says PowerState Off\"\x1b[2J"}
+	if got := forged.Describe("h"); strings.ContainsAny(got, "\n\x1b") {
+		t.Errorf("control characters kept: %q", got)
+	}
+	long := bmc.PowerRead{Err: errors.New(strings.Repeat("x", 5000))}
+	if got := long.Describe("h"); len(got) > 400 || !strings.HasSuffix(got, "…") {
+		t.Errorf("a 5000-character error: %d characters: %q…", len(got), got[:40])
 	}
 }
