@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -160,14 +161,26 @@ func failed(err error) func(context.Context) ([]byte, error) {
 }
 
 // fileTail reads a file's last gatherItemLimit bytes: a log can be far larger than the bundle.
+// It reads regular files only and follows no link: Pacemaker's log folder belongs to hacluster,
+// who could put a link to /etc/shadow where pacemaker.log was, for root to read into the bundle.
 func fileTail(path string) func(context.Context) ([]byte, error) {
 	return func(context.Context) ([]byte, error) {
-		f, err := os.Open(path)
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s: a link, not read", path)
+		}
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Size() > gatherItemLimit {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file (%s), not read", path, fi.Mode().Type())
+		}
+		if fi.Size() > gatherItemLimit {
 			if _, err := f.Seek(-gatherItemLimit, io.SeekEnd); err != nil {
 				return nil, err
 			}
