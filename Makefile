@@ -6,7 +6,7 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build test test-one cluster-test chaos bench demo lab lab-base boot-test boot-smoke boot-bench lint clean
+.PHONY: all build kube-apiserver test test-one cluster-test chaos bench demo lab lab-base boot-test boot-smoke boot-bench lint clean
 
 all: build
 
@@ -22,13 +22,12 @@ ETCD35 := $(TOOLS_CACHE)/etcd-3.5-$(call toolkey,go.sum cmd/etcd/*.go cmd/etcdct
 ETCD36 := $(TOOLS_CACHE)/etcd-3.6-$(call toolkey,tools/etcd-3.6/go.sum tools/etcd-3.6/*.go)
 KUBE_APISERVER := $(TOOLS_CACHE)/kube-apiserver-$(call toolkey,tools/kube-apiserver/go.mod tools/kube-apiserver/go.sum)
 
-build: $(ETCD35)/etcd $(ETCD36)/etcd $(KUBE_APISERVER)/kube-apiserver
+build: $(ETCD35)/etcd $(ETCD36)/etcd
 	$(GO) build -tags "$(TAGS)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert ./cmd/build-layer ./test/redfish/cmd/redfish-emulator
 	mkdir -p $(BIN)/etcd-3.6
 	cmp -s $(ETCD35)/etcd $(BIN)/etcd || cp --remove-destination $(ETCD35)/etcd $(BIN)/etcd
 	cmp -s $(ETCD35)/etcdctl $(BIN)/etcdctl || cp --remove-destination $(ETCD35)/etcdctl $(BIN)/etcdctl
 	cmp -s $(ETCD36)/etcd $(BIN)/etcd-3.6/etcd || cp --remove-destination $(ETCD36)/etcd $(BIN)/etcd-3.6/etcd
-	cmp -s $(KUBE_APISERVER)/kube-apiserver $(BIN)/kube-apiserver || cp --remove-destination $(KUBE_APISERVER)/kube-apiserver $(BIN)/kube-apiserver
 
 # Built into a temporary folder and renamed: an interrupted build leaves no cache entry.
 $(ETCD35)/etcd:
@@ -46,6 +45,11 @@ KUBE_VERSION = $(shell awk '$$1 == "k8s.io/kubernetes" {print $$2}' tools/kube-a
 KUBE_LDFLAGS = -s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%)))
+# Only the tests need it (the API scenarios): build, demo and lab do not wait for it.
+kube-apiserver: $(KUBE_APISERVER)/kube-apiserver
+	mkdir -p $(BIN)
+	cmp -s $(KUBE_APISERVER)/kube-apiserver $(BIN)/kube-apiserver || cp --remove-destination $(KUBE_APISERVER)/kube-apiserver $(BIN)/kube-apiserver
+
 $(KUBE_APISERVER)/kube-apiserver:
 	rm -rf $(KUBE_APISERVER).tmp && cd tools/kube-apiserver && $(GO) build -trimpath -ldflags="$(KUBE_LDFLAGS)" -o $(KUBE_APISERVER).tmp/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver && mv -T $(KUBE_APISERVER).tmp $(KUBE_APISERVER)
 
@@ -56,7 +60,7 @@ $(KUBE_APISERVER)/kube-apiserver:
 # CLUSTER_PARALLEL of them at a time: each has its own namespaces, folders and BMC emulator.
 CLUSTER_PARALLEL ?= 3
 GOTEST = TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
-test: build lint
+test: build kube-apiserver lint
 	$(GOTEST) -p 2 -timeout 20m $$($(GO) list ./... | grep -v '/test/cluster$$')
 	TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GOTEST) -p 2 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/
 	$(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 25m ./test/cluster/
@@ -65,13 +69,13 @@ test: build lint
 # make test-one PKG=./test/cluster RUN='^TestNodeFailure$$'
 PKG ?= ./...
 RUN ?= .
-test-one: build
+test-one: build kube-apiserver
 	$(GOTEST) -v -run '$(RUN)' -timeout 40m $(PKG)
 
 # The two-node cluster scenarios alone (test/cluster: real Corosync, Pacemaker, pcs,
 # fence_redfish and etcd in network namespaces), every one of them; make test runs all but the
 # planned-stop scenarios marked onlyInClusterTest.
-cluster-test: build
+cluster-test: build kube-apiserver
 	TNF_CLUSTER_ALL=1 $(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 40m ./test/cluster/
 
 # The randomized fault campaign (test/cluster TestChaos): CHAOS_CYCLES faults drawn from
