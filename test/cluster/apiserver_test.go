@@ -24,7 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -214,8 +213,8 @@ func (c *cluster) watchAPI(node string) *apiWatcher {
 	w := &apiWatcher{node: node, stop: make(chan struct{}), seen: map[string]bool{}}
 	from := cache.NewListWatchFromClient(c.apiClient(node).CoreV1().RESTClient(), "configmaps", apiNamespace, fields.Everything())
 	counted := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
-			obj, err := from.List(o)
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			obj, err := from.ListWithContext(ctx, o)
 			if err == nil {
 				rv, _ := strconv.ParseUint(obj.(*corev1.ConfigMapList).ResourceVersion, 10, 64)
 				w.mu.Lock()
@@ -224,7 +223,7 @@ func (c *cluster) watchAPI(node string) *apiWatcher {
 			}
 			return obj, err
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) { return from.Watch(o) },
+		WatchFuncWithContext: from.WatchWithContext,
 	}
 	informer := cache.NewSharedIndexInformer(counted, &corev1.ConfigMap{}, 0, cache.Indexers{})
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: w.add})
