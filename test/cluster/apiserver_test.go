@@ -151,6 +151,15 @@ func (c *cluster) apiClient(node string) *kubernetes.Clientset {
 	return cs
 }
 
+// upWithAPI boots both nodes and waits until etcd is promoted and kube-apiserver ready on both.
+func (c *cluster) upWithAPI() {
+	c.t.Helper()
+	c.up()
+	for _, n := range c.nodes {
+		c.waitAPIReady(n)
+	}
+}
+
 // waitAPIReady waits until node's API server answers /readyz with ok.
 func (c *cluster) waitAPIReady(node string) {
 	c.t.Helper()
@@ -233,6 +242,16 @@ func (c *cluster) watchAPI(node string) *apiWatcher {
 	go informer.Run(w.stop)
 	c.t.Cleanup(w.Stop)
 	return w
+}
+
+// watchAPIs starts an informer through each node's API server.
+func (c *cluster) watchAPIs() map[string]*apiWatcher {
+	c.t.Helper()
+	watchers := map[string]*apiWatcher{}
+	for _, n := range c.nodes {
+		watchers[n] = c.watchAPI(n)
+	}
+	return watchers
 }
 
 func (w *apiWatcher) add(obj any) {
@@ -345,16 +364,10 @@ func (r *readyzLog) Stop() []time.Time {
 func TestAPINodeFailure(t *testing.T) {
 	t.Parallel()
 	c := newAPICluster(t, nil)
-	c.up()
-	for _, n := range c.nodes {
-		c.waitAPIReady(n)
-	}
+	c.upWithAPI()
 	etcdWrites := c.startWriter()
 	c.waitWrites(etcdWrites, "both up")
-	watchers := map[string]*apiWatcher{}
-	for _, n := range c.nodes {
-		watchers[n] = c.watchAPI(n)
-	}
+	watchers := c.watchAPIs()
 	apiWrites := c.startAPIWriter("cut", "node1")
 	c.waitWrites(apiWrites.writer, "both up, through the API")
 	ready := c.logReadyz("node1")
@@ -390,16 +403,10 @@ func TestAPINodeFailure(t *testing.T) {
 func TestAPIGracefulReboot(t *testing.T) {
 	t.Parallel()
 	c := newAPICluster(t, nil)
-	c.up()
-	for _, n := range c.nodes {
-		c.waitAPIReady(n)
-	}
+	c.upWithAPI()
 	for _, node := range c.nodes {
 		through := c.other(node)
-		watchers := map[string]*apiWatcher{}
-		for _, n := range c.nodes {
-			watchers[n] = c.watchAPI(n)
-		}
+		watchers := c.watchAPIs()
 		apiWrites := c.startAPIWriter("reboot-"+node, through)
 		c.waitWrites(apiWrites.writer, "both up, through "+through+"'s API")
 		began := time.Now()
