@@ -6,8 +6,11 @@ package clusterconfig
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -151,6 +154,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("nodes: exactly two nodes are needed, found %d", len(c.Nodes))
 	}
 	names := map[string]bool{}
+	var addrs []netip.Addr
+	var systems []string
 	for i, n := range c.Nodes {
 		f := fmt.Sprintf("nodes[%d]", i)
 		if errs := validation.IsDNS1123Subdomain(n.Name); len(errs) > 0 {
@@ -160,17 +165,26 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%s.name: %q is listed twice", f, n.Name)
 		}
 		names[n.Name] = true
-		if net.ParseIP(n.IP) == nil {
-			return fmt.Errorf("%s.ip: %q is not an IP address", f, n.IP)
-		}
-		if _, err := bmc.ParseAddress(f+".bmc.address", n.BMC.Address); err != nil {
+		ip, err := nodeIP(f+".ip", n.IP, addrs)
+		if err != nil {
 			return err
 		}
+		addrs = append(addrs, ip)
+		a, err := bmc.ParseAddress(f+".bmc.address", n.BMC.Address)
+		if err != nil {
+			return err
+		}
+		// Two nodes pointing at one BMC system: the first fencing powers off the survivor.
+		system := net.JoinHostPort(a.Host, strconv.Itoa(a.Port)) + a.SystemPath
+		if i > 0 && system == systems[0] {
+			return fmt.Errorf("%s.bmc.address: the same system as nodes[0].bmc.address (%s): fencing one node would power off the other", f, system)
+		}
+		systems = append(systems, system)
 		if n.BMC.Username == "" {
 			return fmt.Errorf("%s.bmc.username: missing", f)
 		}
-		if !strings.HasPrefix(n.BMC.PasswordFile, SecretsDir+"/") {
-			return fmt.Errorf("%s.bmc.passwordFile: %q is not under %s", f, n.BMC.PasswordFile, SecretsDir)
+		if p := n.BMC.PasswordFile; filepath.Dir(filepath.Clean(p)) != SecretsDir || filepath.Clean(p) != p {
+			return fmt.Errorf("%s.bmc.passwordFile: %q is not a file directly in %s", f, p, SecretsDir)
 		}
 		if v := n.BMC.CertificateVerification; v != "Enabled" && v != "Disabled" {
 			return fmt.Errorf("%s.bmc.certificateVerification: %q is neither Enabled nor Disabled", f, v)
@@ -185,10 +199,54 @@ func (c Config) Validate() error {
 	if !names[c.FenceRaceWinner] {
 		return fmt.Errorf("fenceRaceWinner: %q is not one of the nodes", c.FenceRaceWinner)
 	}
+	for _, d := range []struct {
+		field    string
+		value    time.Duration
+		min, max time.Duration
+	}{
+		// Corosync's token: under half a second the knet link's own timeouts fire first; a
+		// minute is far beyond any site's (the field's longest documented value is 5 s).
+		{"token", c.Token.Duration, 500 * time.Millisecond, time.Minute},
+		// The fence delays count against the fencing's 60 s timeout.
+		{"fenceDelay.winner", c.FenceDelay.Winner.Duration, 0, 45 * time.Second},
+		{"fenceDelay.other", c.FenceDelay.Other.Duration, 0, 45 * time.Second},
+	} {
+		if d.value < d.min || d.value > d.max {
+			return fmt.Errorf("%s: %v is outside %v to %v", d.field, d.value, d.min, d.max)
+		}
+	}
+	// autoUnblock.after: how long a node waits alone before it asks the peer's BMC, whose
+	// answer (Off, twice) is what makes a start alone safe; a negative or day-long wait is a typo.
+	if a := c.AutoUnblock.After.Duration; a < 0 || a > 24*time.Hour {
+		return fmt.Errorf("autoUnblock.after: %v is outside 0s to 24h0m0s", a)
+	}
 	if c.FenceDelay.Winner.Duration <= c.FenceDelay.Other.Duration {
 		return fmt.Errorf("fenceDelay.winner: %v must be longer than fenceDelay.other (%v), or both nodes fence each other", c.FenceDelay.Winner, c.FenceDelay.Other)
 	}
 	return nil
+}
+
+// nodeIP parses a node's cluster address: one a peer can reach (not loopback, unspecified,
+// multicast or link-local), in the family of the addresses before it, and not one of them.
+func nodeIP(field, s string, before []netip.Addr) (netip.Addr, error) {
+	ip, err := netip.ParseAddr(s)
+	if err != nil || ip.Zone() != "" {
+		return netip.Addr{}, fmt.Errorf("%s: %q is not an IP address", field, s)
+	}
+	ip = ip.Unmap()
+	switch {
+	case ip.IsLoopback(), ip.IsUnspecified(), ip.IsMulticast(), ip.IsLinkLocalUnicast():
+		return netip.Addr{}, fmt.Errorf("%s: %s is a loopback, unspecified, multicast or link-local address, which the peer cannot reach", field, ip)
+	}
+	for _, b := range before {
+		if b == ip {
+			return netip.Addr{}, fmt.Errorf("%s: %s is another node's address too", field, ip)
+		}
+		if b.Is4() != ip.Is4() {
+			return netip.Addr{}, fmt.Errorf("%s: %s is not in the family of %s: the cluster link is one family", field, ip, b)
+		}
+	}
+	return ip, nil
 }
 
 // Load reads a node's cluster.yaml. Unknown fields are errors; errors name the file and the field.
@@ -254,7 +312,11 @@ func (n Node) Credential() (bmc.Credential, error) {
 	if err != nil {
 		return bmc.Credential{}, fmt.Errorf("nodes[%s].bmc.passwordFile: %w", n.Name, err)
 	}
-	return n.CredentialWith(strings.TrimRight(string(pw), "\r\n"))
+	password := strings.TrimRight(string(pw), "\r\n")
+	if password == "" {
+		return bmc.Credential{}, fmt.Errorf("nodes[%s].bmc.passwordFile: %s is empty", n.Name, n.BMC.PasswordFile)
+	}
+	return n.CredentialWith(password)
 }
 
 // CredentialWith is the node's BMC credential with the given password (a value, or a reference

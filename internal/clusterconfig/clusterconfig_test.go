@@ -90,6 +90,7 @@ func TestBadInputs(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "pw1", "one")
 	write(t, dir, "pw2", "two")
+	write(t, dir, "empty", "\n")
 	write(t, dir, "no-etcd.yaml", strings.Replace(etcdPod, "name: etcd\n", "name: etcd-2\n", 1))
 	write(t, dir, "no-image.yaml", strings.Replace(etcdPod, "image: localhost/tnf/etcd:v1", "image: ''", 1))
 	write(t, dir, "deployment.yaml", strings.Replace(etcdPod, "kind: Pod", "kind: Deployment", 1))
@@ -110,6 +111,26 @@ func TestBadInputs(t *testing.T) {
 		{"username: admin, passwordFile: pw1", "passwordFile: pw1", "nodes[1].bmc.username"},
 		{"clusterName: lab", "clusterName: lab\nfenceRaceWinner: node3", "fenceRaceWinner"},
 		{"clusterName: lab", "clusterName: lab\nfenceDelay: {winner: 1s, other: 5s}", "fenceDelay.winner"},
+		// Addresses a peer cannot reach, or that the two nodes share.
+		{"ip: 192.168.122.12", "ip: 127.0.0.1", "nodes[0].ip"},
+		{"ip: 192.168.122.12", "ip: 0.0.0.0", "nodes[0].ip"},
+		{"ip: 192.168.122.12", "ip: 224.0.0.1", "nodes[0].ip"},
+		{"ip: 192.168.122.12", "ip: 169.254.0.2", "nodes[0].ip"},
+		{"ip: 192.168.122.12", "ip: \"fe80::1%eth0\"", "nodes[0].ip"},
+		{"ip: 192.168.122.11", "ip: 192.168.122.12", "nodes[1].ip"},
+		{"ip: 192.168.122.11", "ip: \"fd00::11\"", "nodes[1].ip"},
+		// Both nodes' BMC entries naming one system: the first fencing powers off the survivor.
+		{"Systems/1\"", "Systems/2\"", "nodes[1].bmc.address"},
+		// Durations a site does not mean.
+		{"clusterName: lab", "clusterName: lab\ntoken: -3s", "token"},
+		{"clusterName: lab", "clusterName: lab\ntoken: 100ms", "token"},
+		{"clusterName: lab", "clusterName: lab\ntoken: 10m", "token"},
+		{"clusterName: lab", "clusterName: lab\nfenceDelay: {winner: 10m}", "fenceDelay.winner"},
+		{"clusterName: lab", "clusterName: lab\nfenceDelay: {other: -1s}", "fenceDelay.other"},
+		{"clusterName: lab", "clusterName: lab\nautoUnblock: {enabled: true, after: -1m}", "autoUnblock.after"},
+		{"clusterName: lab", "clusterName: lab\nautoUnblock: {enabled: true, after: 720h}", "autoUnblock.after"},
+		// A password file with nothing in it.
+		{"passwordFile: pw2", "passwordFile: empty", "nodes[0].bmc.passwordFile"},
 		{"clusterName: lab", "clusterName: lab\netcdPodManifestFile: missing.yaml", "etcdPodManifestFile"},
 		{"clusterName: lab", "clusterName: lab\netcdPodManifestFile: no-etcd.yaml", "no container named etcd"},
 		{"clusterName: lab", "clusterName: lab\netcdPodManifestFile: no-image.yaml", "spec.containers[1].image"},
@@ -136,6 +157,37 @@ func TestBadInputs(t *testing.T) {
 		p := write(t, dir, "install-config.yaml", r.body)
 		if _, err := LoadInstallConfig(p, ips); err == nil || !strings.Contains(err.Error(), r.want) || !strings.Contains(err.Error(), p) {
 			t.Errorf("install-config: error %v, want one naming the file and %q", err, r.want)
+		}
+	}
+}
+
+// TestPasswordFileInSecretsDir: cluster.yaml names each password file directly in SecretsDir,
+// in its clean form: a path that leaves the folder after cleaning is refused.
+func TestPasswordFileInSecretsDir(t *testing.T) {
+	in, err := LoadTNF(func() string {
+		dir := t.TempDir()
+		write(t, dir, "pw1", "one")
+		write(t, dir, "pw2", "two")
+		return write(t, dir, "tnf.yaml", goodTNF)
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, ok := range map[string]bool{
+		SecretsDir + "/node2.password":     true,
+		SecretsDir + "/../../shadow":       false,
+		SecretsDir + "/./node2.password":   false,
+		SecretsDir + "/sub/node2.password": false,
+		"/etc/tnf/secretsX/node2.password": false,
+		SecretsDir + "/":                   false,
+	} {
+		c := in.Config
+		c.Nodes = append([]Node(nil), c.Nodes...)
+		c.Nodes[0].BMC.PasswordFile = path
+		if err := c.Validate(); (err == nil) != ok {
+			t.Errorf("%q: %v", path, err)
+		} else if err != nil && !strings.Contains(err.Error(), "nodes[0].bmc.passwordFile") {
+			t.Errorf("%q: %v does not name the field", path, err)
 		}
 	}
 }

@@ -72,8 +72,12 @@ func LoadTNF(path string) (Input, error) {
 		if err != nil {
 			return Input{}, fmt.Errorf("%s: nodes[%d].bmc.passwordFile: %w", path, i, err)
 		}
+		pw = []byte(strings.TrimRight(string(pw), "\r\n"))
+		if len(pw) == 0 {
+			return Input{}, fmt.Errorf("%s: nodes[%d].bmc.passwordFile: %s is empty", path, i, src)
+		}
 		n.BMC.PasswordFile = secretPath(n.Name)
-		in.Secrets = append(in.Secrets, Secret{Path: n.BMC.PasswordFile, Data: []byte(strings.TrimRight(string(pw), "\r\n"))})
+		in.Secrets = append(in.Secrets, Secret{Path: n.BMC.PasswordFile, Data: pw})
 	}
 	return in, in.finish(path)
 }
