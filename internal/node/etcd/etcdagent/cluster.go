@@ -35,7 +35,9 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 			return fmt.Errorf("not leading: peer %s holds the force-new-cluster claim", holder)
 		}
 		defer func() {
-			if err := a.store.Release(context.WithoutCancel(ctx), a.cfg.Self); err != nil {
+			rctx, cancel := detached(ctx)
+			defer cancel()
+			if err := a.store.Release(rctx, a.cfg.Self); err != nil {
 				a.log.Error("releasing the force-new-cluster claim", "err", err)
 			}
 		}()

@@ -73,8 +73,20 @@ func (a *Agent) watch(ctx context.Context) (ocf.Status, error) {
 		return ocf.Success, nil
 	}
 	a.log.Error("etcd exited: reporting the failure to the cluster now")
-	if err := a.store.ReportFailure(context.WithoutCancel(ctx), a.cfg.Self, attrs.BaseResource(a.cfg.Resource)); err != nil {
+	rctx, cancel := detached(ctx)
+	defer cancel()
+	if err := a.store.ReportFailure(rctx, a.cfg.Self, attrs.BaseResource(a.cfg.Resource)); err != nil {
 		return failed(fmt.Errorf("reporting the failure: %w", err))
 	}
 	return ocf.Success, nil
+}
+
+// detachedBound bounds a step that runs after its action's context ended.
+const detachedBound = 30 * time.Second
+
+// detached is ctx without its cancellation, bounded by detachedBound: for a step that must run
+// even when the action's deadline has passed (releasing the claim, reporting a crash), but not
+// for ever when a cluster tool hangs.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), detachedBound)
 }
