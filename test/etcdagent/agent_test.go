@@ -497,3 +497,33 @@ func TestLearnerIsNeverForcedOver(t *testing.T) {
 	catchUpAndPromote(t, learner, voter)
 	sameKeys(t, learner, acked)
 }
+
+// TestUnreadableDataNeverEmpty: a data dir that holds a member's database without its WAL is not
+// "no data": the start fails on that node, the reason is published for tnfctl status, and no
+// cluster is created from it; once the administrator moves it away, the node starts empty.
+func TestUnreadableDataNeverEmpty(t *testing.T) {
+	c := newCluster(t)
+	a := c.nodes["node1"]
+	db := filepath.Join(a.params["data_dir"], "member", "snap", "db")
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, []byte("a database whose WAL is gone"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out := a.run("start", nil)
+	if code == ocfSuccess || !strings.Contains(out, "without a WAL") {
+		t.Fatalf("start on a database without its WAL: exit %d\n%s", code, out)
+	}
+	why, _, err := c.store.Get(context.Background(), a.name, etcdnode.AttrDecision, attrs.Reboot)
+	if err != nil || !strings.Contains(why, "without a WAL") {
+		t.Fatalf("published decision %q (%v)", why, err)
+	}
+	if a.pid() != 0 {
+		t.Fatal("etcd runs")
+	}
+	if err := os.RemoveAll(filepath.Join(a.params["data_dir"], "member")); err != nil {
+		t.Fatal(err)
+	}
+	a.must("start", ocfSuccess)
+}

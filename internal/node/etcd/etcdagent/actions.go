@@ -121,7 +121,7 @@ func (a *Agent) start(ctx context.Context) (ocf.Status, error) {
 	} else if alive {
 		return ocf.Success, touch(a.cfg.StartedFile())
 	}
-	local, err := a.inspect()
+	local, err := a.inspect(ctx)
 	if err != nil {
 		return failed(err)
 	}
@@ -196,7 +196,7 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 		case exists(a.cfg.LaunchedFile()):
 			return failed(fmt.Errorf("etcd exited (see %s)", a.cfg.LogFile))
 		}
-		local, err := a.inspect()
+		local, err := a.inspect(ctx)
 		if err != nil {
 			return failed(err)
 		}
@@ -300,7 +300,7 @@ func (a *Agent) demote(ctx context.Context) (ocf.Status, error) {
 func (a *Agent) publishStopped() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*a.cfg.RequestTimeout)
 	defer cancel()
-	local, err := a.inspect()
+	local, err := a.inspect(ctx)
 	if err == nil {
 		err = a.publish(ctx, local)
 	}
@@ -356,7 +356,7 @@ func (a *Agent) notify(ctx context.Context) (ocf.Status, error) {
 				}
 				return ocf.Success, err
 			}
-			local, err := a.inspect()
+			local, err := a.inspect(ctx)
 			if err != nil {
 				return failed(err)
 			}

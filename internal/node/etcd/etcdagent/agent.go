@@ -161,7 +161,7 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (d
 
 // decideStopped reads the local data dir (etcd is not running) and decides.
 func (a *Agent) decideStopped(ctx context.Context, fenced bool) (decision.Data, decision.Input, decision.Decision, error) {
-	local, err := a.inspect()
+	local, err := a.inspect(ctx)
 	if err != nil {
 		return local, decision.Input{}, decision.Decision{}, err
 	}
@@ -180,9 +180,13 @@ func describeData(d decision.Data) string {
 }
 
 // inspect reads the local data dir (etcd must be stopped).
-func (a *Agent) inspect() (decision.Data, error) {
+func (a *Agent) inspect(ctx context.Context) (decision.Data, error) {
 	info, err := etcddata.Inspect(a.cfg.DataDir)
 	if err != nil {
+		// The action fails; tnfctl status says why.
+		if serr := a.cfg.SetDecision(ctx, a.store, "refuse: the data dir cannot be read as data or as empty: "+err.Error()); serr != nil {
+			a.log.Error("publishing the decision", "err", serr)
+		}
 		return decision.Data{}, err
 	}
 	return info.Data(), nil

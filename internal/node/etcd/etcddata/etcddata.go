@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,10 +46,13 @@ func (i Info) Data() decision.Data {
 func walDir(dataDir string) string  { return filepath.Join(dataDir, "member", "wal") }
 func snapDir(dataDir string) string { return filepath.Join(dataDir, "member", "snap") }
 
-// Inspect reads a data directory. A missing or empty directory is not an error.
+// Inspect reads a data directory. A missing or empty directory holds no data; one that cannot
+// be read, or holds a member's files without the WAL etcd starts from, is an error, never "no
+// data": a node that read it as empty could create a new cluster beside the real data.
 func Inspect(dataDir string) (Info, error) {
-	if !wal.Exist(walDir(dataDir)) {
-		return Info{}, nil
+	present, err := hasWAL(dataDir)
+	if err != nil || !present {
+		return Info{}, err
 	}
 	r, err := readWAL(dataDir, false)
 	if err != nil {
@@ -58,6 +62,27 @@ func Inspect(dataDir string) (Info, error) {
 	info := r.info
 	info.Learner, err = isLearner(dataDir, info.MemberID)
 	return info, err
+}
+
+// hasWAL says whether dataDir holds a WAL. etcd's wal.Exist reads any error (a disk that fails,
+// a WAL path that is a file) as "no WAL"; here only a WAL folder that does not exist, or is
+// empty, is no WAL, and then only if the member folder holds no database either.
+func hasWAL(dataDir string) (bool, error) {
+	entries, err := os.ReadDir(walDir(dataDir))
+	switch {
+	case err == nil && len(entries) > 0:
+		return true, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return false, fmt.Errorf("%s: reading the WAL folder: %w", dataDir, err)
+	}
+	db := filepath.Join(snapDir(dataDir), "db")
+	switch _, err := os.Stat(db); {
+	case err == nil:
+		return false, fmt.Errorf("%s exists without a WAL: not data etcd starts from, and not no data (move it away to start empty)", db)
+	case !errors.Is(err, fs.ErrNotExist):
+		return false, fmt.Errorf("%s: %w", db, err)
+	}
+	return false, nil
 }
 
 type walRead struct {

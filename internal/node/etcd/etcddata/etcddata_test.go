@@ -16,6 +16,43 @@ func TestInspectMissing(t *testing.T) {
 	}
 }
 
+// TestInspectFailsClosed: a data dir is "no data" only when it holds no member's files at all;
+// one it cannot read, or a database without its WAL, is an error.
+func TestInspectFailsClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string // path in the data dir: content ("/" at the end: a folder)
+		err   bool
+	}{
+		{"empty", nil, false},
+		{"an empty WAL folder", map[string]string{"member/wal/": ""}, false},
+		{"a database without a WAL", map[string]string{"member/snap/db": "bolt"}, true},
+		{"a WAL folder that is a file", map[string]string{"member/wal": "x"}, true},
+		{"a member folder that is a file", map[string]string{"member": "x"}, true},
+	} {
+		dir := t.TempDir()
+		for path, content := range tc.files {
+			p := filepath.Join(dir, path)
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if path[len(path)-1] == '/' {
+				if err := os.MkdirAll(p, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		info, err := Inspect(dir)
+		if (err != nil) != tc.err || info.Present {
+			t.Errorf("%s: %+v, %v", tc.name, info, err)
+		}
+	}
+}
+
 func TestMoveAsideKeepsNewest(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "etcd")
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
