@@ -86,13 +86,35 @@ func membership(nodelist, runtime map[string]string, quorumtool string) (Members
 		}
 	}
 	sort.Strings(idx)
+	if len(idx) == 0 {
+		return m, fmt.Errorf("corosync-cmapctl: no node in the nodelist")
+	}
+	// A node that has not joined since Corosync started has no runtime keys: that is "not a
+	// member" (the peer of a node booted alone). This node itself always has them once Corosync
+	// runs, so output without them is output not understood, never a membership without it:
+	// confirm-peer-down and auto-unblock act on "the peer is not a member".
+	self := runtime["runtime.votequorum.this_node_id"]
+	selfListed := false
 	for _, i := range idx {
 		name := nodelist["nodelist.node."+i+".name"]
 		id := nodelist["nodelist.node."+i+".nodeid"]
 		if _, err := strconv.Atoi(id); err != nil {
 			return m, fmt.Errorf("corosync nodelist: node %s has no nodeid", name)
 		}
-		m.Nodes[name] = runtime["runtime.members."+id+".status"] == "joined"
+		status, known := runtime["runtime.members."+id+".status"]
+		if known && status != "joined" && status != "left" {
+			return m, fmt.Errorf("corosync-cmapctl: node %s has status %q, neither joined nor left", name, status)
+		}
+		m.Nodes[name] = status == "joined"
+		if id == self {
+			selfListed = true
+			if status != "joined" {
+				return m, fmt.Errorf("corosync-cmapctl: this node (%s, nodeid %s) is not a joined member in its own runtime keys: the output was not understood", name, id)
+			}
+		}
+	}
+	if !selfListed {
+		return m, fmt.Errorf("corosync-cmapctl: this node's id (runtime.votequorum.this_node_id %q) is not in the nodelist", self)
 	}
 	quorate, found := "", false
 	for _, line := range strings.Split(quorumtool, "\n") {

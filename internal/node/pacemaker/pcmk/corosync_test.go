@@ -2,6 +2,7 @@ package pcmk
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +46,24 @@ func TestMembership(t *testing.T) {
 	}
 	if _, err := membership(parseCmap(cmapNodelist), parseCmap(cmapRuntimeAlone), "garbage"); err == nil {
 		t.Fatal("no Quorate line: want an error")
+	}
+}
+
+// TestMembershipNotUnderstood: output that does not show this node as a joined member (a failed
+// or partial read) is an error, never a membership in which the peer is "not a member".
+func TestMembershipNotUnderstood(t *testing.T) {
+	for name, tc := range map[string]struct{ nodelist, runtime string }{
+		"no runtime keys":               {cmapNodelist, ""},
+		"no runtime keys for this node": {cmapNodelist, strings.ReplaceAll(cmapRuntimeAlone, "runtime.members.1.", "runtime.members.9.")},
+		"this node not joined":          {cmapNodelist, strings.Replace(cmapRuntimeAlone, "= joined", "= left", 1)},
+		"a status not known":            {cmapNodelist, cmapRuntimeAlone + "runtime.members.2.status (str) = maybe\n"},
+		"this node not in the nodelist": {cmapNodelist, strings.Replace(cmapRuntimeAlone, "this_node_id (u32) = 1", "this_node_id (u32) = 7", 1)},
+		"no nodelist":                   {"", cmapRuntimeAlone},
+	} {
+		m, err := membership(parseCmap(tc.nodelist), parseCmap(tc.runtime), quorumtoolAlone)
+		if err == nil {
+			t.Errorf("%s: %+v, want an error", name, m)
+		}
 	}
 }
 
