@@ -250,17 +250,31 @@ func TestKubeletFailure(t *testing.T) {
 // peer goes on alone, the member rejoins; nobody is fenced, no acknowledged write is lost.
 func TestEtcdFailure(t *testing.T) {
 	t.Parallel()
-	c := newCluster(t, nil)
-	w := c.upAndWriting()
+	c := newAPICluster(t, nil)
+	c.upWithAPI()
+	w := c.startWriter()
+	c.waitWrites(w, "both up")
+	// The API as its clients see each fault: a writer through node1's API server, informers
+	// through both.
+	watchers := c.watchAPIs()
+	api := c.startAPIWriter("etcd-faults", "node1")
+	c.waitWrites(api.writer, "both up, through the API")
 	for _, fault := range []etcdFault{{"node2", unix.SIGKILL}, {"node1", unix.SIGKILL}, {"node1", unix.SIGSTOP}, {"node2", unix.SIGSTOP}} {
 		began := time.Now()
 		c.waitEtcdReplaced(fault, c.signalEtcd(fault))
-		if at, ok := w.FirstAckAfter(began); ok {
-			t.Logf("%s: first write acknowledged %v after the fault", fault, at.Sub(began).Round(10*time.Millisecond))
-		}
 		c.waitWrites(w, fault.String()+" recovered")
+		c.waitWrites(api.writer, fault.String()+" recovered, through the API")
+		etcdAt, _ := w.FirstAckAfter(began)
+		apiAt, _ := api.FirstAckAfter(began)
+		t.Logf("%s: first write acknowledged %v after the fault (etcd), %v (API); longest API write gap %v", fault,
+			etcdAt.Sub(began).Round(10*time.Millisecond), apiAt.Sub(began).Round(10*time.Millisecond), api.LongestGap(began, time.Now()).Round(10*time.Millisecond))
 	}
+	acked := api.Stop()
 	c.stopAndCheck(w)
+	for _, n := range c.nodes {
+		c.waitDelivered(watchers[n], api, acked)
+		t.Logf("%s's informer: %d relists", n, watchers[n].relists())
+	}
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
 }
 
