@@ -254,6 +254,37 @@ func (c *cluster) watchAPIs() map[string]*apiWatcher {
 	return watchers
 }
 
+// apiClients are a scenario's clients of the API: a writer through one API server and an
+// informer through each.
+type apiClients struct {
+	*apiWriter
+	watchers map[string]*apiWatcher
+}
+
+// startAPIClients starts an informer through each API server, then a writer named name through
+// node's, and waits until the API acknowledges its writes.
+func (c *cluster) startAPIClients(name, node string) *apiClients {
+	c.t.Helper()
+	a := &apiClients{watchers: c.watchAPIs(), apiWriter: c.startAPIWriter(name, node)}
+	c.waitWrites(a.writer, "both up, through "+node+"'s API")
+	return a
+}
+
+// stopAPIClients stops the writer, waits until each informer delivered every object it
+// acknowledged, in order, stops the informers and returns their relists by node (logged).
+func (c *cluster) stopAPIClients(a *apiClients) map[string]int {
+	c.t.Helper()
+	acked := a.Stop()
+	relists := map[string]int{}
+	for _, n := range c.nodes {
+		c.waitDelivered(a.watchers[n], a.apiWriter, acked)
+		a.watchers[n].Stop()
+		relists[n] = a.watchers[n].relists()
+		c.t.Logf("%s's informer: %d relists", n, relists[n])
+	}
+	return relists
+}
+
 func (w *apiWatcher) add(obj any) {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
@@ -367,9 +398,7 @@ func TestAPINodeFailure(t *testing.T) {
 	c.upWithAPI()
 	etcdWrites := c.startWriter()
 	c.waitWrites(etcdWrites, "both up")
-	watchers := c.watchAPIs()
-	apiWrites := c.startAPIWriter("cut", "node1")
-	c.waitWrites(apiWrites.writer, "both up, through the API")
+	apiWrites := c.startAPIClients("cut", "node1")
 	ready := c.logReadyz("node1")
 
 	fault := time.Now()
@@ -387,12 +416,8 @@ func TestAPINodeFailure(t *testing.T) {
 	c.waitRoles("node1", bothPromoted)
 	c.waitAPIReady("node2")
 	c.waitWrites(apiWrites.writer, "both back, through the API")
-	acked := apiWrites.Stop()
+	c.stopAPIClients(apiWrites)
 	c.stopAndCheck(etcdWrites)
-	for _, n := range c.nodes {
-		c.waitDelivered(watchers[n], apiWrites, acked)
-		c.t.Logf("%s's informer: %d relists", n, watchers[n].relists())
-	}
 	c.assertFenced("node1", map[string]int{"node2": 1, "node1": 0})
 }
 
@@ -406,9 +431,7 @@ func TestAPIGracefulReboot(t *testing.T) {
 	c.upWithAPI()
 	for _, node := range c.nodes {
 		through := c.other(node)
-		watchers := c.watchAPIs()
-		apiWrites := c.startAPIWriter("reboot-"+node, through)
-		c.waitWrites(apiWrites.writer, "both up, through "+through+"'s API")
+		apiWrites := c.startAPIClients("reboot-"+node, through)
 		began := time.Now()
 		c.power("shutdown", node)
 		c.waitWrites(apiWrites.writer, node+" away, through the API")
@@ -416,13 +439,10 @@ func TestAPIGracefulReboot(t *testing.T) {
 		c.waitRoles(through, bothPromoted)
 		c.waitAPIReady(node)
 		c.waitWrites(apiWrites.writer, node+" back, through the API")
-		acked := apiWrites.Stop()
-		for _, n := range c.nodes {
-			c.waitDelivered(watchers[n], apiWrites, acked)
-			watchers[n].Stop()
-		}
+		ended := time.Now()
+		relists := c.stopAPIClients(apiWrites)
 		c.t.Logf("%s rebooted cleanly: longest API write gap %v through %s; %s's informer relisted %d times",
-			node, apiWrites.LongestGap(began, time.Now()).Round(time.Millisecond), through, through, watchers[through].relists())
+			node, apiWrites.LongestGap(began, ended).Round(time.Millisecond), through, through, relists[through])
 	}
 	c.assertPlanned()
 }
