@@ -11,8 +11,10 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,22 +131,64 @@ func Write(ctx context.Context, path string, o Options) (Manifest, error) {
 	return m, os.Rename(tmp.Name(), path)
 }
 
-// scrub replaces every secret in data, and counts the replacements. Longer secrets go first: a
-// secret inside another must not leave the rest of the longer one behind.
+// scrub replaces every secret in data, in the forms it takes in the files a bundle holds (as it
+// is, and escaped for JSON, XML and URLs), and counts the replacements. Longer forms go first: a
+// secret inside another must not leave the rest of the longer one behind. A secret cut by the
+// start or the end of data (a log read from its last bytes, or written to as it was read) is
+// replaced too, down to minSecret bytes of it.
 func scrub(data []byte, secrets [][]byte) ([]byte, int) {
-	secrets = slices.Clone(secrets)
-	slices.SortFunc(secrets, func(a, b []byte) int { return len(b) - len(a) })
-	n := 0
+	var forms [][]byte
 	for _, s := range secrets {
-		if len(s) < minSecret {
-			continue
+		if len(s) >= minSecret {
+			forms = append(forms, escapedForms(s)...)
 		}
-		if c := bytes.Count(data, s); c > 0 {
+	}
+	slices.SortFunc(forms, func(a, b []byte) int { return len(b) - len(a) })
+	n := 0
+	for _, f := range forms {
+		if c := bytes.Count(data, f); c > 0 {
 			n += c
-			data = bytes.ReplaceAll(data, s, []byte(Redacted))
+			data = bytes.ReplaceAll(data, f, []byte(Redacted))
+		}
+	}
+	for _, f := range forms {
+		for k := len(f) - 1; k >= minSecret; k-- {
+			if bytes.HasPrefix(data, f[len(f)-k:]) {
+				data, n = append([]byte(Redacted), data[k:]...), n+1
+				break
+			}
+		}
+		for k := len(f) - 1; k >= minSecret; k-- {
+			if bytes.HasSuffix(data, f[:k]) {
+				data, n = append(data[:len(data)-k:len(data)-k], Redacted...), n+1
+				break
+			}
 		}
 	}
 	return data, n
+}
+
+// escapedForms are s as it is and as JSON (with and without HTML escaping: Go's encoder and
+// most others), XML and URLs escape it, each once.
+func escapedForms(s []byte) [][]byte {
+	var x bytes.Buffer
+	_ = xml.EscapeText(&x, s)
+	forms := [][]byte{s}
+	for _, f := range [][]byte{jsonString(s, true), jsonString(s, false), x.Bytes(), []byte(url.QueryEscape(string(s))), []byte(url.PathEscape(string(s)))} {
+		if !slices.ContainsFunc(forms, func(g []byte) bool { return bytes.Equal(f, g) }) {
+			forms = append(forms, f)
+		}
+	}
+	return forms
+}
+
+// jsonString is s as a JSON string's content, without its quotes.
+func jsonString(s []byte, escapeHTML bool) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	_ = enc.Encode(string(s))
+	return bytes.TrimSuffix(bytes.TrimPrefix(bytes.TrimSuffix(b.Bytes(), []byte("\n")), []byte(`"`)), []byte(`"`))
 }
 
 func add(tw *tar.Writer, name string, data []byte, at time.Time) error {

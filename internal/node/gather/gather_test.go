@@ -103,3 +103,30 @@ func TestWriteLeavesNothing(t *testing.T) {
 		t.Fatalf("left behind: %v", entries)
 	}
 }
+
+// TestScrubForms: a secret is scrubbed as it stands in JSON, XML and URLs too, and where the
+// start or the end of the data cuts it.
+func TestScrubForms(t *testing.T) {
+	secret := `p@ss"w<rd&x y/z`
+	forms := map[string]string{
+		"raw":                        "password=" + secret + "\n",
+		"json":                       `{"password": "p@ss\"w\u003crd\u0026x y/z"}`,
+		"json without HTML escaping": `{"password": "p@ss\"w<rd&x y/z"}`,
+		"xml":                        `<nvpair value="p@ss&#34;w&lt;rd&amp;x y/z"/>`,
+		"url":                        "GET /login?pw=p%40ss%22w%3Crd%26x+y%2Fz HTTP/1.1",
+		"path":                       "/secrets/p@ss%22w%3Crd&x%20y%2Fz/",
+		"head":                       secret[6:] + " and then the log goes on",
+		"tail":                       "the log ends with " + secret[:9],
+	}
+	for name, data := range forms {
+		got, n := scrub([]byte(data), [][]byte{[]byte(secret)})
+		if n == 0 || !strings.Contains(string(got), Redacted) {
+			t.Errorf("%s: %q scrubbed to %q", name, data, got)
+		}
+		for _, part := range []string{"p@ss", "rd&x", "x y/z", "w<rd", "ss%22", "w%3Crd", "ss\\\"", "ss&#34;"} {
+			if strings.Contains(string(got), part) {
+				t.Errorf("%s: %q left in %q", name, part, got)
+			}
+		}
+	}
+}
