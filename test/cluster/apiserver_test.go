@@ -160,6 +160,13 @@ func (c *cluster) upWithAPI() {
 	}
 }
 
+// upWithAPIAndWriting is upWithAPI, then a writer through etcd that etcd acknowledges.
+func (c *cluster) upWithAPIAndWriting() *writer {
+	c.t.Helper()
+	c.upWithAPI()
+	return c.writing()
+}
+
 // waitAPIReady waits until node's API server answers /readyz with ok.
 func (c *cluster) waitAPIReady(node string) {
 	c.t.Helper()
@@ -395,9 +402,7 @@ func (r *readyzLog) Stop() []time.Time {
 func TestAPINodeFailure(t *testing.T) {
 	t.Parallel()
 	c := newAPICluster(t, nil)
-	c.upWithAPI()
-	etcdWrites := c.startWriter()
-	c.waitWrites(etcdWrites, "both up")
+	etcdWrites := c.upWithAPIAndWriting()
 	apiWrites := c.startAPIClients("cut", "node1")
 	ready := c.logReadyz("node1")
 

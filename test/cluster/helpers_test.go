@@ -36,6 +36,12 @@ func (c *cluster) up() {
 func (c *cluster) upAndWriting() *writer {
 	c.t.Helper()
 	c.up()
+	return c.writing()
+}
+
+// writing starts a writer and waits until etcd acknowledges its writes.
+func (c *cluster) writing() *writer {
+	c.t.Helper()
 	w := c.startWriter()
 	c.waitWrites(w, "both up")
 	return w

@@ -251,9 +251,7 @@ func TestKubeletFailure(t *testing.T) {
 func TestEtcdFailure(t *testing.T) {
 	t.Parallel()
 	c := newAPICluster(t, nil)
-	c.upWithAPI()
-	w := c.startWriter()
-	c.waitWrites(w, "both up")
+	w := c.upWithAPIAndWriting()
 	// The API as its clients see each fault: a writer through node1's API server, informers
 	// through both.
 	api := c.startAPIClients("etcd-faults", "node1")
