@@ -87,6 +87,7 @@ func Write(ctx context.Context, path string, o Options) (Manifest, error) {
 	gz := gzip.NewWriter(tmp)
 	tw := tar.NewWriter(gz)
 	var total int64
+	forms := secretForms(o.Secrets)
 	for _, it := range o.Items {
 		if total >= o.TotalLimit {
 			m.Missing = append(m.Missing, Missing{it.Name, fmt.Sprintf("the bundle reached its size bound (%d bytes)", o.TotalLimit)})
@@ -102,7 +103,7 @@ func Write(ctx context.Context, path string, o Options) (Manifest, error) {
 			continue
 		}
 		member := Member{Name: it.Name}
-		data, member.Redacted = scrub(data, o.Secrets)
+		data, member.Redacted = scrub(data, forms)
 		limit := min(o.ItemLimit, o.TotalLimit-total)
 		if int64(len(data)) > limit {
 			data, member.Truncated = data[int64(len(data))-limit:], true
@@ -131,12 +132,10 @@ func Write(ctx context.Context, path string, o Options) (Manifest, error) {
 	return m, os.Rename(tmp.Name(), path)
 }
 
-// scrub replaces every secret in data, in the forms it takes in the files a bundle holds (as it
-// is, and escaped for JSON, XML and URLs), and counts the replacements. Longer forms go first: a
-// secret inside another must not leave the rest of the longer one behind. A secret cut by the
-// start or the end of data (a log read from its last bytes, or written to as it was read) is
-// replaced too, down to minSecret bytes of it.
-func scrub(data []byte, secrets [][]byte) ([]byte, int) {
+// secretForms are the forms the secrets take in the files a bundle holds (as they are, and
+// escaped for JSON, XML and URLs), longest first: a secret inside another must not leave the
+// rest of the longer one behind. Made once a bundle, not once an item.
+func secretForms(secrets [][]byte) [][]byte {
 	var forms [][]byte
 	for _, s := range secrets {
 		if len(s) >= minSecret {
@@ -144,6 +143,13 @@ func scrub(data []byte, secrets [][]byte) ([]byte, int) {
 		}
 	}
 	slices.SortFunc(forms, func(a, b []byte) int { return len(b) - len(a) })
+	return forms
+}
+
+// scrub replaces every form of a secret in data (secretForms), and counts the replacements. A
+// secret cut by the start or the end of data (a log read from its last bytes, or written to as
+// it was read) is replaced too, down to minSecret bytes of it.
+func scrub(data []byte, forms [][]byte) ([]byte, int) {
 	n := 0
 	for _, f := range forms {
 		if c := bytes.Count(data, f); c > 0 {

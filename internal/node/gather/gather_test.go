@@ -119,7 +119,7 @@ func TestScrubForms(t *testing.T) {
 		"tail":                       "the log ends with " + secret[:9],
 	}
 	for name, data := range forms {
-		got, n := scrub([]byte(data), [][]byte{[]byte(secret)})
+		got, n := scrub([]byte(data), secretForms([][]byte{[]byte(secret)}))
 		if n == 0 || !strings.Contains(string(got), Redacted) {
 			t.Errorf("%s: %q scrubbed to %q", name, data, got)
 		}
