@@ -55,14 +55,18 @@ $(KUBE_APISERVER)/kube-apiserver:
 
 # Unit tests and the integration tests (tag "integration": real etcd processes, Pacemaker's
 # tools, ocf-tester). Packages run side by side (-p 2, the cores): none shares a port, a folder or
-# a namespace with another. The etcd suites run once more on etcd 3.6 (tools/etcd-3.6), which
-# newer releases ship. The two-node cluster scenarios (test/cluster) run last, alone, and
-# CLUSTER_PARALLEL of them at a time: each has its own namespaces, folders and BMC emulator.
+# a namespace with another. Beside them, the etcd suites run once more on etcd 3.6
+# (tools/etcd-3.6), which newer releases ship, their lines marked [etcd 3.6] (test/etcdagent
+# takes a block of loopback addresses of its own per run). The two-node cluster scenarios
+# (test/cluster) run last, alone, and CLUSTER_PARALLEL of them at a time: each has its own
+# namespaces, folders and BMC emulator.
 CLUSTER_PARALLEL ?= 3
 GOTEST = TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
+test: SHELL := /bin/bash
 test: build kube-apiserver lint
-	$(GOTEST) -p 2 -timeout 20m $$($(GO) list ./... | grep -v '/test/cluster$$')
-	TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GOTEST) -p 2 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/
+	( set -o pipefail; TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GOTEST) -p 2 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/ 2>&1 | sed -u 's/^/[etcd 3.6] /' ) & etcd36=$$!; \
+	$(GOTEST) -p 2 -timeout 20m $$($(GO) list ./... | grep -v '/test/cluster$$'); packages=$$?; \
+	wait $$etcd36 && exit $$packages
 	$(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 25m ./test/cluster/
 
 # One package, or the tests of one package RUN matches, with the same tags and binaries:

@@ -23,6 +23,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/prometheus/procfs"
 
@@ -30,9 +31,44 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
-// subnet gives every cluster its own pair of loopback addresses, so ports never collide
-// between tests or with anything else on the machine.
+// subnet gives every cluster its own pair of loopback addresses (127.0.N.1 and 127.0.N.2, N
+// counted from the run's block), so ports never collide between tests or with anything else on
+// the machine.
 var subnet atomic.Int32
+
+// make test runs this package on two etcd versions side by side: each run holds a block of
+// subnetsPerBlock loopback subnets of its own, the first free one of loopbackBlocks (their
+// bases), by an exclusive lock on a file named after the block, held while the process lives.
+const subnetsPerBlock = 100
+
+var (
+	loopbackBlocks = []int32{10, 110}
+	subnetBase     int32
+	blockLock      *os.File // kept open: closing it, or its finalizer, would release the block
+)
+
+func TestMain(m *testing.M) {
+	if err := lockLoopbackBlock(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func lockLoopbackBlock() error {
+	for _, base := range loopbackBlocks {
+		f, err := os.OpenFile(filepath.Join(os.TempDir(), fmt.Sprintf("tnf-etcdagent-loopback-%d.lock", base)), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return err
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
+			subnetBase, blockLock = base, f
+			return nil
+		}
+		f.Close()
+	}
+	return fmt.Errorf("every block of loopback subnets (bases %v) is held by another run of this package", loopbackBlocks)
+}
 
 type cluster struct {
 	t      testing.TB
@@ -53,7 +89,10 @@ type node struct {
 }
 
 func newCluster(t testing.TB) *cluster {
-	n := 10 + subnet.Add(1)
+	n := subnetBase + subnet.Add(1)
+	if n > subnetBase+subnetsPerBlock {
+		t.Fatalf("more than %d clusters in one run: its block of loopback subnets is used up", subnetsPerBlock)
+	}
 	dir := t.TempDir()
 	c := &cluster{t: t, dir: dir, store: attrs.File{Path: filepath.Join(dir, "cib.json")}, nodes: map[string]*node{}}
 	ips := map[string]string{"node1": fmt.Sprintf("127.0.%d.1", n), "node2": fmt.Sprintf("127.0.%d.2", n)}

@@ -6,11 +6,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,20 +30,44 @@ func TestMain(m *testing.M) {
 	if buildah.InitReexec() {
 		return
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "tnf-buildlayer-base-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	labBase.dir = filepath.Join(dir, "store")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
-// labStore is a build store holding the lab base, debootstrapped without the kernel to keep the
-// test short (with systemd: the layer enables its units with systemctl).
+// labBase is the lab base, debootstrapped without the kernel to keep the tests short (with
+// systemd: the layer enables its units with systemctl), once for the package's tests.
+var labBase struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// labStore is a build store of the test's own holding the lab base: a copy of labBase's. The
+// tests that build run one after the other: two buildah builds side by side in one process lost
+// a RUN step's output once in a loaded make test (the stand-in lint's message).
 func labStore(t *testing.T, ctx context.Context) string {
-	dir := filepath.Join(t.TempDir(), "store")
-	store, err := imagebuild.OpenStore(dir)
-	if err != nil {
-		t.Fatal(err)
+	labBase.once.Do(func() {
+		store, err := imagebuild.OpenStore(labBase.dir)
+		if err != nil {
+			labBase.err = err
+			return
+		}
+		defer imagebuild.CloseStore(store)
+		_, labBase.err = labbase.Build(ctx, store, labbase.Options{Packages: []string{"systemd"}, Created: created})
+	})
+	if labBase.err != nil {
+		t.Fatal(labBase.err)
 	}
-	defer imagebuild.CloseStore(store)
-	if _, err := labbase.Build(ctx, store, labbase.Options{Packages: []string{"systemd"}, Created: created}); err != nil {
-		t.Fatal(err)
+	dir := filepath.Join(t.TempDir(), "store")
+	if out, err := exec.CommandContext(ctx, "cp", "-a", labBase.dir, dir).CombinedOutput(); err != nil {
+		t.Fatalf("copying the lab base's store: %v\n%s", err, out)
 	}
 	return dir
 }
