@@ -50,6 +50,8 @@ clusterName: lab
 nodes:
 - {name: node1, ip: 192.168.122.11, bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/1", username: admin, passwordFile: node1.password, certificateVerification: Disabled}}
 - {name: node2, ip: 192.168.122.12, bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: node2.password, certificateVerification: Disabled}}
+# The lab runs no Kubernetes API: no Node to taint after a fencing.
+outOfService: {disabled: true}
 EOF
 fi
 

@@ -37,7 +37,7 @@ func main() {
 	}
 	root.PersistentFlags().StringVar(&nf.config, "config", clusterconfig.Path, "the node configuration")
 	root.PersistentFlags().StringVar(&nf.node, "node", "", "this node's name (default: the host name)")
-	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), autoUnblockCommand(&nf), metricsCommand(&nf), gatherCommand(&nf))
+	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), metricsCommand(&nf), gatherCommand(&nf))
 	if err := root.Execute(); err != nil {
 		var ec exitCoder
 		if errors.As(err, &ec) {

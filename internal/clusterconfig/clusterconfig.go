@@ -48,7 +48,23 @@ type Config struct {
 	// for the etcd agent's podman runtime (on the nodes: EtcdPodManifest, where the agent reads
 	// it by default). On an OpenShift cluster the cluster-etcd-operator writes that file itself.
 	EtcdPodManifestFile string `json:"etcdPodManifestFile,omitempty"`
+	// OutOfService is the out-of-service taint on the fenced peer's Node (on unless disabled).
+	OutOfService OutOfService `json:"outOfService,omitempty"`
 }
+
+// OutOfService says whether the node puts Kubernetes' out-of-service taint on its fenced peer's
+// Node (tnf-out-of-service.service) and with which credential.
+type OutOfService struct {
+	Disabled bool `json:"disabled,omitempty"`
+	// KubeconfigFile is the credential for the API (default LocalhostKubeconfig). Read on every
+	// pass: the operator that writes it rotates it.
+	KubeconfigFile string `json:"kubeconfigFile,omitempty"`
+}
+
+// LocalhostKubeconfig is the kubeconfig for the node's own kube-apiserver that the
+// kube-apiserver operator keeps on every control-plane node, the one the field's host scripts
+// use.
+const LocalhostKubeconfig = "/etc/kubernetes/static-pod-resources/kube-apiserver-certs/secrets/node-kubeconfigs/localhost.kubeconfig"
 
 // NodeIPMap is the etcd agent's node_ip_map: "name:ip" of each node, by name, joined by ";".
 func (c Config) NodeIPMap() string {
@@ -130,6 +146,9 @@ func (c *Config) Defaults() {
 	if c.Resources.Kubelet.Agent == "" {
 		c.Resources.Kubelet.Agent = "systemd:kubelet"
 	}
+	if c.OutOfService.KubeconfigFile == "" {
+		c.OutOfService.KubeconfigFile = LocalhostKubeconfig
+	}
 	if c.AutoUnblock.Enabled && c.AutoUnblock.After.Duration == 0 {
 		c.AutoUnblock.After.Duration = 10 * time.Minute
 	}
@@ -195,6 +214,9 @@ func (c Config) Validate() error {
 	}
 	if f := c.EtcdPodManifestFile; f != "" && f != EtcdPodManifest {
 		return fmt.Errorf("etcdPodManifestFile: %q, want %s", f, EtcdPodManifest)
+	}
+	if f := c.OutOfService.KubeconfigFile; !filepath.IsAbs(f) || filepath.Clean(f) != f {
+		return fmt.Errorf("outOfService.kubeconfigFile: %q is not a clean absolute path", f)
 	}
 	if !names[c.FenceRaceWinner] {
 		return fmt.Errorf("fenceRaceWinner: %q is not one of the nodes", c.FenceRaceWinner)

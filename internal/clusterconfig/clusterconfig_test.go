@@ -129,6 +129,8 @@ func TestBadInputs(t *testing.T) {
 		{"clusterName: lab", "clusterName: lab\nfenceDelay: {other: -1s}", "fenceDelay.other"},
 		{"clusterName: lab", "clusterName: lab\nautoUnblock: {enabled: true, after: -1m}", "autoUnblock.after"},
 		{"clusterName: lab", "clusterName: lab\nautoUnblock: {enabled: true, after: 720h}", "autoUnblock.after"},
+		{"clusterName: lab", "clusterName: lab\noutOfService: {kubeconfigFile: kubeconfig}", "outOfService.kubeconfigFile"},
+		{"clusterName: lab", "clusterName: lab\noutOfService: {kubeconfigFile: /etc/../kubeconfig}", "outOfService.kubeconfigFile"},
 		// A password file with nothing in it.
 		{"passwordFile: pw2", "passwordFile: empty", "nodes[0].bmc.passwordFile"},
 		{"clusterName: lab", "clusterName: lab\netcdPodManifestFile: missing.yaml", "etcdPodManifestFile"},

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,14 +22,20 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
 	"github.com/tnf-layer/tnf-layer/test/testca"
@@ -60,6 +67,7 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 		t.Fatal(err)
 	}
 	c := newCluster(t, func(cfg *clusterconfig.Config) {
+		cfg.OutOfService.KubeconfigFile = pkiDir + "/out-of-service.kubeconfig"
 		cfg.Resources.Etcd["cert_file"] = pkiDir + "/etcd-serving.crt"
 		cfg.Resources.Etcd["key_file"] = pkiDir + "/etcd-serving.key"
 		cfg.Resources.Etcd["trusted_ca_file"] = pkiDir + "/ca.crt"
@@ -67,7 +75,7 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 			change(cfg)
 		}
 	})
-	token := randomText(16)
+	token, outOfServiceToken := randomText(16), randomText(16)
 	// kube-apiserver's etcd client certificate names no address: etcd compares a client
 	// certificate's addresses, when it has any, with the address the client connects from.
 	clientCert, clientKey := c.issue(ca, "kube-apiserver-etcd-client")
@@ -89,8 +97,9 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 			"etcd-serving.crt": etcdCert, "etcd-serving.key": etcdKey,
 			"etcd-client.crt": clientCert, "etcd-client.key": clientKey,
 			"apiserver.crt": apiCert, "apiserver.key": apiKey,
-			"service-account.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saDER}),
-			"tokens.csv":          []byte(token + ",tnf-test,tnf-test,system:masters\n"),
+			"service-account.key":       pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saDER}),
+			"tokens.csv":                []byte(token + ",tnf-test,tnf-test,system:masters\n" + outOfServiceToken + "," + outOfServiceUser + "," + outOfServiceUser + "\n"),
+			"out-of-service.kubeconfig": kubeconfig(c.t, "https://"+net.JoinHostPort(c.ip[name], apiPort), pkiDir+"/ca.crt", outOfServiceToken),
 		} {
 			c.write(filepath.Join(n.Dir, "disk", "etc", strings.TrimPrefix(pkiDir, "/etc/"), file), data, 0o600)
 		}
@@ -108,6 +117,26 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	c.etcdTLS = &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}}
 	c.api = &apiAccess{token: token, ca: ca.PEM()}
 	return c
+}
+
+// outOfServiceUser is the identity of tnf-out-of-service.service's credential: a token bound
+// to nothing but the layer's ClusterRole (registerNodes binds it), so a pass that needed more
+// would fail here.
+const outOfServiceUser = "tnf-out-of-service"
+
+// kubeconfig is a kubeconfig for server with a bearer token, as an administrator makes one for
+// a ServiceAccount.
+func kubeconfig(t testing.TB, server, caFile, token string) []byte {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["api"] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caFile}
+	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{Token: token}
+	kc.Contexts["api"] = &clientcmdapi.Context{Cluster: "api", AuthInfo: "user"}
+	kc.CurrentContext = "api"
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func (c *cluster) issue(ca testca.CA, cn string, ips ...net.IP) (cert, key []byte) {
@@ -151,13 +180,117 @@ func (c *cluster) apiClient(node string) *kubernetes.Clientset {
 	return cs
 }
 
-// upWithAPI boots both nodes and waits until etcd is promoted and kube-apiserver ready on both.
+// upWithAPI boots both nodes, waits until etcd is promoted and kube-apiserver ready on both,
+// and registers the nodes.
 func (c *cluster) upWithAPI() {
 	c.t.Helper()
 	c.up()
 	for _, n := range c.nodes {
 		c.waitAPIReady(n)
 	}
+	c.registerNodes()
+}
+
+// registerNodes creates both nodes' Node objects, Ready, and binds the layer's ClusterRole to
+// tnf-out-of-service.service's identity, as an administrator applies the manifest build-layer
+// writes and binds it.
+func (c *cluster) registerNodes() {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs := c.apiClient(c.nodes[0])
+	_, err := cs.RbacV1().ClusterRoles().Create(ctx, outofservice.ClusterRole(), metav1.CreateOptions{})
+	if err == nil {
+		_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: outofservice.ClusterRoleName},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: outofservice.ClusterRoleName},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: outOfServiceUser}}}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, n := range c.nodes {
+		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
+			c.t.Fatal(err)
+		}
+		c.setNodeReady(c.nodes[0], n, true)
+	}
+}
+
+// setNodeReady sets node's Ready condition through through's API: a stand-in for the kubelet
+// (none runs here), which reports Ready when it is back, and for the node lifecycle controller,
+// which marks a node that stopped reporting Unknown.
+func (c *cluster) setNodeReady(through, node string, ready bool) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nodes := c.apiClient(through).CoreV1().Nodes()
+	status := corev1.ConditionUnknown
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := nodes.Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, LastTransitionTime: metav1.Now(), LastHeartbeatTime: metav1.Now()}}
+		_, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// waitTaint waits until node's Node, read through through's API, carries the out-of-service
+// taint with the layer's annotation (tainted) or neither, and returns when it saw it.
+func (c *cluster) waitTaint(through, node string, tainted bool) time.Time {
+	c.t.Helper()
+	nodes := c.apiClient(through).CoreV1().Nodes()
+	var seen time.Time
+	c.waitFor(fmt.Sprintf("%s's Node tainted out-of-service: %v", node, tainted), settle, func() (bool, string) {
+		got, err := c.nodeTainted(nodes, node)
+		seen = time.Now()
+		return err == nil && got == tainted, fmt.Sprintf("tainted %v, %v", got, err)
+	})
+	return seen
+}
+
+// taintAdded is when node's tnf-out-of-service.service first decided, at since or later, to add
+// the taint (its log: one line per change of decision); zero, which is before any time, when it
+// did not.
+func (c *cluster) taintAdded(node string, since time.Time) time.Time {
+	c.t.Helper()
+	for _, line := range strings.Split(readFile(c.layout.Nodes[node].path("log", "out-of-service.out")), "\n") {
+		if !strings.Contains(line, "action=add") {
+			continue
+		}
+		stamp, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+		at, err := time.Parse(time.RFC3339Nano, stamp)
+		if err != nil {
+			c.t.Fatalf("%s's out-of-service log: %q: %v", node, line, err)
+		}
+		if !at.Before(since) {
+			return at
+		}
+	}
+	return time.Time{}
+}
+
+// nodeTainted says whether node carries the out-of-service taint; it fails the test when the
+// taint and the layer's annotation are not both there or both gone.
+func (c *cluster) nodeTainted(nodes typedcorev1.NodeInterface, node string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := nodes.Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	tainted := slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&outofservice.Taint) })
+	if _, annotated := n.Annotations[outofservice.Annotation]; annotated != tainted {
+		c.t.Fatalf("%s: out-of-service taint %v, the layer's annotation %v: %v %v", node, tainted, annotated, n.Spec.Taints, n.Annotations)
+	}
+	return tainted, nil
 }
 
 // upWithAPIAndWriting is upWithAPI, then a writer through etcd that etcd acknowledges.
@@ -417,6 +550,10 @@ func TestAPINodeFailure(t *testing.T) {
 	c.t.Logf("node2's power cut → first etcd write %.1f s, first API write %.1f s, longest API gap %.1f s; node1's /readyz failed %d times (200 ms apart)",
 		etcdBack.Sub(fault).Seconds(), apiBack.Sub(fault).Seconds(), apiWrites.LongestGap(fault, apiBack).Seconds(), len(notReady))
 
+	taintedAt := c.waitTaint("node1", "node2", true)
+	c.t.Logf("node2's Node tainted out-of-service %.1f s after its power cut", taintedAt.Sub(fault).Seconds())
+
+	c.setNodeReady("node1", "node2", false)
 	c.powerBackOn("node2")
 	c.waitRoles("node1", bothPromoted)
 	c.waitAPIReady("node2")
@@ -424,6 +561,32 @@ func TestAPINodeFailure(t *testing.T) {
 	c.stopAPIClients(apiWrites)
 	c.stopAndCheck(etcdWrites)
 	c.assertFenced("node1", map[string]int{"node2": 1, "node1": 0})
+	readyAt := time.Now()
+	c.setNodeReady("node1", "node2", true)
+	c.t.Logf("node2 Ready: its taint off after %.1f s", c.waitTaint("node1", "node2", false).Sub(readyAt).Seconds())
+
+	// Once more with every BMC unreachable: the fencing fails and no taint follows it (nor can:
+	// node1 serves no etcd, so no API, until node2 is proven off). The administrator's
+	// confirm-peer-down is Pacemaker's record of a fencing that succeeded, and the
+	// administrator's word that node2 is off: the taint follows it.
+	c.stopEmulator()
+	cutAgain := time.Now()
+	c.power("off", "node2")
+	c.waitFencingFails("node1", "node2", "unreachable")
+	confirmed := time.Now()
+	if out, err := c.tnfctl("node1", "confirm-peer-down", "--yes"); err != nil {
+		t.Fatalf("confirm-peer-down --yes: %v\n%s", err, out)
+	}
+	c.waitTaint("node1", "node2", true)
+	if added := c.taintAdded("node1", cutAgain); added.Before(confirmed) {
+		t.Fatalf("node1 decided to taint node2 at %v, before the confirmation at %v, while its fencing failed", added, confirmed)
+	}
+	c.startEmulator()
+	c.setNodeReady("node1", "node2", false)
+	c.powerBackOn("node2")
+	c.waitRoles("node1", bothPromoted)
+	c.setNodeReady("node1", "node2", true)
+	c.waitTaint("node1", "node2", false)
 }
 
 // TestAPIGracefulReboot: each node reboots cleanly while a writer creates objects through the

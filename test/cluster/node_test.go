@@ -254,7 +254,7 @@ func (n nodeSetup) powerOff() error {
 // and /var/log that keep the node's disk, the tnf OCF provider and the layer's agents in
 // /usr/sbin and /usr/libexec, empty /run and /dev/shm), then
 // tnf-metrics.service, tnf-setup.service while it has not completed, Corosync once corosync.conf exists, Pacemaker,
-// and kube-apiserver where the layout has one.
+// and kube-apiserver and tnf-out-of-service.service where the layout has a kube-apiserver.
 func (n nodeSetup) boot(bin string) error {
 	var mounts []string
 	for _, d := range []string{"/etc", "/var/lib", "/var/log"} {
@@ -301,7 +301,11 @@ func (n nodeSetup) boot(bin string) error {
 		return err
 	}
 	if len(n.APIServer) > 0 {
-		return n.daemon("kube-apiserver", n.APIServer...)
+		if err := n.daemon("kube-apiserver", n.APIServer...); err != nil {
+			return err
+		}
+		// tnf-out-of-service.service, where there is an API to taint the peer's Node through.
+		return n.daemon("out-of-service", filepath.Join(bin, "tnfctl"), "out-of-service")
 	}
 	return nil
 }

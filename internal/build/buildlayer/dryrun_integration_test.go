@@ -15,6 +15,7 @@ import (
 	operatorv1 "github.com/openshift/api/operator/v1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/testutil/crdvalidate"
@@ -121,7 +122,7 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("Containerfile lacks %q:\n%s", want, cf)
 		}
 	}
-	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml",
+	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-out-of-service.yaml", "machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml",
 		"tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
 	for _, ocp := range []string{"4.19", "4.20"} {
 		on := o
@@ -130,7 +131,7 @@ func TestDryRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml",
+		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "clusterrole-tnf-out-of-service.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml",
 			"tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
 	}
 	err = filepath.Walk(filepath.Join(dir, "out", "context"), func(p string, info os.FileInfo, err error) error {
@@ -178,6 +179,8 @@ func checkRollout(t *testing.T, paths, want []string) {
 			typed = &mcfgv1.MachineOSConfig{}
 		case strings.HasPrefix(filepath.Base(p), "machineconfiguration-"):
 			typed = &operatorv1.MachineConfiguration{}
+		case strings.HasPrefix(filepath.Base(p), "clusterrole-"):
+			typed = &rbacv1.ClusterRole{}
 		case strings.HasPrefix(filepath.Base(p), "prometheusrule-"):
 			typed = &monitoringv1.PrometheusRule{}
 		case strings.HasSuffix(p, "-servicemonitor.yaml"):

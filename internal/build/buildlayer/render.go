@@ -21,6 +21,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/build/manifests"
 	"github.com/tnf-layer/tnf-layer/internal/build/release"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 )
 
 // binaryPackages maps a bin/NAME of a layer definition to the Go package that builds it.
@@ -246,6 +247,8 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 		maps.Copy(objs, rollout)
 		// The alerts go with the layer whose tnf-metrics.service serves what they read.
 		objs["prometheusrule-tnf-layer.yaml"] = alerts.PrometheusRule()
+		// What tnf-out-of-service.service may do through the API, for the identity it runs as.
+		objs["clusterrole-tnf-out-of-service.yaml"] = outofservice.ClusterRole()
 	}
 	if len(objs) == 0 {
 		return nil, nil
