@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"golang.org/x/net/netutil"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
@@ -40,16 +42,31 @@ func metricsCommand(nf *nodeFlags) *cobra.Command {
 	return cmd
 }
 
+// sharedReadingAge is how long scrapes share a reading: the platform's two Prometheus replicas
+// scraping within seconds of each other cost one.
+const sharedReadingAge = 5 * time.Second
+
+// maxConnections bounds the connections served at once; more wait in the kernel's backlog.
+const maxConnections = 16
+
 func serveMetrics(ctx context.Context, nf *nodeFlags, listen string) error {
 	node, err := os.Hostname()
 	if err != nil {
 		return err
 	}
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(metrics.Collector{Read: func(ctx context.Context) metrics.Reading { return readNode(ctx, nf, node) }})
+	shared := &metrics.Shared{Read: func(ctx context.Context) metrics.Reading { return readNode(ctx, nf, node) }, MaxAge: sharedReadingAge}
+	reg.MustRegister(metrics.Collector{Read: shared.Get})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	srv := &http.Server{Addr: listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// No keep-alive: an idle kept-alive connection would hold one of the maxConnections for as
+	// long as its client keeps it, and a few would lock every scraper out.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	srv.SetKeepAlivesEnabled(false)
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	go func() {
@@ -59,7 +76,7 @@ func serveMetrics(ctx context.Context, nf *nodeFlags, listen string) error {
 		_ = srv.Shutdown(shutdown) // the process ends next: nothing to do with its error
 	}()
 	slog.Info("serving metrics", "address", listen, "path", "/metrics")
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(netutil.LimitListener(ln, maxConnections)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil

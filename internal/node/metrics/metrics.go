@@ -42,6 +42,8 @@ type Reading struct {
 	Node        string       // this node
 	Layer       string       // the layer version of this binary
 	ReadSeconds float64
+	// Readings counts the readings the endpoint has taken since it started (Shared).
+	Readings uint64
 }
 
 // EtcdMembers counts etcd's members by kind, from its member list.
@@ -110,6 +112,7 @@ var (
 	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, waiting_for_peer, failed, done); 1 for the state", "node", "state")
 	setupFailure  = desc("tnf_setup_failure_info", "Why tnfctl setup failed on this node, while it has", "node", "reason")
 	readSeconds   = desc("tnf_scrape_duration_seconds", "How long reading Corosync and Pacemaker took for this scrape")
+	readings      = desc("tnf_scrape_readings_total", "Readings of the node's state the endpoint has taken since it started: scrapes close together share one")
 )
 
 // Descs are every metric's descriptions.
@@ -117,7 +120,7 @@ func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
 		up, etcdMembers, layerInfo, etcdRole, etcdDecision, forced, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
-		aloneSince, unblockPasses, setupState, setupFailure, readSeconds}
+		aloneSince, unblockPasses, setupState, setupFailure, readSeconds, readings}
 }
 
 // Metrics turns a reading into metrics.
@@ -136,6 +139,7 @@ func Metrics(r Reading) []prometheus.Metric {
 		add(etcdMembers, prometheus.GaugeValue, float64(r.Etcd.Learners), "learner")
 	}
 	add(readSeconds, prometheus.GaugeValue, r.ReadSeconds)
+	add(readings, prometheus.CounterValue, float64(r.Readings))
 	add(layerInfo, prometheus.GaugeValue, 1, r.Node, r.Layer)
 	for _, s := range nodesetup.States {
 		gauge(setupState, r.Setup.State == s, r.Node, s)
