@@ -26,10 +26,17 @@ const (
 	info     = "info"
 )
 
+// RunbookBase is docs/runbooks.md in the module's repository: each alert's runbook_url is its
+// section there (GitHub's anchor for a heading is the heading in lower case).
+const RunbookBase = "https://github.com/tnf-layer/tnf-layer/blob/main/docs/runbooks.md"
+
 // runbook is the description's last sentence: where docs/runbooks.md explains the alert.
 func runbook(alert string) string {
 	return " Runbook: docs/runbooks.md#" + strings.ToLower(alert) + "."
 }
+
+// RunbookURL is the alert's runbook_url annotation.
+func RunbookURL(alert string) string { return RunbookBase + "#" + strings.ToLower(alert) }
 
 type alert struct {
 	name, expr, severity string
@@ -104,10 +111,12 @@ func Rules() []monitoringv1.Rule {
 	var rules []monitoringv1.Rule
 	for _, a := range all {
 		r := monitoringv1.Rule{
-			Alert:       a.name,
-			Expr:        intstr.FromString(a.expr),
-			Labels:      map[string]string{"severity": a.severity},
-			Annotations: map[string]string{"summary": a.summary, "description": a.description + runbook(a.name)},
+			Alert: a.name,
+			Expr:  intstr.FromString(a.expr),
+			// OpenShift's alerting conventions: a namespace label on every alert (the
+			// expressions aggregate it away), the runbook as runbook_url.
+			Labels:      map[string]string{"severity": a.severity, "namespace": Namespace},
+			Annotations: map[string]string{"summary": a.summary, "description": a.description + runbook(a.name), "runbook_url": RunbookURL(a.name)},
 		}
 		if a.forDuration != "" {
 			d := a.forDuration

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -98,5 +99,11 @@ func TestRunbooks(t *testing.T) {
 	slices.Sort(names)
 	if !slices.Equal(sections, names) {
 		t.Errorf("docs/runbooks.md sections %v, alerts %v", sections, names)
+	}
+	// Each rule links its section (the heading's anchor) and carries the namespace label.
+	for _, r := range Rules() {
+		if want := RunbookBase + "#" + strings.ToLower(r.Alert); r.Annotations["runbook_url"] != want || r.Labels["namespace"] != Namespace {
+			t.Errorf("%s: runbook_url %q, namespace %q; want %q, %q", r.Alert, r.Annotations["runbook_url"], r.Labels["namespace"], want, Namespace)
+		}
 	}
 }
