@@ -21,6 +21,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/gather"
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
 )
@@ -116,6 +117,7 @@ func gatherItems(nf *nodeFlags, node string) ([]gather.Item, [][]byte) {
 		{Name: "tnf/setup.failed", Collect: optional(fileTail(nodesetup.FailedMarker))},
 		{Name: "tnf/alone-since", Collect: optional(fileTail(unblock.AloneSinceFile))},
 		{Name: "tnf/auto-unblock-decisions.json", Collect: optional(fileTail(unblock.DecisionsFile))},
+		{Name: "tnf/peer-last-online", Collect: optional(fileTail(outofservice.LastSeenFile))},
 		{Name: "metrics.txt", Collect: metricsText(nf, node)},
 		{Name: "versions.txt", Collect: versions},
 	}
