@@ -28,13 +28,14 @@ type Shared struct {
 // Get returns the last reading while it is younger than MaxAge, else takes one, or waits for
 // the one another scrape is taking.
 func (s *Shared) Get(ctx context.Context) Reading {
-	s.mu.Lock()
-	if !s.at.IsZero() && s.now().Sub(s.at) < s.MaxAge {
-		defer s.mu.Unlock()
-		return s.last
+	if r, ok := s.fresh(); ok {
+		return r
 	}
-	s.mu.Unlock()
 	r, _, _ := s.group.Do("reading", func() (any, error) {
+		// A reading that ended after this scrape looked, and before it got here, is fresh.
+		if r, ok := s.fresh(); ok {
+			return r, nil
+		}
 		r := s.Read(ctx)
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -44,6 +45,13 @@ func (s *Shared) Get(ctx context.Context) Reading {
 		return r, nil
 	})
 	return r.(Reading)
+}
+
+// fresh returns the last reading while it is younger than MaxAge.
+func (s *Shared) fresh() (Reading, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last, !s.at.IsZero() && s.now().Sub(s.at) < s.MaxAge
 }
 
 func (s *Shared) now() time.Time {
