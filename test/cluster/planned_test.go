@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
 )
 
 // Planned stops (modelled on the field's two-node recovery suite): each costs the cluster no
@@ -284,18 +289,25 @@ func (c *cluster) olderDataAlone(w *writer) {
 // member and, without --yes, without a terminal; with --yes it names the writes given up, and
 // node2 leads from the data it had when it left (every write acknowledged before node2's
 // shutdown began is there; node1's later ones are not). When node1 does come back, its data is
-// moved aside and it joins node2's cluster.
+// moved aside and it joins node2's cluster. Through the API, as its clients see it: a writer
+// through node1's API server, an informer through node2's; after accept-data-loss node2's API
+// serves every object acknowledged before node2 left and none of the later ones, its
+// resourceVersions jumped past etcddata.RevisionBump, and the informer listed again.
 func TestAcceptDataLoss(t *testing.T) {
 	onlyInClusterTest(t)
 	t.Parallel()
-	c := newCluster(t, nil)
-	w := c.upAndWriting()
+	c := newAPICluster(t, nil)
+	w := c.upWithAPIAndWriting()
+	informer := c.watchAPI("node2")
+	apiWrites := c.startAPIWriter("loss", "node1")
+	c.waitWrites(apiWrites.writer, "both up, through node1's API")
 	if out, err := c.tnfctl("node2", "accept-data-loss", "--yes"); err == nil || !strings.Contains(out, "live Corosync member") {
 		t.Fatalf("accept-data-loss --yes while node1 is a member: %v\n%s", err, out)
 	}
-	before := w.Acked()
+	before, apiBefore := w.Acked(), apiWrites.Acked()
 	c.olderDataAlone(w)
 	acked := w.Stop() // node1 is off: nothing more is acknowledged
+	apiAcked := apiWrites.Stop()
 
 	if out, err := c.tnfctl("node2", "accept-data-loss"); err == nil || !strings.Contains(out, "pass --yes") {
 		t.Fatalf("accept-data-loss without --yes and without a terminal: %v\n%s", err, out)
@@ -311,12 +323,51 @@ func TestAcceptDataLoss(t *testing.T) {
 	c.checkAcked(before, "node2")
 	t.Logf("writes given up: %d of the %d acknowledged after node2's shutdown began",
 		c.missing(acked[len(before):], "node2"), len(acked)-len(before))
+	c.waitAPIReady("node2")
+	c.checkAPIAfterLoss(apiWrites, apiBefore, apiAcked[len(apiBefore):], informer)
 	w2 := c.startWriter()
 	c.waitWrites(w2, "node2 leads from its own data")
 	c.power("on", "node1")
 	c.waitRoles("node1", bothPromoted)
 	c.stopAndCheck(w2)
 	c.assertFenced("node2", map[string]int{"node2": 0})
+}
+
+// checkAPIAfterLoss checks node2's API after accept-data-loss: every object acknowledged before
+// node2 left (kept) is there and none acknowledged after (lost), the list's resourceVersion is
+// past the restore's bump, and informer, through node2's API since before it left, listed again.
+func (c *cluster) checkAPIAfterLoss(writer *apiWriter, kept, lost []string, informer *apiWatcher) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := c.apiClient("node2").CoreV1().ConfigMaps(apiNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	there := map[string]bool{}
+	for _, cm := range list.Items {
+		there[cm.Name] = true
+	}
+	for _, key := range kept {
+		if !there[writer.object(key)] {
+			c.t.Errorf("%s, acknowledged before node2 left, is not in node2's API after accept-data-loss", writer.object(key))
+		}
+	}
+	back := 0
+	for _, key := range lost {
+		if there[writer.object(key)] {
+			back++
+		}
+	}
+	rv, _ := strconv.ParseUint(list.ResourceVersion, 10, 64)
+	if rv <= etcddata.RevisionBump {
+		c.t.Errorf("node2's API lists at resourceVersion %d after accept-data-loss, want past the restore's bump %d", rv, etcddata.RevisionBump)
+	}
+	c.waitFor("node2's informer listed again", time.Minute, func() (bool, string) {
+		return informer.relists() >= 1, fmt.Sprintf("%d relists", informer.relists())
+	})
+	c.t.Logf("node2's API after accept-data-loss: %d objects kept, %d of the %d acknowledged through node1 alone still there, resourceVersion %d; node2's informer relisted %d times",
+		len(kept), back, len(lost), rv, informer.relists())
 }
 
 // TestBMCCredentialRotation: both BMC passwords change, at the BMCs and in each node's
