@@ -1,10 +1,14 @@
-// Package fsutil writes files so that readers never see them half-written, and removes them.
+// Package fsutil writes files so that readers never see them half-written (a time among them),
+// reads such a time back, and removes files.
 package fsutil
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // WriteFileAtomic writes data to a temporary file beside path, sets mode, and renames it over
@@ -35,4 +39,29 @@ func RemoveIfExists(path string) error {
 		return err
 	}
 	return nil
+}
+
+// ReadTime reads a time WriteTime wrote to path: false when there is no such file; an error,
+// naming path, when it cannot be read or holds no time.
+func ReadTime(path string) (time.Time, bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, true, nil
+}
+
+// WriteTime writes t to path (RFC 3339, UTC, a line), its folder made if needed, atomically.
+func WriteTime(path string, t time.Time) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, []byte(t.UTC().Format(time.RFC3339Nano)+"\n"), 0o644)
 }

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
@@ -85,11 +83,13 @@ func (r *Reconciler) Pass(ctx context.Context) (Action, error) {
 	}
 	o := Observation{Now: now, PeerOnline: peer.Online}
 	o.LastFenced, _ = st.Fencing.LastSuccess(r.Peer, time.Time{})
-	if o.LastSeenOnline, err = r.lastSeen(); err != nil {
+	// An unreadable or garbled record is an error, not "never seen": a wrong time could taint a
+	// peer that came back.
+	if o.LastSeenOnline, _, err = fsutil.ReadTime(r.lastSeenFile()); err != nil {
 		return Keep, err
 	}
 	if o.PeerOnline && (now.Sub(o.LastSeenOnline) >= lastSeenRefresh || !o.LastSeenOnline.After(o.LastFenced)) {
-		if err := r.recordSeen(now); err != nil {
+		if err := fsutil.WriteTime(r.lastSeenFile(), now); err != nil {
 			return Keep, err
 		}
 		o.LastSeenOnline = now
@@ -256,36 +256,6 @@ func (r *Reconciler) lastSeenFile() string {
 		return LastSeenFile
 	}
 	return r.LastSeenFile
-}
-
-// lastSeen reads LastSeenFile: zero when there is none; an error when it cannot be read or
-// parsed (a wrong time could taint a peer that came back).
-func (r *Reconciler) lastSeen() (time.Time, error) {
-	data, err := os.ReadFile(r.lastSeenFile())
-	if errors.Is(err, os.ErrNotExist) {
-		return time.Time{}, nil
-	}
-	if err != nil {
-		return time.Time{}, err
-	}
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s: %w", r.lastSeenFile(), err)
-	}
-	return t, nil
-}
-
-// recordSeen writes LastSeenFile through a temporary file and a rename.
-func (r *Reconciler) recordSeen(t time.Time) error {
-	path := r.lastSeenFile()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(t.UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func (r *Reconciler) now() time.Time {

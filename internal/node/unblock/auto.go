@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
@@ -147,12 +146,8 @@ func errString(err error) string {
 // AloneSince is when a pass first saw this node waiting alone (kept in path), false when the last
 // pass did not see it waiting, or before the first pass.
 func AloneSince(path string) (time.Time, bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return time.Time{}, false
-	}
-	since, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
-	return since, err == nil
+	since, ok, err := fsutil.ReadTime(path)
+	return since, ok && err == nil
 }
 
 // aloneFor is the time since the first pass that saw this node waiting alone.
@@ -160,8 +155,5 @@ func (a Auto) aloneFor() (time.Duration, error) {
 	if since, ok := AloneSince(a.StateFile); ok {
 		return time.Since(since), nil
 	}
-	if err := os.MkdirAll(filepath.Dir(a.StateFile), 0o755); err != nil {
-		return 0, err
-	}
-	return 0, fsutil.WriteFileAtomic(a.StateFile, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644)
+	return 0, fsutil.WriteTime(a.StateFile, time.Now())
 }
