@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -204,25 +205,15 @@ func removeTaint(n *corev1.Node) bool {
 	if _, ours := n.Annotations[Annotation]; !ours {
 		return false
 	}
-	var kept []corev1.Taint
-	for _, t := range n.Spec.Taints {
-		if !t.MatchTaint(&Taint) {
-			kept = append(kept, t)
-		}
-	}
-	n.Spec.Taints = kept
+	n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, isTaint)
 	delete(n.Annotations, Annotation)
 	return true
 }
 
-func tainted(n *corev1.Node) bool {
-	for _, t := range n.Spec.Taints {
-		if t.MatchTaint(&Taint) {
-			return true
-		}
-	}
-	return false
-}
+func tainted(n *corev1.Node) bool { return slices.ContainsFunc(n.Spec.Taints, isTaint) }
+
+// isTaint tells the out-of-service taint (key and effect; the value and time do not count).
+func isTaint(t corev1.Taint) bool { return t.MatchTaint(&Taint) }
 
 func nodeState(n *corev1.Node) NodeState {
 	s := NodeState{Found: true, Tainted: tainted(n)}
