@@ -38,6 +38,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
+	"github.com/tnf-layer/tnf-layer/test/logline"
 	"github.com/tnf-layer/tnf-layer/test/testca"
 )
 
@@ -262,13 +263,12 @@ func (c *cluster) waitTaint(through, node string, tainted bool) time.Time {
 func (c *cluster) taintAdded(node string, since time.Time) time.Time {
 	c.t.Helper()
 	for _, line := range strings.Split(readFile(c.layout.Nodes[node].path("log", "out-of-service.out")), "\n") {
-		if !strings.Contains(line, "action=add") {
+		if logline.Field(line, "action") != "add" {
 			continue
 		}
-		stamp, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
-		at, err := time.Parse(time.RFC3339Nano, stamp)
-		if err != nil {
-			c.t.Fatalf("%s's out-of-service log: %q: %v", node, line, err)
+		at, ok := logline.AgentTime(line)
+		if !ok {
+			c.t.Fatalf("%s's out-of-service log: %q has no time", node, line)
 		}
 		if !at.Before(since) {
 			return at
