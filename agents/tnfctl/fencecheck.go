@@ -23,8 +23,11 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "fence-check",
-		Short: "Verify BMC credentials with gofish and with fence_redfish, as Pacemaker will use them",
-		Long: "Connects to the BMC with gofish and reads the system, then runs the real fence_redfish " +
+		Short: "Verify BMC credentials through the Redfish API and with fence_redfish, as Pacemaker will use them",
+		Example: `  tnfctl fence-check --target master-1
+  tnfctl fence-check --address redfish+https://192.0.2.21/redfish/v1/Systems/1 \
+      --username admin --password-file /etc/tnf/secrets/master-1.password`,
+		Long: "Reads the system through the BMC's Redfish API, then runs the real fence_redfish " +
 			"--action status with the options on standard input, as Pacemaker's fencer does. Prints one " +
 			"line per check; exits 1 if any check fails. The password is read from a file and never " +
 			"appears in any command line or output. --target NODE checks that node's BMC as the node " +
@@ -67,8 +70,9 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	f.StringVar(&caFile, "ca-file", "", "CA bundle of the BMC's certificate (default: the system's)")
 	f.StringVar(&agent, "fence-agent", fencerun.DefaultAgent, "fence_redfish to run")
 	f.DurationVar(&timeout, "timeout", 20*time.Second, "deadline of each check")
-	f.BoolVar(&basicAuth, "basic-auth", false, "gofish with Basic auth instead of a session")
+	f.BoolVar(&basicAuth, "basic-auth", false, "Basic auth instead of a Redfish session (for BMCs without sessions)")
 	cmd.MarkFlagsMutuallyExclusive("target", "address")
+	hide(cmd, "fence-agent")
 	return cmd
 }
 

@@ -44,6 +44,8 @@ func gatherCommand(nf *nodeFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gather",
 		Short: "Write a support bundle (.tar.gz): status, Pacemaker and Corosync state, logs, etcd, versions; never a secret",
+		Example: `  tnfctl gather                     # /var/tmp/tnf-gather-<node>-<time>.tar.gz
+  tnfctl gather --output case-0421.tar.gz`,
 		Long: "Collects what support needs from this node into one .tar.gz: tnfctl status --json, crm_mon's XML with the " +
 			"whole fencing history, the CIB, corosync.conf and Corosync's runtime state, the journals of the cluster's " +
 			"units since boot, the Pacemaker, Corosync and etcd logs, the etcd agent's state, etcd's members and " +

@@ -27,10 +27,26 @@ func (f nodeFlags) load() (clusterconfig.NodeConfig, error) {
 }
 
 func main() {
+	if err := rootCommand().Execute(); err != nil {
+		var ec exitCoder
+		if errors.As(err, &ec) {
+			os.Exit(ec.ExitCode())
+		}
+		os.Exit(1)
+	}
+}
+
+// rootCommand is tnfctl with every subcommand: the binary runs it, the reference is generated
+// from it and the documentation is checked against it.
+func rootCommand() *cobra.Command {
 	var nf nodeFlags
 	root := &cobra.Command{
-		Use:           "tnfctl",
-		Short:         "Two-node OpenShift with fencing: node-side tool",
+		Use:   "tnfctl",
+		Short: "Two-node OpenShift with fencing: node-side tool",
+		Long: "tnfctl sets a node of a two-node cluster up, shows its state, and is how an administrator lets a node " +
+			"that is alone go on. It reads the node configuration (--config) and runs Corosync's and Pacemaker's own " +
+			"tools; it needs root.\n\nExit codes: 0 done; 1 an error or a refusal (the reason is printed); " +
+			"2 auto-unblock did not start this node because the peer's BMC did not prove it off.",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 		Version:       version.Version,
@@ -38,11 +54,15 @@ func main() {
 	root.PersistentFlags().StringVar(&nf.config, "config", clusterconfig.Path, "the node configuration")
 	root.PersistentFlags().StringVar(&nf.node, "node", "", "this node's name (default: the host name)")
 	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), metricsCommand(&nf), gatherCommand(&nf))
-	if err := root.Execute(); err != nil {
-		var ec exitCoder
-		if errors.As(err, &ec) {
-			os.Exit(ec.ExitCode())
+	return root
+}
+
+// hide keeps flags that tests and the units need out of --help and the reference: they are not
+// for people (a shorter BMC gap, a state file elsewhere).
+func hide(cmd *cobra.Command, names ...string) {
+	for _, n := range names {
+		if err := cmd.Flags().MarkHidden(n); err != nil {
+			panic(err) // a flag renamed without its hide: caught by every test that builds the tree
 		}
-		os.Exit(1)
 	}
 }

@@ -92,7 +92,9 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Membership, quorum and wait-for-all, each resource's role per node, the fencing history",
-		Args:  cobra.NoArgs,
+		Example: `  tnfctl status
+  tnfctl status --json | jq .pacemaker.fencing`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := readStatus(cmd.Context(), nf)
 			if err != nil {

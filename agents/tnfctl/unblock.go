@@ -23,6 +23,8 @@ func confirmCommand(nf *nodeFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "confirm-peer-down",
 		Short: "Confirm the peer is powered off, so this node starts OpenShift alone",
+		Example: `  tnfctl confirm-peer-down          # shows what it will do, then asks
+  tnfctl confirm-peer-down --yes    # scripts: no question`,
 		Long: "For a node that booted alone and waits for its peer, or that runs alone while its peer's fencing keeps failing " +
 			"(tnfctl status says so). Refuses while the peer is a Corosync member. " +
 			"Otherwise confirms the peer as fenced, cancels Corosync's wait_for_all and makes Pacemaker re-check. " +
@@ -62,8 +64,9 @@ func ask(cmd *cobra.Command, yes bool, question string) error {
 func acceptLossCommand(nf *nodeFlags) *cobra.Command {
 	var yes bool
 	cmd := &cobra.Command{
-		Use:   "accept-data-loss",
-		Short: "Let this node lead from etcd data older than its peer's, giving up the peer's newer writes",
+		Use:     "accept-data-loss",
+		Short:   "Let this node lead from etcd data older than its peer's, giving up the peer's newer writes",
+		Example: `  tnfctl accept-data-loss           # names what is given up, then asks`,
 		Long: "For a site whose peer is gone for good while this node's etcd refuses to lead from data older than " +
 			"what the peer last published (tnfctl status says so). Names the writes given up and asks. Refuses while " +
 			"the peer is a Corosync member. The agent then restores this node's data as a new etcd cluster of one, with " +
@@ -136,6 +139,7 @@ func autoUnblockCommand(nf *nodeFlags) *cobra.Command {
 	cmd.Flags().DurationVar(&a.Gap, "gap", 5*time.Second, "time between the two BMC reads")
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long one pass may take, all its reads included")
 	cmd.Flags().StringVar(&a.StateFile, "state-file", unblock.AloneSinceFile, "where the start of the wait is kept (on /run)")
-	cmd.Flags().BoolVar(&a.BasicAuth, "basic-auth", false, "gofish with Basic auth instead of a session")
+	cmd.Flags().BoolVar(&a.BasicAuth, "basic-auth", false, "Basic auth instead of a Redfish session")
+	hide(cmd, "gap", "state-file", "basic-auth")
 	return cmd
 }

@@ -31,6 +31,14 @@ func main() {
 	}
 	// buildah logs through logrus at info level ("forcing host network"): only warnings here.
 	logrus.SetLevel(logrus.WarnLevel)
+	if err := rootCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+// rootCommand is build-layer with every subcommand: the binary runs it, the reference is
+// generated from it and the documentation is checked against it.
+func rootCommand() *cobra.Command {
 	var (
 		o         buildlayer.Options
 		nodeIPs   []string
@@ -41,6 +49,9 @@ func main() {
 	cmd := &cobra.Command{
 		Use:   "build-layer (--ocp VERSION | --layer NAME) (--push DEST | --dry-run DIR) [flags]",
 		Short: "Build and push the OS layer, and write the manifests that put it on a cluster",
+		Example: `  build-layer --ocp 4.19 --dry-run out/
+  build-layer --ocp 4.19 --push docker://registry.example.com/tnf/layer:4.19 --authfile auth.json \
+      --emit-manifests out/manifests --cluster tnf.yaml`,
 		Long: "build-layer resolves a layer definition (layers/ocp-VERSION.yaml or layers/NAME.yaml), compiles the agents " +
 			"for the target, renders the Containerfile and writes the manifests: the node configuration MachineConfig " +
 			"(from --cluster tnf.yaml or --install-config), and for an already pushed --layer-image the MachineOSConfig " +
@@ -131,9 +142,7 @@ func main() {
 	f.StringArrayVar(&nodeIPs, "node-ip", nil, "NAME=IP of a node named in --install-config (repeat)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON summary")
 	cmd.AddCommand(labBaseCommand(), verifyCommand())
-	if err := cmd.Execute(); err != nil {
-		os.Exit(1)
-	}
+	return cmd
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -160,8 +169,9 @@ func verifyCommand() *cobra.Command {
 		tlsVerify bool
 	)
 	cmd := &cobra.Command{
-		Use:   "verify IMAGE",
-		Short: "Check a pushed layer: its files and modes, no secret material in any layer, its labels",
+		Use:     "verify IMAGE",
+		Short:   "Check a pushed layer: its files and modes, no secret material in any layer, its labels",
+		Example: `  build-layer verify docker://registry.example.com/tnf/layer:4.19 --authfile auth.json`,
 		Long: "verify reads IMAGE (docker://…, oci:…, oci-archive:…, dir:…; a bare name is a registry image) with every " +
 			"layer checked against its digest, and checks it against its layer definition (--ocp/--layer, default: the one " +
 			"its io.tnf-layer.layer label names): every file the layer ships is there, a regular file owned by root with its " +

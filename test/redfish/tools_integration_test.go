@@ -92,12 +92,12 @@ func TestFenceCheck(t *testing.T) {
 		want  []string
 	}{
 		{"good, with the CA", []string{"--password-file", pw, "--ca-file", ca}, 0,
-			[]string{"gofish: ok: system 2 (System 2) is On", "fence_redfish: ok: Status: ON"}},
-		{"good, basic auth", []string{"--password-file", pw, "--ca-file", ca, "--basic-auth"}, 0, []string{"gofish: ok", "fence_redfish: ok"}},
-		{"verification disabled", []string{"--password-file", pw, "--certificate-verification", "Disabled"}, 0, []string{"gofish: ok", "fence_redfish: ok"}},
+			[]string{"redfish: ok: system 2 (System 2) is On", "fence_redfish: ok: Status: ON"}},
+		{"good, basic auth", []string{"--password-file", pw, "--ca-file", ca, "--basic-auth"}, 0, []string{"redfish: ok", "fence_redfish: ok"}},
+		{"verification disabled", []string{"--password-file", pw, "--certificate-verification", "Disabled"}, 0, []string{"redfish: ok", "fence_redfish: ok"}},
 		{"unknown CA", []string{"--password-file", pw}, 1,
-			[]string{"gofish: FAILED", "certificate", "fence_redfish: FAILED", "CERTIFICATE_VERIFY_FAILED"}},
-		{"wrong password", []string{"--password-file", wrong, "--ca-file", ca}, 1, []string{"gofish: FAILED", "401", "fence_redfish: FAILED"}},
+			[]string{"redfish: FAILED", "certificate", "fence_redfish: FAILED", "CERTIFICATE_VERIFY_FAILED"}},
+		{"wrong password", []string{"--password-file", wrong, "--ca-file", ca}, 1, []string{"redfish: FAILED", "401", "fence_redfish: FAILED"}},
 	}
 	for _, r := range rows {
 		out, code := tnfctl(t, append(base, r.extra...)...)
@@ -117,7 +117,7 @@ func TestFenceCheck(t *testing.T) {
 		t.Fatalf("setting faults: %v", err)
 	}
 	out, code := tnfctl(t, "--address", addr, "--username", "admin", "--password-file", pw, "--ca-file", ca, "--timeout", "2s")
-	if code != 1 || !strings.Contains(out, "gofish: FAILED") || !strings.Contains(out, "fence_redfish: FAILED: no answer within 2s") {
+	if code != 1 || !strings.Contains(out, "redfish: FAILED") || !strings.Contains(out, "fence_redfish: FAILED: no answer within 2s") {
 		t.Fatalf("hung BMC: exit %d\n%s", code, out)
 	}
 }

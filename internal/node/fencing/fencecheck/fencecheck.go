@@ -42,7 +42,7 @@ func Check(ctx context.Context, c bmc.Credential, o Options) []Result {
 }
 
 func checkGofish(ctx context.Context, c bmc.Credential, o Options) Result {
-	r := Result{Check: "gofish"}
+	r := Result{Check: "redfish"}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	cl, err := bmc.Connect(ctx, c, bmc.Options{Timeout: o.Timeout, BasicAuth: o.BasicAuth})

@@ -13,7 +13,7 @@ func TestVerdict(t *testing.T) {
 			t.Errorf("verdict(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := (Result{Check: "gofish", Detail: "401"}).String(); got != "gofish: FAILED: 401" {
+	if got := (Result{Check: "redfish", Detail: "401"}).String(); got != "redfish: FAILED: 401" {
 		t.Error(got)
 	}
 }
