@@ -20,6 +20,9 @@ import (
 
 // clusterStatus is what tnfctl status shows.
 type clusterStatus struct {
+	// State and Summary are assess's: where the cluster stands, and what to do next.
+	State     string          `json:"state"`
+	Summary   string          `json:"summary"`
 	Corosync  pcmk.Membership `json:"corosync"`
 	Pacemaker *pcmk.Status    `json:"pacemaker,omitempty"`
 	Error     string          `json:"pacemakerError,omitempty"`
@@ -84,6 +87,7 @@ func readStatus(ctx context.Context, nf *nodeFlags) (clusterStatus, error) {
 		st.Pacemaker = &p
 	}
 	st.FencingFails = peerFencingFails(ctx, nf, st)
+	st.State, st.Summary = assess(st)
 	return st, nil
 }
 
@@ -121,6 +125,7 @@ func yesNo(b bool) string {
 }
 
 func printStatus(w io.Writer, st clusterStatus) {
+	fmt.Fprintln(w, st.Summary)
 	var names []string
 	for n := range st.Corosync.Nodes {
 		names = append(names, n)

@@ -10,9 +10,10 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
 )
 
-// TestStatusText: the one-screen view for the states an admin meets — both serving, a rolling
-// update half done (each node's layer version), a survivor alone after fencing its peer, a node
-// that boots alone and waits, a setup that failed, Pacemaker not answering.
+// TestStatusText: the one-screen view, led by its state and what to do, for the states an admin
+// meets — both serving, a rolling update half done (each node's layer version), a survivor alone
+// after fencing its peer, a fencing that fails, a node that boots alone and waits, etcd refusing
+// its data, a learner catching up, a setup that failed, Pacemaker not answering.
 func TestStatusText(t *testing.T) {
 	stack := func(node, role string) []pcmk.ResourceRole {
 		return []pcmk.ResourceRole{
@@ -36,30 +37,31 @@ func TestStatusText(t *testing.T) {
 		return events
 	}
 	for _, tc := range []struct {
-		name string
-		st   clusterStatus
+		name  string
+		state string
+		st    clusterStatus
 	}{
-		{"both-serving", clusterStatus{
+		{"both-serving", stateHealthy, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
 			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
 		}},
-		{"rolling-update", clusterStatus{
+		{"rolling-update", stateHealthy, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
 			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-2"}},
 					{Name: "master-1", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-1"}}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
 		}},
-		{"survivor-alone", clusterStatus{
+		{"survivor-alone", stateDegraded, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, Quorate: true},
 			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1"}},
 				Resources: append(stack("master-0", "Promoted"), stopped...),
 				Fencing:   fencing(7)},
 		}},
-		{"fencing-fails", clusterStatus{
+		{"fencing-fails", stateBlocked, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, Quorate: true},
 			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
@@ -70,34 +72,45 @@ func TestStatusText(t *testing.T) {
 				Advice: "fencing of master-1 failed since 14:02:11 (BMC 192.0.2.21 unreachable; 2 attempts); etcd waits. " +
 					"Pacemaker retries every minute. If master-1 is powered off, run `tnfctl confirm-peer-down`."},
 		}},
-		{"waiting-for-peer", clusterStatus{
+		{"waiting-for-peer", stateInert, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
 			Pacemaker: &pcmk.Status{DC: "master-0",
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
 				Resources: stopped},
 		}},
-		{"refusing-older-data", clusterStatus{
+		{"refusing-older-data", stateBlocked, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": false, "master-1": true}, Quorate: true},
 			Pacemaker: &pcmk.Status{DC: "master-1", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0"}, {Name: "master-1", Online: true,
 					Attributes: map[string]string{etcdnode.AttrDecision: "refuse: the local member left its cluster (graceful leave): its data never leads, it joins the peer"}}},
 				Resources: append(stack("master-1", "Unpromoted"), stopped...)},
 		}},
-		{"setup-failed", clusterStatus{
+		{"setup-failed", stateSetupFailed, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
 			Error:    "crm_mon: exit status 102: Error: cluster is not available on this node",
 			Setup: setupStatus{State: "failed",
 				Reason: "checking the BMC credentials: master-1 (https://192.0.2.21): the BMC rejects the credentials (HTTP 401)"},
 		}},
-		{"pacemaker-down", clusterStatus{
+		{"learner-catching-up", stateRecovering, clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true}},
+				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Unpromoted")...)},
+		}},
+		{"pacemaker-down", statePacemakerDown, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
 			Error:    "crm_mon: exit status 102: Error: cluster is not available on this node",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			tc.st.State, tc.st.Summary = assess(tc.st)
+			if tc.st.State != tc.state {
+				t.Errorf("state %q, want %q", tc.st.State, tc.state)
+			}
 			var out bytes.Buffer
 			printStatus(&out, tc.st)
 			golden.Check(t, "status-"+tc.name+".txt", out.String())
 		})
 	}
 }
+

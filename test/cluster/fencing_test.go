@@ -41,7 +41,8 @@ func (c *cluster) waitFencingFails(from, target, bmc string) fencingFails {
 	})
 	text, err := c.tnfctl(from, "status")
 	want := fmt.Sprintf("FAILING: fencing of %s failed since ", target)
-	if err != nil || !strings.Contains(text, want) || !strings.Contains(text, "run `tnfctl confirm-peer-down`") {
+	if err != nil || !strings.Contains(text, want) || !strings.Contains(text, "run `tnfctl confirm-peer-down`") ||
+		!strings.HasPrefix(text, "BLOCKED: the fencing of "+target+" fails") {
 		c.t.Fatalf("tnfctl status on %s, want %q and the way out: %v\n%s", from, want, err, text)
 	}
 	c.t.Logf("tnfctl status on %s: %s", from, ff.Advice)

@@ -102,7 +102,7 @@ func TestNetworkSplit(t *testing.T) {
 	c.waitWrites(w, "node1 alone")
 	// The admin's view on the survivor (text): who is gone, who fenced it.
 	out, err := c.tnfctl("node1", "status")
-	for _, want := range []string{"node2 absent", "quorate yes", "etcd           Promoted   node1", "reboot of node2 by node1: success"} {
+	for _, want := range []string{"DEGRADED: node1 serves alone; node2 is away.", "node2 absent", "quorate yes", "etcd           Promoted   node1", "reboot of node2 by node1: success"} {
 		if err != nil || !strings.Contains(out, want) {
 			t.Errorf("tnfctl status on node1 lacks %q (%v):\n%s", want, err, out)
 		}

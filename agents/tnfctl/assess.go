@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+)
+
+// The states status leads with, for people (its first line) and scripts (--json's "state").
+const (
+	stateHealthy       = "healthy"        // both nodes serve, etcd has two voters
+	stateDegraded      = "degraded"       // one node serves alone
+	stateRecovering    = "recovering"     // both members, Pacemaker still bringing etcd up
+	stateInert         = "inert"          // booted alone, waits for the peer
+	stateBlocked       = "blocked"        // the fencing fails, or etcd refuses its data
+	stateSetupFailed   = "setup-failed"   // tnfctl setup failed on this node
+	statePacemakerDown = "pacemaker-down" // Corosync answers, Pacemaker does not
+)
+
+// assess says in one line where the cluster stands and what to do next. The local node is
+// the one Corosync shows joined when only one is: a node always sees itself as a member.
+func assess(st clusterStatus) (state, line string) {
+	var members, absent []string
+	for n, joined := range st.Corosync.Nodes {
+		if joined {
+			members = append(members, n)
+		} else {
+			absent = append(absent, n)
+		}
+	}
+	sort.Strings(members)
+	sort.Strings(absent)
+	peer := "the peer"
+	if len(absent) == 1 {
+		peer = absent[0]
+	}
+	switch {
+	case st.Setup.State == nodesetup.StateFailed:
+		return stateSetupFailed, "SETUP FAILED on this node (see Setup below); fix what it names, then `tnfctl setup` runs it again."
+	case st.Pacemaker == nil:
+		return statePacemakerDown, "PACEMAKER NOT ANSWERING on this node: `systemctl status pacemaker`; `tnfctl gather` for support."
+	case st.Corosync.WaitingForAll && !st.Corosync.Quorate:
+		return stateInert, fmt.Sprintf("INERT: waits for %s to join; no cri-o, kubelet or etcd here. If %s is off for good: `tnfctl confirm-peer-down`.", peer, peer)
+	case st.FencingFails != nil:
+		return stateBlocked, fmt.Sprintf("BLOCKED: the fencing of %s fails, so etcd waits (see Fencing below). If %s is powered off: `tnfctl confirm-peer-down`.", peer, peer)
+	}
+	for _, n := range st.Pacemaker.Nodes {
+		if strings.HasPrefix(n.Attributes[etcdnode.AttrDecision], "refuse") {
+			return stateBlocked, fmt.Sprintf("BLOCKED: etcd on %s refuses its data (see below). Bring %s back; if it is gone for good: `tnfctl accept-data-loss` (gives up its newer writes).", n.Name, peer)
+		}
+	}
+	var voters []string
+	for _, r := range st.Pacemaker.Resources {
+		if r.Agent == "ocf:tnf:etcd" && r.Role == "Promoted" && st.Corosync.Nodes[r.Node] {
+			voters = append(voters, r.Node)
+		}
+	}
+	switch {
+	case len(absent) == 0 && len(voters) == 2:
+		return stateHealthy, "HEALTHY: both nodes serve; etcd has two voters."
+	case len(absent) == 1 && len(voters) == 1:
+		return stateDegraded, fmt.Sprintf("DEGRADED: %s serves alone; %s is away. Power it on or repair it: it rejoins by itself.", voters[0], peer)
+	}
+	return stateRecovering, fmt.Sprintf("RECOVERING: etcd serves on %d of %d members; Pacemaker is acting (see Resources). Look again in a minute.", len(voters), len(members))
+}
