@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
@@ -114,3 +117,27 @@ func TestStatusText(t *testing.T) {
 	}
 }
 
+// TestOperatePageViews: each status view docs/operate.md shows is the rendering above, so the
+// page shows what tnfctl prints.
+func TestOperatePageViews(t *testing.T) {
+	page, err := os.ReadFile("../../docs/operate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := strings.Split(string(page), "<!-- status: ")[1:]
+	if len(views) == 0 {
+		t.Fatal("docs/operate.md shows no status view (<!-- status: NAME --> before a text block)")
+	}
+	for _, v := range views {
+		name, rest, _ := strings.Cut(v, " -->\n```text\n")
+		shown, _, ok := strings.Cut(rest, "```")
+		want, err := os.ReadFile(filepath.Join("testdata", "status-"+name+".txt"))
+		if !ok || err != nil {
+			t.Errorf("docs/operate.md: view %q: no rendering or no text block (%v)", name, err)
+			continue
+		}
+		if shown != string(want) {
+			t.Errorf("docs/operate.md: view %q differs from testdata/status-%s.txt:\n%s", name, name, want)
+		}
+	}
+}

@@ -44,8 +44,8 @@ func Root(t testing.TB) string {
 	}
 }
 
-// MarkdownFiles are the hand-written pages: every .md file of the repository except the
-// generated reference, vendored or test data, relative to root.
+// MarkdownFiles are the hand-written pages: every .md file of the repository except test data
+// and the generated command reference (docs/reference/ but its README.md), relative to root.
 func MarkdownFiles(root string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -55,9 +55,12 @@ func MarkdownFiles(root string) ([]string, error) {
 		rel, _ := filepath.Rel(root, p)
 		if d.IsDir() {
 			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin" ||
-				d.Name() == "out" || rel == ReferenceDir) {
+				d.Name() == "out") {
 				return filepath.SkipDir
 			}
+			return nil
+		}
+		if filepath.Dir(rel) == ReferenceDir && d.Name() != "README.md" {
 			return nil
 		}
 		if strings.HasSuffix(p, ".md") {
@@ -80,7 +83,11 @@ func (s Snippet) String() string { return fmt.Sprintf("%s:%d: %s", s.File, s.Lin
 
 var inlineCode = regexp.MustCompile("`([^`]+)`")
 
-// Snippets reads every code line and inline code span of the given pages.
+// shellBlock are the code blocks that hold commands; others (text, yaml, mermaid) show output
+// or files.
+var shellBlock = map[string]bool{"": true, "sh": true, "bash": true, "shell": true, "console": true}
+
+// Snippets reads every line of the pages' shell code blocks and every inline code span.
 func Snippets(root string, files []string) ([]Snippet, error) {
 	var out []Snippet
 	for _, f := range files {
@@ -89,13 +96,17 @@ func Snippets(root string, files []string) ([]Snippet, error) {
 			return nil, err
 		}
 		sc := bufio.NewScanner(fh)
-		inBlock, n := false, 0
+		inBlock, shell, n := false, false, 0
 		var cont *Snippet
 		for sc.Scan() {
 			n++
 			line := sc.Text()
-			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			if fence, ok := strings.CutPrefix(strings.TrimSpace(line), "```"); ok {
 				inBlock = !inBlock
+				shell = inBlock && shellBlock[strings.TrimSpace(fence)]
+				continue
+			}
+			if inBlock && !shell {
 				continue
 			}
 			if !inBlock {
