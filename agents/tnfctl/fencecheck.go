@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,9 +19,9 @@ import (
 
 func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	var (
-		target, address, username, passwordFile, verification, caFile, agent string
-		timeout                                                              time.Duration
-		basicAuth                                                            bool
+		target, address, username, passwordFile, verification, caFile, agent, format string
+		timeout                                                                      time.Duration
+		basicAuth                                                                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fence-check",
@@ -50,12 +52,16 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 					return err
 				}
 			}
-			failed := false
-			for _, r := range fencecheck.Check(cmd.Context(), cred, fencecheck.Options{Timeout: timeout, Agent: agent, BasicAuth: basicAuth}) {
-				fmt.Fprintln(cmd.OutOrStdout(), r)
-				failed = failed || !r.OK
+			results := fencecheck.Check(cmd.Context(), cred, fencecheck.Options{Timeout: timeout, Agent: agent, BasicAuth: basicAuth})
+			err := printAs(cmd.OutOrStdout(), format, results, func(w io.Writer) {
+				for _, r := range results {
+					fmt.Fprintln(w, r)
+				}
+			})
+			if err != nil {
+				return err
 			}
-			if failed {
+			if slices.ContainsFunc(results, func(r fencecheck.Result) bool { return !r.OK }) {
 				return errors.New("fence-check failed")
 			}
 			return nil
@@ -72,6 +78,7 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	f.DurationVar(&timeout, "timeout", 20*time.Second, "deadline of each check")
 	f.BoolVar(&basicAuth, "basic-auth", false, "Basic auth instead of a Redfish session (for BMCs without sessions)")
 	cmd.MarkFlagsMutuallyExclusive("target", "address")
+	outputFlag(cmd, &format)
 	hide(cmd, "fence-agent")
 	return cmd
 }

@@ -40,13 +40,13 @@ var gatherUnits = []string{"corosync.service", "pacemaker.service", "tnf-setup.s
 	"tnf-auto-unblock.service", "tnf-metrics.service", "tnf-out-of-service.service"}
 
 func gatherCommand(nf *nodeFlags) *cobra.Command {
-	var output string
+	var output, destDir string
 	cmd := &cobra.Command{
 		Use:   "gather",
 		Short: "Write a support bundle (.tar.gz): status, Pacemaker and Corosync state, logs, etcd, versions; never a secret",
 		Example: `  tnfctl gather                     # /var/tmp/tnf-gather-<node>-<time>.tar.gz
-  tnfctl gather --output case-0421.tar.gz`,
-		Long: "Collects what support needs from this node into one .tar.gz: tnfctl status --json, crm_mon's XML with the " +
+  tnfctl gather --dest-dir /root/case-0421`,
+		Long: "Collects what support needs from this node into one .tar.gz: tnfctl status -o json, crm_mon's XML with the " +
 			"whole fencing history, the CIB, corosync.conf and Corosync's runtime state, the journals of the cluster's " +
 			"units since boot, the Pacemaker, Corosync and etcd logs, the etcd agent's state, etcd's members and " +
 			"endpoint status, setup's state, the metrics, the layer's and the packages' versions. Works on an inert node " +
@@ -59,7 +59,7 @@ func gatherCommand(nf *nodeFlags) *cobra.Command {
 				return err
 			}
 			if output == "" {
-				output = filepath.Join("/var/tmp", fmt.Sprintf("tnf-gather-%s-%s.tar.gz", node, time.Now().UTC().Format("20060102T150405Z")))
+				output = filepath.Join(destDir, fmt.Sprintf("tnf-gather-%s-%s.tar.gz", node, time.Now().UTC().Format("20060102T150405Z")))
 			}
 			o := gather.Options{ItemLimit: gatherItemLimit, TotalLimit: gatherTotalLimit, ItemTimeout: gatherItemTimeout}
 			o.Items, o.Secrets = gatherItems(nf, node)
@@ -75,7 +75,10 @@ func gatherCommand(nf *nodeFlags) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "the bundle's path (default /var/tmp/tnf-gather-<node>-<time>.tar.gz)")
+	// Not -o: oc's -o is an output format; oc adm must-gather takes --dest-dir.
+	cmd.Flags().StringVar(&destDir, "dest-dir", "/var/tmp", "the folder the bundle tnf-gather-<node>-<time>.tar.gz is written to")
+	cmd.Flags().StringVar(&output, "output", "", "the bundle's whole path instead")
+	cmd.MarkFlagsMutuallyExclusive("dest-dir", "output")
 	return cmd
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -92,28 +91,36 @@ func readStatus(ctx context.Context, nf *nodeFlags) (clusterStatus, error) {
 }
 
 func statusCommand(nf *nodeFlags) *cobra.Command {
-	var asJSON bool
+	var (
+		format string
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Membership, quorum and wait-for-all, each resource's role per node, the fencing history",
+		Long: "The first line says where the cluster stands and what to do next (-o json: state and summary): " +
+			"healthy, degraded, recovering, inert, blocked, setup-failed or pacemaker-down. Then Corosync's " +
+			"membership as this node sees it, quorum, each node in Pacemaker with its layer version, why an etcd " +
+			"agent waits or refuses, each resource's role per node, and the newest fencing events.",
 		Example: `  tnfctl status
-  tnfctl status --json | jq .pacemaker.fencing`,
+  tnfctl status -o json | jq -r .state`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if asJSON {
+				format = "json"
+			}
 			st, err := readStatus(cmd.Context(), nf)
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
-			}
-			printStatus(cmd.OutOrStdout(), st)
-			return nil
+			return printAs(cmd.OutOrStdout(), format, st, func(w io.Writer) { printStatus(w, st) })
 		},
 	}
+	outputFlag(cmd, &format)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	if err := cmd.Flags().MarkDeprecated("json", "use -o json"); err != nil {
+		panic(err)
+	}
 	return cmd
 }
 
@@ -184,7 +191,7 @@ func printStatus(w io.Writer, st clusterStatus) {
 	}
 	for i, f := range p.Fencing {
 		if i == shownFenceEvents {
-			fmt.Fprintf(w, "  (%d earlier: tnfctl status --json)\n", len(p.Fencing)-i)
+			fmt.Fprintf(w, "  (%d earlier: tnfctl status -o json)\n", len(p.Fencing)-i)
 			break
 		}
 		reason := ""

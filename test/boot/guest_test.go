@@ -63,9 +63,9 @@ func (l *lab) waitBooted(name string) {
 	}
 }
 
-// status is tnfctl status --json on a guest.
+// status is tnfctl status -o json on a guest.
 func (l *lab) status(name string) (pcmk.Membership, *pcmk.Status, error) {
-	out, err := l.vms[name].sshClient.run("tnfctl status --json")
+	out, err := l.vms[name].sshClient.run("tnfctl status -o json")
 	if err != nil {
 		return pcmk.Membership{}, nil, err
 	}

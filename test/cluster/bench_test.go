@@ -43,7 +43,7 @@ func (t failoverTimeline) fencedToWrite() time.Duration { return t.acked.Sub(t.r
 // into the agent's part (to the launch of etcd as a cluster of one) and etcd's election. One
 // cluster per fault; between runs the victim comes back and both are promoted again. Runs per
 // fault: TNF_FAILOVER_RUNS (default 10). Detection and fencing are polled every 200 ms (tnfctl
-// status --json on the survivor), so each is known to about ±0.3 s; the fencing's completion,
+// status -o json on the survivor), so each is known to about ±0.3 s; the fencing's completion,
 // the launch and the election are the survivor's own log times (milliseconds), and the write
 // is its acknowledgement, sent every 200 ms.
 func BenchmarkClusterFailover(b *testing.B) {

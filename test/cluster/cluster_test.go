@@ -319,9 +319,9 @@ func (c *cluster) run(node string, argv ...string) (string, error) {
 	return string(out), err
 }
 
-// status is Pacemaker's and Corosync's view from node, through tnfctl status --json.
+// status is Pacemaker's and Corosync's view from node, through tnfctl status -o json.
 func (c *cluster) status(node string) (pcmk.Membership, *pcmk.Status, error) {
-	out, err := c.tnfctl(node, "status", "--json")
+	out, err := c.tnfctl(node, "status", "-o", "json")
 	if err != nil {
 		return pcmk.Membership{}, nil, fmt.Errorf("%v: %s", err, out)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 )
 
-// fencingFails is the part of tnfctl status --json that reports a failing fencing.
+// fencingFails is the part of tnfctl status -o json that reports a failing fencing.
 type fencingFails struct {
 	Target   string `json:"target"`
 	Attempts int    `json:"attempts"`
@@ -29,7 +29,7 @@ func (c *cluster) waitFencingFails(from, target, bmc string) fencingFails {
 	c.t.Helper()
 	var ff fencingFails
 	c.waitFor(fmt.Sprintf("%s's status: fencing of %s failing (%s)", from, target, bmc), settle, func() (bool, string) {
-		out, err := c.tnfctl(from, "status", "--json")
+		out, err := c.tnfctl(from, "status", "-o", "json")
 		var st struct {
 			FencingFails *fencingFails `json:"fencingFails"`
 		}

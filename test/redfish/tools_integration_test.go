@@ -98,6 +98,8 @@ func TestFenceCheck(t *testing.T) {
 		{"unknown CA", []string{"--password-file", pw}, 1,
 			[]string{"redfish: FAILED", "certificate", "fence_redfish: FAILED", "CERTIFICATE_VERIFY_FAILED"}},
 		{"wrong password", []string{"--password-file", wrong, "--ca-file", ca}, 1, []string{"redfish: FAILED", "401", "fence_redfish: FAILED"}},
+		{"wrong password, as JSON", []string{"--password-file", wrong, "--ca-file", ca, "-o", "json"}, 1,
+			[]string{`"check": "redfish",`, `"ok": false,`, `"check": "fence_redfish",`}},
 	}
 	for _, r := range rows {
 		out, code := tnfctl(t, append(base, r.extra...)...)

@@ -14,9 +14,9 @@ import (
 
 // Result is one check's outcome.
 type Result struct {
-	Check  string
-	OK     bool
-	Detail string
+	Check  string `json:"check"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
 }
 
 func (r Result) String() string {
