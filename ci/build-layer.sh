@@ -9,6 +9,10 @@
 #   MATRIX              releases (4.19) or layer names (lab), space separated; default: 4.19
 #   ARTIFACTS           output folder; default: ./artifacts
 #   TNF_CLUSTER         tnf.yaml for the node configuration MachineConfig (optional)
+#   INSTALL_CONFIG      or an install-config.yaml with controlPlane.fencing.credentials, and
+#   NODE_IPS            its nodes' addresses, "NAME=IP NAME=IP"
+#   RELEASE_IMAGE       the exact release payload to build for (default: the layer definition's)
+#   ARCH                the target architecture, GOARCH (default: this machine's)
 #   ROLLOUT             out-of-cluster (default: a MachineConfig with the layer as osImageURL) or
 #                       on-cluster (a MachineOSConfig and the two-node-ha extension MachineConfig)
 #   PUSH_SPEC           on-cluster: MachineOSConfig renderedImagePushSpec; default: $REGISTRY:<entry>-rendered
@@ -17,6 +21,7 @@
 #   TLS_VERIFY          false for a registry without TLS (a loopback one); default: true
 #   STORE               the build's image store; default: /var/lib/tnf-layer/storage
 #   BUILD_LAYER         the build-layer binary; default: bin/build-layer, built with make build
+# Needs jq (the summaries are JSON).
 # Output: $ARTIFACTS/<entry>/{build.json,verify.json,manifests/}.
 set -euo pipefail
 
@@ -62,8 +67,15 @@ for entry in $MATRIX; do
 		fi
 	fi
 	if [ -n "${TNF_CLUSTER:-}" ]; then
-		manifests+=(--cluster "$TNF_CLUSTER")
+		manifests+=(--node-config "$TNF_CLUSTER")
 	fi
+	if [ -n "${INSTALL_CONFIG:-}" ]; then
+		manifests+=(--install-config "$INSTALL_CONFIG")
+		for kv in ${NODE_IPS:-}; do manifests+=(--node-ip "$kv"); done
+	fi
+	inputs=()
+	if [ -n "${RELEASE_IMAGE:-}" ]; then inputs+=(--release-image "$RELEASE_IMAGE"); fi
+	if [ -n "${ARCH:-}" ]; then inputs+=(--arch "$ARCH"); fi
 
 	if [ "$tag" = lab ]; then
 		step="$tag: lab base"
@@ -73,18 +85,17 @@ for entry in $MATRIX; do
 
 	step="$tag: build and push"
 	echo "== $step"
-	"$BUILD_LAYER" "${select[@]}" --source "$repo" --store "$STORE" --push "docker://$REGISTRY:$tag" \
-		"${common[@]}" "${manifests[@]}" --json >"$out/build.json.tmp"
+	"$BUILD_LAYER" build "${select[@]}" --source "$repo" --store "$STORE" --push "docker://$REGISTRY:$tag" \
+		"${inputs[@]}" "${common[@]}" "${manifests[@]}" -o json >"$out/build.json.tmp"
 	mv "$out/build.json.tmp" "$out/build.json"
-	pushed=$(sed -n 's/^  "pushed": "docker:\/\/\(.*\)",$/\1/p' "$out/build.json")
-	version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$out/build.json")
-	[ -n "$pushed" ] && [ -n "$version" ] || { echo "$out/build.json: no pushed image or version" >&2; exit 1; }
+	pushed=$(jq -er '.pushed | ltrimstr("docker://")' "$out/build.json")
+	version=$(jq -er .version "$out/build.json")
 
 	step="$tag: verify"
 	echo "== $step $pushed"
-	"$BUILD_LAYER" verify "${select[@]}" --version "$version" "${common[@]}" --json "docker://$pushed" >"$out/verify.json.tmp"
+	"$BUILD_LAYER" verify "${select[@]}" --layer-version "$version" "${common[@]}" -o json "docker://$pushed" >"$out/verify.json.tmp"
 	mv "$out/verify.json.tmp" "$out/verify.json"
-	added=$(sed -n 's/^  "addedBytes": \([0-9]*\),$/\1/p' "$out/build.json")
+	added=$(jq -er .addedBytes "$out/build.json")
 	echo "$tag: $pushed (version $version, adds $((added / 1048576)) MiB over the base) verified; artifacts in $out"
 done
 step=done

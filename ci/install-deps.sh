@@ -8,7 +8,7 @@ apt-get update -qq
 # prometheus (with promtool) and prometheus-hacluster-exporter: the alert tests and the metrics
 # compared with ha_cluster_exporter's (test/cluster).
 apt-get install -y -qq --no-install-recommends \
-	make git ca-certificates \
+	make git ca-certificates jq \
 	resource-agents libxml2-utils pacemaker-cli-utils \
 	fence-agents qemu-system-x86 qemu-utils docker-registry debootstrap \
 	pacemaker corosync pcs iproute2 systemd \

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/output"
+
 	"github.com/spf13/cobra"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
@@ -53,7 +55,7 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 				}
 			}
 			results := fencecheck.Check(cmd.Context(), cred, fencecheck.Options{Timeout: timeout, Agent: agent, BasicAuth: basicAuth})
-			err := printAs(cmd.OutOrStdout(), format, results, func(w io.Writer) {
+			err := output.Print(cmd.OutOrStdout(), format, results, func(w io.Writer) {
 				for _, r := range results {
 					fmt.Fprintln(w, r)
 				}
@@ -78,7 +80,7 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	f.DurationVar(&timeout, "timeout", 20*time.Second, "deadline of each check")
 	f.BoolVar(&basicAuth, "basic-auth", false, "Basic auth instead of a Redfish session (for BMCs without sessions)")
 	cmd.MarkFlagsMutuallyExclusive("target", "address")
-	outputFlag(cmd, &format)
+	output.Flag(cmd.Flags(), &format)
 	hide(cmd, "fence-agent")
 	return cmd
 }

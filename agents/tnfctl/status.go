@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/output"
+
 	"github.com/spf13/cobra"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
@@ -113,10 +115,10 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printAs(cmd.OutOrStdout(), format, st, func(w io.Writer) { printStatus(w, st) })
+			return output.Print(cmd.OutOrStdout(), format, st, func(w io.Writer) { printStatus(w, st) })
 		},
 	}
-	outputFlag(cmd, &format)
+	output.Flag(cmd.Flags(), &format)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	if err := cmd.Flags().MarkDeprecated("json", "use -o json"); err != nil {
 		panic(err)

@@ -90,8 +90,8 @@ func (img *labImage) nextVersion() string { return img.version + ".next" }
 // into an OCI layout, and unpacks it.
 func buildNext(img *labImage, dir string) error {
 	layout := filepath.Join(img.dir, "v2-oci")
-	cmd := exec.Command(filepath.Join(img.bin, "build-layer"), "--layer", "lab", "--source", img.repo, "--store", store(),
-		"--version", img.nextVersion(), "--push", "oci:"+layout+":lab")
+	cmd := exec.Command(filepath.Join(img.bin, "build-layer"), "build", "--layer", "lab", "--source", img.repo, "--store", store(),
+		"--layer-version", img.nextVersion(), "--push", "oci:"+layout+":lab")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build-layer: %v\n%s", err, tailString(string(out), 2000))
 	}

@@ -181,7 +181,7 @@ func Build(ctx context.Context, o Options, out Output) (BuildSummary, error) {
 }
 
 // checkManifestInputs renders the manifests the build will write into a scratch folder, with a
-// stand-in digest, so that a bad --cluster or a missing --push-spec fails before the build.
+// stand-in digest, so that a bad --node-config or a missing --push-spec fails before the build.
 func checkManifestInputs(o Options, l layerdef.Layer) error {
 	if o.EmitManifests == "" {
 		return nil

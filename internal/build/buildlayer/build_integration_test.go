@@ -6,6 +6,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -223,6 +224,21 @@ func TestLab(t *testing.T) {
 		}
 		if strings.Contains(out, "secret-pw") {
 			t.Errorf("a BMC password in the job's output:\n%s", out)
+		}
+		// verify's exit code tells a layer with problems (2) from an image it could not read (1).
+		var summary struct{ Pushed string }
+		if data, err := os.ReadFile(filepath.Join(artifacts, "lab", "build.json")); err != nil || json.Unmarshal(data, &summary) != nil {
+			t.Fatalf("build.json: %v", err)
+		}
+		for _, tc := range []struct {
+			image, version string
+			code           int
+		}{{summary.Pushed, "not-this-version", 2}, {"docker://127.0.0.1:1/tnf/ci:lab", "", 1}} {
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, "build-layer"), "verify", "--tls-verify=false", "--layer-version", tc.version, tc.image)
+			out, err := cmd.CombinedOutput()
+			if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != tc.code {
+				t.Errorf("verify %s: %v, want exit %d\n%s", tc.image, err, tc.code, out)
+			}
 		}
 	})
 	t.Run("ci/build-layer.sh names the failing step", func(t *testing.T) {

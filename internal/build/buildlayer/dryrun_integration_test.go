@@ -93,7 +93,7 @@ func TestDryRun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(foreign.DryRun, "go.mod"), []byte("module mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DryRun(foreign); err == nil || !strings.Contains(err.Error(), "--dry-run") {
+	if _, err := DryRun(foreign); err == nil || !strings.Contains(err.Error(), "--dir") {
 		t.Errorf("dry run into a folder it did not write: %v", err)
 	}
 	if data, err := os.ReadFile(filepath.Join(foreign.DryRun, "go.mod")); err != nil || string(data) != "module mine\n" {

@@ -1,5 +1,5 @@
 // Package buildlayer is build-layer's pipeline: options → resolved inputs → build context →
-// build and push (or only render, --dry-run) → manifests; and verify of a pushed layer.
+// build and push (or only render) → manifests; and verify of a pushed layer.
 package buildlayer
 
 import (

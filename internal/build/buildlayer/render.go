@@ -83,7 +83,7 @@ func DryRun(o Options) (Summary, error) {
 		return Summary{}, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, dryRunMarker), []byte("written by build-layer --dry-run; replaced by its next run\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, dryRunMarker), []byte("written by build-layer render; replaced by its next run\n"), 0o644); err != nil {
 		return Summary{}, err
 	}
 	// Manifests first: they check the remaining inputs before the agents are compiled.
@@ -107,11 +107,11 @@ func DryRun(o Options) (Summary, error) {
 	return s, nil
 }
 
-// dryRunMarker marks a folder as --dry-run's output, which the next run may replace.
+// dryRunMarker marks a folder as build-layer render's output, which the next render may replace.
 const dryRunMarker = ".build-layer-dry-run"
 
-// replaceable refuses an output folder that --dry-run did not write: the run replaces the folder
-// whole, and `--dry-run .` or a typo must not delete a checkout or a home folder. A folder that
+// replaceable refuses an output folder that render did not write: the run replaces the folder
+// whole, and `--dir .` or a typo must not delete a checkout or a home folder. A folder that
 // does not exist, an empty one, and an earlier output (its marker) may be replaced.
 func replaceable(out string) error {
 	entries, err := os.ReadDir(out)
@@ -119,12 +119,12 @@ func replaceable(out string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("--dry-run: %w", err)
+		return fmt.Errorf("--dir: %w", err)
 	case len(entries) == 0:
 		return nil
 	}
 	if _, err := os.Stat(filepath.Join(out, dryRunMarker)); err != nil {
-		return fmt.Errorf("--dry-run: %s holds files that no earlier --dry-run wrote (no %s): it would be replaced whole; name a new or empty folder", out, dryRunMarker)
+		return fmt.Errorf("--dir: %s holds files that no earlier render wrote (no %s): it would be replaced whole; name a new or empty folder", out, dryRunMarker)
 	}
 	return nil
 }
@@ -204,12 +204,12 @@ func stage(src, dst string, mode uint32) error {
 }
 
 // renderManifests writes what it has the inputs for: the node configuration MachineConfig and
-// its node disruption policy (from --cluster or --install-config) and, given an already pushed
+// its node disruption policy (from --node-config or --install-config) and, given an already pushed
 // --layer-image, the manifests of the one rollout --rollout names.
 func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) {
 	objs := map[string]any{}
 	if o.Cluster != "" && o.InstallCfg != "" {
-		return nil, fmt.Errorf("--cluster and --install-config exclude each other")
+		return nil, fmt.Errorf("--node-config and --install-config exclude each other")
 	}
 	var in clusterconfig.Input
 	var err error

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestReplaceable: --dry-run replaces only what it wrote, an empty folder or none.
+// TestReplaceable: render replaces only what it wrote, an empty folder or none.
 func TestReplaceable(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(name string, files ...string) string {
@@ -36,7 +36,7 @@ func TestReplaceable(t *testing.T) {
 		if tc.ok != (err == nil) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
-		if err != nil && !strings.Contains(err.Error(), "--dry-run") {
+		if err != nil && !strings.Contains(err.Error(), "--dir") {
 			t.Errorf("%s: %q does not name the flag", tc.name, err)
 		}
 	}

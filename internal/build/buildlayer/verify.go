@@ -52,7 +52,19 @@ func Verify(ctx context.Context, o Options, image, version string) (VerifySummar
 	}
 	if f := check.Finish(img.Image, version); len(f) > 0 {
 		s.Findings = f
-		return s, fmt.Errorf("%s: %d problem(s) with layer %s", image, len(f), l.Name)
+		return s, &FindingsError{Image: image, Layer: l.Name, Count: len(f)}
 	}
 	return s, nil
+}
+
+// FindingsError is a verify that read the whole image and found problems in it, told apart from
+// an image that could not be read (a registry down, a bad reference): CI retries the one and
+// fails the build on the other.
+type FindingsError struct {
+	Image, Layer string
+	Count        int
+}
+
+func (e *FindingsError) Error() string {
+	return fmt.Sprintf("%s: %d problem(s) with layer %s", e.Image, e.Count, e.Layer)
 }

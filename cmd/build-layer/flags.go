@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tnf-layer/tnf-layer/internal/build/buildlayer"
+)
+
+// layerAndRegistryFlags pick a layer definition and reach registries: build, render and verify.
+func layerAndRegistryFlags(f *pflag.FlagSet, o *buildlayer.Options, tlsVerify *bool) {
+	f.StringVar(&o.OCP, "ocp", "", "OpenShift release (layers/ocp-VERSION.yaml)")
+	f.StringVar(&o.Layer, "layer", "", "layer definition by name (e.g. lab)")
+	f.StringVar(&o.LayersDir, "layers-dir", "", "read layer definitions from this folder instead of the built-in ones")
+	f.StringVar(&o.AuthFile, "authfile", "", "registry credentials (default: the usual auth file locations)")
+	f.BoolVar(tlsVerify, "tls-verify", true, "verify registries' TLS certificates")
+}
+
+// inputFlags are what a layer is made from: build and render.
+func inputFlags(f *pflag.FlagSet, o *buildlayer.Options) {
+	f.StringVar(&o.Base, "base", "", "base image, pinned by digest")
+	f.StringVar(&o.Extensions, "extensions", "", "the release's rhel-coreos-extensions image, pinned by digest")
+	f.StringVar(&o.ReleaseImage, "release-image", "", "release payload to resolve the base from (default: the layer's)")
+	f.StringVar(&o.Source, "source", ".", "repository to compile the agents from")
+	f.StringVar(&o.Arch, "arch", "", "target architecture (GOARCH; default: this machine's)")
+	f.StringVar(&o.Commit, "commit", "", "source commit for the image label (default: git HEAD of --source)")
+	f.StringVar(&o.Version, "layer-version", "", "layer version for the labels and the agents (default: git describe of --source)")
+}
+
+// manifestFlags say which manifests to write and from what node configuration: build and render.
+func manifestFlags(f *pflag.FlagSet, o *buildlayer.Options, nodeIPs *[]string) {
+	f.StringVar(&o.Rollout, "rollout", buildlayer.RolloutOutOfCluster, "the manifests of one rollout: "+buildlayer.RolloutOutOfCluster+
+		" (a MachineConfig booting the layer as osImageURL) or "+buildlayer.RolloutOnCluster+
+		" (a MachineOSConfig adding our files, and the release's extension for the packages)")
+	f.StringVar(&o.Pool, "pool", "master", "machine config pool")
+	f.StringVar(&o.PushSpec, "push-spec", "", "on-cluster: MachineOSConfig renderedImagePushSpec")
+	f.StringVar(&o.PushSecret, "push-secret", "", "on-cluster: MachineOSConfig renderedImagePushSecret")
+	f.StringVar(&o.BaseImagePullSecret, "base-image-pull-secret", "", "on-cluster: MachineOSConfig baseImagePullSecret, when the layer's registry needs credentials the cluster's global pull secret lacks")
+	f.StringVar(&o.LayerImage, "layer-image", "", "an already pushed layer, by digest, for the rollout's manifests")
+	f.StringVar(&o.Cluster, "node-config", "", "tnf.yaml: the node configuration")
+	f.StringVar(&o.InstallCfg, "install-config", "", "install-config.yaml with controlPlane.fencing.credentials")
+	f.StringArrayVar(nodeIPs, "node-ip", nil, "NAME=IP of a node named in --install-config (repeat)")
+}
+
+// parseNodeIPs reads the --node-ip flags.
+func parseNodeIPs(kvs []string) (map[string]string, error) {
+	ips := map[string]string{}
+	for _, kv := range kvs {
+		name, ip, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || ip == "" {
+			return nil, fmt.Errorf("--node-ip: %q is not NAME=IP", kv)
+		}
+		ips[name] = ip
+	}
+	return ips, nil
+}
