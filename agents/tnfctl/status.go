@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/output"
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 
 	"github.com/spf13/cobra"
 
@@ -61,12 +62,18 @@ func peerFencingFails(ctx context.Context, nf *nodeFlags, st clusterStatus) *fen
 	if !ok {
 		return nil
 	}
-	ff := &fencingFails{Failing: f}
-	if cred, err := peer.Credential(); err == nil {
-		ff.BMC = bmc.ReadPower(ctx, cred, bmc.Options{Timeout: bmcReadTimeout, BasicAuth: true}).Describe(cred.Address.Host)
-	}
+	ff := &fencingFails{Failing: f, BMC: peerPower(ctx, peer)}
 	ff.Advice = f.Describe(ff.BMC)
 	return ff
+}
+
+// peerPower is what the peer's BMC says about its power now, for a person deciding what to do.
+func peerPower(ctx context.Context, peer clusterconfig.Node) string {
+	cred, err := peer.Credential()
+	if err != nil {
+		return "its BMC was not asked: " + err.Error()
+	}
+	return bmc.ReadPower(ctx, cred, bmc.Options{Timeout: bmcReadTimeout, BasicAuth: true}).Describe(cred.Address.Host)
 }
 
 // readStatus reads what tnfctl status shows; it fails only when Corosync does not answer.

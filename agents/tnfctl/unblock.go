@@ -26,7 +26,8 @@ func confirmCommand(nf *nodeFlags) *cobra.Command {
 		Example: `  tnfctl confirm-peer-down          # shows what it will do, then asks
   tnfctl confirm-peer-down --yes    # scripts: no question`,
 		Long: "For a node that booted alone and waits for its peer, or that runs alone while its peer's fencing keeps failing " +
-			"(tnfctl status says so). Refuses while the peer is a Corosync member. " +
+			"(tnfctl status says so). Refuses while the peer is a Corosync member. Before it asks, it shows what the " +
+			"peer's BMC says about its power. " +
 			"Otherwise confirms the peer as fenced, cancels Corosync's wait_for_all and makes Pacemaker re-check. " +
 			"Only confirm a peer you know is off: if it runs, both nodes may write OpenShift's data.",
 		Args: cobra.NoArgs,
@@ -35,7 +36,15 @@ func confirmCommand(nf *nodeFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := ask(cmd, yes, fmt.Sprintf("Is %s powered off and will it stay off? Type yes to confirm: ", nc.Peer.Name)); err != nil {
+			peer := nc.Peer.Name
+			if _, err := unblock.PeerAway(cmd.Context(), pcmk.Tools{}, peer); err != nil {
+				return err
+			}
+			if !yes {
+				// What the BMC says is evidence for the person who answers; a script has decided.
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", peer, peerPower(cmd.Context(), nc.Peer))
+			}
+			if err := ask(cmd, yes, fmt.Sprintf("Is %s powered off and will it stay off? Type yes to confirm: ", peer)); err != nil {
 				return err
 			}
 			return unblock.Confirm(cmd.Context(), pcmk.Tools{}, nc.Peer.Name, cmd.OutOrStdout())

@@ -32,6 +32,10 @@ func TestColdBoot(t *testing.T) {
 	w := c.startWriter()
 	c.waitWrites(w, "both promoted")
 	c.stopAndCheck(w)
+	// A peer that is a member is never confirmed down, and that is said before any question.
+	if out, err := c.tnfctl("node1", "confirm-peer-down"); err == nil || !strings.Contains(out, "live Corosync member") {
+		t.Errorf("confirm-peer-down with node2 a member: %v\n%s", err, out)
+	}
 	// Each fence device runs on the node that fences with it, never on its own target.
 	_, st, err := c.status("node1")
 	if err != nil || st == nil {
@@ -170,7 +174,9 @@ func TestTwoFailures(t *testing.T) {
 		c.stayInert("node1", 15*time.Second)
 	}
 	bootAlone()
-	if out, err := c.tnfctl("node1", "confirm-peer-down"); err == nil || !strings.Contains(out, "pass --yes") {
+	// Asked without --yes, it shows what node2's BMC says before its question (node2 is powered).
+	if out, err := c.tnfctl("node1", "confirm-peer-down"); err == nil || !strings.Contains(out, "pass --yes") ||
+		!strings.Contains(out, "node2: BMC ") || !strings.Contains(out, " says PowerState On") {
 		t.Fatalf("confirm-peer-down without a terminal or --yes: %v\n%s", err, out)
 	}
 	out, err := c.tnfctl("node1", "confirm-peer-down", "--yes")

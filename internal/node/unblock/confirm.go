@@ -11,20 +11,31 @@ import (
 // ErrPeerMember is the refusal to confirm a peer that is a live Corosync member.
 var ErrPeerMember = fmt.Errorf("the peer is a live Corosync member: refusing to confirm it down")
 
+// PeerAway reads Corosync's membership and refuses a peer that is a member (alive, and may hold
+// OpenShift's data) or that Corosync does not know. The command asks it before its question, and
+// Confirm again before it acts.
+func PeerAway(ctx context.Context, tools pcmk.Tools, peer string) (pcmk.Membership, error) {
+	m, err := tools.Members(ctx)
+	if err != nil {
+		return m, fmt.Errorf("reading the Corosync membership: %w", err)
+	}
+	if _, ok := m.Nodes[peer]; !ok {
+		return m, fmt.Errorf("%s is not in Corosync's node list", peer)
+	}
+	if m.Nodes[peer] {
+		return m, fmt.Errorf("%s: %w", peer, ErrPeerMember)
+	}
+	return m, nil
+}
+
 // Confirm does what an admin's confirmation means, printing each step: the peer is confirmed
 // fenced (Pacemaker may then run everything here), Corosync's wait_for_all is cancelled (this
 // node becomes quorate alone) and the scheduler is made to run again. It refuses while the peer
-// is a member: that peer is alive and may hold OpenShift's data.
+// is a member (PeerAway).
 func Confirm(ctx context.Context, tools pcmk.Tools, peer string, out io.Writer) error {
-	m, err := tools.Members(ctx)
+	m, err := PeerAway(ctx, tools, peer)
 	if err != nil {
-		return fmt.Errorf("reading the Corosync membership: %w", err)
-	}
-	if _, ok := m.Nodes[peer]; !ok {
-		return fmt.Errorf("%s is not in Corosync's node list", peer)
-	}
-	if m.Nodes[peer] {
-		return fmt.Errorf("%s: %w", peer, ErrPeerMember)
+		return err
 	}
 	fmt.Fprintf(out, "confirm: %s is not a Corosync member\n", peer)
 	if err := tools.ConfirmFenced(ctx, peer); err != nil {
