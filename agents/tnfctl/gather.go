@@ -54,7 +54,7 @@ func gatherCommand(nf *nodeFlags) *cobra.Command {
 			"cluster keys and private keys are scrubbed from every member; each member and the whole are bounded in size.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			node, err := os.Hostname()
+			node, err := nf.name()
 			if err != nil {
 				return err
 			}

@@ -21,6 +21,14 @@ type nodeFlags struct {
 	config, node string
 }
 
+// name is this node's name: --node, else the host name (as the installer names nodes).
+func (f nodeFlags) name() (string, error) {
+	if f.node != "" {
+		return f.node, nil
+	}
+	return os.Hostname()
+}
+
 // load reads cluster.yaml and returns it with this node and its peer.
 func (f nodeFlags) load() (clusterconfig.NodeConfig, error) {
 	return clusterconfig.LoadNode(f.config, f.node)

@@ -50,7 +50,7 @@ const sharedReadingAge = 5 * time.Second
 const maxConnections = 16
 
 func serveMetrics(ctx context.Context, nf *nodeFlags, listen string) error {
-	node, err := os.Hostname()
+	node, err := nf.name()
 	if err != nil {
 		return err
 	}
