@@ -53,8 +53,10 @@ func rootCommand() *cobra.Command {
 		Short: "Two-node OpenShift with fencing: node-side tool",
 		Long: "tnfctl sets a node of a two-node cluster up, shows its state, and is how an administrator lets a node " +
 			"that is alone go on. It reads the node configuration (--config) and runs Corosync's and Pacemaker's own " +
-			"tools; it needs root.\n\nExit codes: 0 done; 1 an error or a refusal (the reason is printed); " +
-			"2 auto-unblock did not start this node because the peer's BMC did not prove it off.",
+			"tools; it needs root.\n\nExit codes, for scripts: 0 done (status: it could read the state, which its " +
+			"first line and -o json's state say); 1 an error: something could not be read or done; 2 auto-unblock " +
+			"did not start this node, the peer's BMC did not prove it off; 3 refused: the action would be unsafe " +
+			"(the peer is a Corosync member, no older data to give up) or was not confirmed.",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 		Version:       version.Version,

@@ -38,7 +38,7 @@ func confirmCommand(nf *nodeFlags) *cobra.Command {
 			}
 			peer := nc.Peer.Name
 			if _, err := unblock.PeerAway(cmd.Context(), pcmk.Tools{}, peer); err != nil {
-				return err
+				return asRefusal(err)
 			}
 			if !yes {
 				// What the BMC says is evidence for the person who answers; a script has decided.
@@ -47,7 +47,7 @@ func confirmCommand(nf *nodeFlags) *cobra.Command {
 			if err := ask(cmd, yes, fmt.Sprintf("Is %s powered off and will it stay off? Type yes to confirm: ", peer)); err != nil {
 				return err
 			}
-			return unblock.Confirm(cmd.Context(), pcmk.Tools{}, nc.Peer.Name, cmd.OutOrStdout())
+			return asRefusal(unblock.Confirm(cmd.Context(), pcmk.Tools{}, nc.Peer.Name, cmd.OutOrStdout()))
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (for scripts)")
@@ -65,9 +65,27 @@ func ask(cmd *cobra.Command, yes bool, question string) error {
 	fmt.Fprint(cmd.OutOrStdout(), question)
 	answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 	if strings.TrimSpace(answer) != "yes" {
-		return errors.New("not confirmed")
+		return refused{errors.New("not confirmed")}
 	}
 	return nil
+}
+
+// refused is a command that would be unsafe, or that the administrator did not confirm: exit 3,
+// told apart from an error (1) by scripts.
+type refused struct{ error }
+
+func (refused) ExitCode() int { return 3 }
+
+func (r refused) Unwrap() error { return r.error }
+
+// asRefusal makes the unblock package's refusals exit 3; other errors stay errors.
+func asRefusal(err error) error {
+	for _, r := range []error{unblock.ErrPeerMember, unblock.ErrNothingToGiveUp, unblock.ErrNoLocalData} {
+		if errors.Is(err, r) {
+			return refused{err}
+		}
+	}
+	return err
 }
 
 func acceptLossCommand(nf *nodeFlags) *cobra.Command {
@@ -93,7 +111,7 @@ func acceptLossCommand(nf *nodeFlags) *cobra.Command {
 			store := agent.Store()
 			loss, err := unblock.AssessLoss(cmd.Context(), pcmk.Tools{}, store, agent)
 			if err != nil {
-				return err
+				return asRefusal(err)
 			}
 			loss.Describe(cmd.OutOrStdout())
 			if err := ask(cmd, yes, fmt.Sprintf("Give up %s's data? Type yes to confirm: ", loss.Peer)); err != nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -317,6 +318,12 @@ func (c *cluster) run(node string, argv ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"-t", fmt.Sprint(h), "-m", "-n", "-u", "--"}, argv...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// exitedWith says whether err is a command's exit with code.
+func exitedWith(err error, code int) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.ExitCode() == code
 }
 
 // status is Pacemaker's and Corosync's view from node, through tnfctl status -o json.

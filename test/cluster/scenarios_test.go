@@ -32,8 +32,9 @@ func TestColdBoot(t *testing.T) {
 	w := c.startWriter()
 	c.waitWrites(w, "both promoted")
 	c.stopAndCheck(w)
-	// A peer that is a member is never confirmed down, and that is said before any question.
-	if out, err := c.tnfctl("node1", "confirm-peer-down"); err == nil || !strings.Contains(out, "live Corosync member") {
+	// A peer that is a member is never confirmed down, and that is said before any question,
+	// with the exit code of a refusal (3).
+	if out, err := c.tnfctl("node1", "confirm-peer-down"); !exitedWith(err, 3) || !strings.Contains(out, "live Corosync member") {
 		t.Errorf("confirm-peer-down with node2 a member: %v\n%s", err, out)
 	}
 	// Each fence device runs on the node that fences with it, never on its own target.

@@ -25,6 +25,9 @@ type Loss struct {
 // ErrNothingToGiveUp is the refusal when the local data is not behind the peer's record.
 var ErrNothingToGiveUp = errors.New("nothing to give up")
 
+// ErrNoLocalData is the refusal when this node has no etcd data to lead from.
+var ErrNoLocalData = errors.New("no etcd data to lead from")
+
 // AssessLoss reads what accepting the loss would give up, and refuses (Refusal) when it must.
 func AssessLoss(ctx context.Context, tools pcmk.Tools, store attrs.Store, cfg etcdnode.Config) (Loss, error) {
 	l := Loss{Self: cfg.Self, Peer: cfg.Peer, DataDir: cfg.DataDir}
@@ -55,7 +58,7 @@ func (l Loss) Refusal(peerMember bool) error {
 	case !l.PeerData.Present:
 		return fmt.Errorf("%s published no etcd data: %w", l.Peer, ErrNothingToGiveUp)
 	case !l.Local.Present:
-		return fmt.Errorf("no etcd data in %s to lead from", l.DataDir)
+		return fmt.Errorf("%s: %w", l.DataDir, ErrNoLocalData)
 	case !l.Local.Learner && !l.Local.Removed && l.Local.ClusterID == l.PeerData.ClusterID && decision.Compare(l.Local.Data(), l.PeerData) >= 0:
 		return fmt.Errorf("the local data (index %d) is not behind %s's (index %d): %w; tnfctl status says why etcd waits",
 			l.Local.Index, l.Peer, l.PeerData.Index, ErrNothingToGiveUp)

@@ -29,7 +29,7 @@ func TestLossRefusal(t *testing.T) {
 		// The peer was forced alone (a later term): a longer log of the earlier term is behind.
 		{"longer, of an earlier term", etcddata.Info{Present: true, ClusterID: cluster, Index: 200, Term: 4}, withTerm(peer, 5), false, ""},
 		{"longer, of the same term", etcddata.Info{Present: true, ClusterID: cluster, Index: 200, Term: 5}, withTerm(peer, 5), false, "not behind"},
-		{"no local data", etcddata.Info{}, peer, false, "no etcd data in /var/lib/etcd"},
+		{"no local data", etcddata.Info{}, peer, false, "/var/lib/etcd: no etcd data to lead from"},
 		{"peer published none", etcddata.Info{Present: true, ClusterID: cluster, Index: 120}, decision.Data{Known: true}, false, "published no etcd data"},
 		{"peer never published", etcddata.Info{Present: true, ClusterID: cluster, Index: 120}, decision.Data{}, false, "published no etcd data"},
 	} {
