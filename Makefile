@@ -92,7 +92,7 @@ chaos: build
 		-run '^TestChaos$$' -timeout $$((15 + 6 * $(CHAOS_CYCLES)))m ./test/cluster/
 
 bench: build
-	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | $(GO) run ./test/benchtable
+	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -commit $$(git describe --always --dirty)
 
 # The agent end to end: two etcd members formed through start/promote, the leader's node
 # fenced, the survivor serving alone on the notification, the fenced node rejoining.
@@ -120,7 +120,7 @@ boot-smoke: lab
 	TNF_BOOT_INERT=1m $(BOOT_TEST) -run '^(TestUnitsInLabImage|TestPivot|TestPodmanRuntime)$$/^(cold_boot|node_failure|etcd_killed)$$'
 
 boot-bench: lab
-	TNF_BIN=$(BIN) $(GO) test -tags "boot $(TAGS)" -run '^$$' -bench Boot -benchtime 1x -timeout 60m ./test/boot/ | $(GO) run ./test/benchtable
+	TNF_BIN=$(BIN) $(GO) test -tags "boot $(TAGS)" -run '^$$' -bench Boot -benchtime 1x -timeout 60m ./test/boot/ | $(GO) run ./test/benchtable -target "make boot-bench" -markdown docs/benchmarks/make-boot-bench.md -commit $$(git describe --always --dirty)
 
 # The Debian 12 lab base (debootstrap, systemd, a kernel) in the build store; kept once built.
 lab-base: build
