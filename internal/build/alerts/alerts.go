@@ -67,7 +67,7 @@ var all = []alert{
 		expr:     `max by (target) (tnf_fencing_failing) == 1`,
 		severity: critical, forDuration: "2m",
 		summary:     "Fencing of a node keeps failing; etcd waits.",
-		description: "The fencing of {{ $labels.target }} has failed for 2 minutes: its survivor runs no etcd until the fencing succeeds or an administrator confirms {{ $labels.target }} powered off. tnfctl status on the survivor says why.",
+		description: "The fencing of {{ $labels.target }} has failed for 2 minutes: its survivor's etcd accepts no write until the fencing succeeds or an administrator confirms {{ $labels.target }} powered off. tnfctl status on the survivor says why.",
 	},
 	{
 		name:     "TNFFencingNotPossible",
