@@ -6,7 +6,7 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build kube-apiserver test test-one cluster-test chaos bench demo lab lab-base boot-test boot-smoke boot-bench lint clean
+.PHONY: all build kube-apiserver test test-one cluster-test chaos bench demo lab lab-base boot-test boot-smoke boot-bench fuzz lint clean
 
 all: build
 
@@ -93,6 +93,16 @@ chaos: build
 
 bench: build
 	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 90m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -commit $$(git describe --always --dirty)
+
+# The parsers of outside text with random inputs, each for FUZZTIME (make test runs their seeds
+# only). A crash leaves its input under the package's testdata/fuzz: keep it there once fixed.
+FUZZTIME ?= 30s
+FUZZ := ./internal/node/pacemaker/pcmk:FuzzMembership ./internal/node/pacemaker/pcmk:FuzzStatusAttribute \
+	./internal/node/pacemaker/pcmk:FuzzParseStatus ./internal/node/pacemaker/pcmk:FuzzParseLinks \
+	./internal/node/etcd/etcdnode:FuzzParseRecord ./internal/node/etcd/etcdnode:FuzzParseForced \
+	./internal/node/pacemaker/pcsconfig:FuzzNodeConfig ./internal/node/etcd/etcdrun/podman:FuzzLoadPod
+fuzz:
+	@for t in $(FUZZ); do echo "== $$t"; $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; done
 
 # The agent end to end: two etcd members formed through start/promote, the leader's node
 # fenced, the survivor serving alone on the notification, the fenced node rejoining.

@@ -5,6 +5,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,9 +13,6 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 )
-
-// exitCoder is an error with its own exit code.
-type exitCoder interface{ ExitCode() int }
 
 // nodeFlags are where the node configuration is and which node this is.
 type nodeFlags struct {
@@ -35,13 +33,19 @@ func (f nodeFlags) load() (clusterconfig.NodeConfig, error) {
 }
 
 func main() {
-	if err := rootCommand().Execute(); err != nil {
-		var ec exitCoder
-		if errors.As(err, &ec) {
-			os.Exit(ec.ExitCode())
-		}
-		os.Exit(1)
+	err := rootCommand().Execute()
+	if err == nil {
+		return
 	}
+	// cobra's own format; status's verdict has no message, only its code.
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(os.Stderr, "Error:", msg)
+	}
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		os.Exit(ec.ExitCode())
+	}
+	os.Exit(exitError)
 }
 
 // rootCommand is tnfctl with every subcommand: the binary runs it, the reference is generated
@@ -53,12 +57,13 @@ func rootCommand() *cobra.Command {
 		Short: "Two-node OpenShift with fencing: node-side tool",
 		Long: "tnfctl sets a node of a two-node cluster up, shows its state, and is how an administrator lets a node " +
 			"that is alone go on. It reads the node configuration (--config) and runs Corosync's and Pacemaker's own " +
-			"tools; it needs root.\n\nExit codes, for scripts: 0 done (status: it could read the state, which its " +
-			"first line and -o json's state say); 1 an error: something could not be read or done; 2 auto-unblock " +
-			"did not start this node, the peer's BMC did not prove it off; 3 refused: the action would be unsafe " +
-			"(the peer is a Corosync member, no older data to give up) or was not confirmed.",
+			"tools; it needs root.\n\nExit codes, for scripts: 0 done (status: healthy); 1 an error: something " +
+			"could not be read or done; 2 auto-unblock did not start this node, the peer's BMC did not prove it off; " +
+			"3 refused: the action would be unsafe (the peer is a Corosync member, no older data to give up) or was " +
+			"not confirmed; status only: 4 degraded or recovering (serving without redundancy), 5 not serving " +
+			"(inert, blocked, setup failed, Pacemaker not answering).",
 		SilenceUsage:  true,
-		SilenceErrors: false,
+		SilenceErrors: true, // main prints them: status's verdict is a code without a message
 		Version:       version.Version,
 	}
 	root.PersistentFlags().StringVar(&nf.config, "config", clusterconfig.Path, "the node configuration")

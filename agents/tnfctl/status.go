@@ -110,7 +110,8 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 		Long: "The first line says where the cluster stands and what to do next (-o json: state and summary): " +
 			"healthy, degraded, recovering, inert, blocked, setup-failed or pacemaker-down. Then Corosync's " +
 			"membership as this node sees it, quorum, each node in Pacemaker with its layer version, why an etcd " +
-			"agent waits or refuses, each resource's role per node, and the newest fencing events.",
+			"agent waits or refuses, each resource's role per node, and the newest fencing events. Exit code: 0 " +
+			"healthy, 4 degraded or recovering, 5 not serving, 1 when the state could not be read.",
 		Example: `  tnfctl status
   tnfctl status -o json | jq -r .state`,
 		Args: cobra.NoArgs,
@@ -122,7 +123,13 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return output.Print(cmd.OutOrStdout(), format, st, func(w io.Writer) { printStatus(w, st) })
+			if err := output.Print(cmd.OutOrStdout(), format, st, func(w io.Writer) { printStatus(w, st) }); err != nil {
+				return err
+			}
+			if code := stateExitCode(st.State); code != 0 {
+				return stateExit(code)
+			}
+			return nil
 		},
 	}
 	output.Flag(cmd.Flags(), &format)

@@ -110,6 +110,13 @@ func TestStatusText(t *testing.T) {
 			if tc.st.State != tc.state {
 				t.Errorf("state %q, want %q", tc.st.State, tc.state)
 			}
+			wantCode := map[string]int{stateHealthy: 0, stateDegraded: 4, stateRecovering: 4}[tc.state]
+			if wantCode == 0 && tc.state != stateHealthy {
+				wantCode = 5
+			}
+			if got := stateExitCode(tc.state); got != wantCode {
+				t.Errorf("exit code %d, want %d", got, wantCode)
+			}
 			var out bytes.Buffer
 			printStatus(&out, tc.st)
 			golden.Check(t, "status-"+tc.name+".txt", out.String())

@@ -70,24 +70,6 @@ func ask(cmd *cobra.Command, yes bool, question string) error {
 	return nil
 }
 
-// refused is a command that would be unsafe, or that the administrator did not confirm: exit 3,
-// told apart from an error (1) by scripts.
-type refused struct{ error }
-
-func (refused) ExitCode() int { return 3 }
-
-func (r refused) Unwrap() error { return r.error }
-
-// asRefusal makes the unblock package's refusals exit 3; other errors stay errors.
-func asRefusal(err error) error {
-	for _, r := range []error{unblock.ErrPeerMember, unblock.ErrNothingToGiveUp, unblock.ErrNoLocalData} {
-		if errors.Is(err, r) {
-			return refused{err}
-		}
-	}
-	return err
-}
-
 func acceptLossCommand(nf *nodeFlags) *cobra.Command {
 	var yes bool
 	cmd := &cobra.Command{
@@ -127,11 +109,6 @@ func acceptLossCommand(nf *nodeFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (for scripts)")
 	return cmd
 }
-
-// notProven exits 2: the timer's unit counts it as success (the node keeps waiting).
-type notProven struct{ error }
-
-func (notProven) ExitCode() int { return 2 }
 
 func autoUnblockCommand(nf *nodeFlags) *cobra.Command {
 	a := unblock.Auto{}

@@ -65,7 +65,8 @@ func (l *lab) waitBooted(name string) {
 
 // status is tnfctl status -o json on a guest.
 func (l *lab) status(name string) (pcmk.Membership, *pcmk.Status, error) {
-	out, err := l.vms[name].sshClient.run("tnfctl status -o json")
+	// Exit 4 (degraded) and 5 (not serving) are the state read, not an error.
+	out, err := l.vms[name].sshClient.run("tnfctl status -o json; rc=$?; [ $rc -eq 0 ] || [ $rc -eq 4 ] || [ $rc -eq 5 ]")
 	if err != nil {
 		return pcmk.Membership{}, nil, err
 	}

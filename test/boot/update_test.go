@@ -310,7 +310,7 @@ func rollingUpdate(t testing.TB, report func(node string, stop, back, gap time.D
 		}
 	}
 	l.checkAcked(w.Stop(), nodeNames...)
-	t.Logf("status on node1 after the update:\n%s", l.run("node1", "tnfctl status"))
+	t.Logf("status on node1 after the update:\n%s", l.run("node1", "tnfctl status || true"))
 }
 
 // TestKubeletEnabledElsewhere: someone enables cri-o and kubelet on node 1 (the machine config

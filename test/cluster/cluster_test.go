@@ -326,9 +326,21 @@ func exitedWith(err error, code int) bool {
 	return errors.As(err, &ee) && ee.ExitCode() == code
 }
 
+// statusRun is tnfctl status on node, and its exit code: 4 (degraded) and 5 (not serving) are
+// the state it read, not an error.
+func (c *cluster) statusRun(node string, args ...string) (string, int, error) {
+	out, err := c.tnfctl(node, append([]string{"status"}, args...)...)
+	for _, code := range []int{4, 5} {
+		if exitedWith(err, code) {
+			return out, code, nil
+		}
+	}
+	return out, 0, err
+}
+
 // status is Pacemaker's and Corosync's view from node, through tnfctl status -o json.
 func (c *cluster) status(node string) (pcmk.Membership, *pcmk.Status, error) {
-	out, err := c.tnfctl(node, "status", "-o", "json")
+	out, _, err := c.statusRun(node, "-o", "json")
 	if err != nil {
 		return pcmk.Membership{}, nil, fmt.Errorf("%v: %s", err, out)
 	}

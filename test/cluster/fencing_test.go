@@ -29,7 +29,7 @@ func (c *cluster) waitFencingFails(from, target, bmc string) fencingFails {
 	c.t.Helper()
 	var ff fencingFails
 	c.waitFor(fmt.Sprintf("%s's status: fencing of %s failing (%s)", from, target, bmc), settle, func() (bool, string) {
-		out, err := c.tnfctl(from, "status", "-o", "json")
+		out, _, err := c.statusRun(from, "-o", "json")
 		var st struct {
 			FencingFails *fencingFails `json:"fencingFails"`
 		}
@@ -39,7 +39,7 @@ func (c *cluster) waitFencingFails(from, target, bmc string) fencingFails {
 		ff = *st.FencingFails
 		return ff.Target == target && strings.Contains(ff.BMC, bmc), ff.BMC
 	})
-	text, err := c.tnfctl(from, "status")
+	text, _, err := c.statusRun(from)
 	want := fmt.Sprintf("FAILING: fencing of %s failed since ", target)
 	if err != nil || !strings.Contains(text, want) || !strings.Contains(text, "run `tnfctl confirm-peer-down`") ||
 		!strings.HasPrefix(text, "BLOCKED: the fencing of "+target+" fails") {

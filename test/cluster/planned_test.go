@@ -274,7 +274,7 @@ func (c *cluster) olderDataAlone(w *writer) {
 	}
 	const why = "etcd on node2: refuse: the local member left its cluster"
 	c.waitFor("tnfctl status on node2 says why etcd does not lead", settle, func() (bool, string) {
-		out, err := c.tnfctl("node2", "status")
+		out, _, err := c.statusRun("node2")
 		return err == nil && strings.Contains(out, why), out
 	})
 	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(2 * time.Second) {

@@ -105,8 +105,11 @@ func TestNetworkSplit(t *testing.T) {
 	c.waitFenced("node1", "node2", 1)
 	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
 	c.waitWrites(w, "node1 alone")
-	// The admin's view on the survivor (text): who is gone, who fenced it.
-	out, err := c.tnfctl("node1", "status")
+	// The admin's view on the survivor (text): who is gone, who fenced it; exit 4, degraded.
+	out, code, err := c.statusRun("node1")
+	if code != 4 {
+		t.Errorf("tnfctl status on node1 alone: exit %d, want 4 (degraded)", code)
+	}
 	for _, want := range []string{"DEGRADED: node1 serves alone; node2 is away.", "node2 absent", "quorate yes", "etcd           Promoted   node1", "reboot of node2 by node1: success"} {
 		if err != nil || !strings.Contains(out, want) {
 			t.Errorf("tnfctl status on node1 lacks %q (%v):\n%s", want, err, out)

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
+)
+
+// Exit codes, for scripts: the contract tnfctl --help states.
+const (
+	exitError      = 1 // something could not be read or done
+	exitNotProven  = 2 // auto-unblock: the peer's BMC did not prove it off
+	exitRefused    = 3 // the action would be unsafe, or was not confirmed
+	exitDegraded   = 4 // status: serving, without redundancy (one node alone, or recovering)
+	exitNotServing = 5 // status: this cluster serves nothing from here (inert, blocked, setup failed, Pacemaker down)
+)
+
+// exitCoder is an error with its own exit code.
+type exitCoder interface{ ExitCode() int }
+
+// refused is a command that would be unsafe, or that the administrator did not confirm.
+type refused struct{ error }
+
+func (refused) ExitCode() int { return exitRefused }
+
+func (r refused) Unwrap() error { return r.error }
+
+// asRefusal makes the unblock package's refusals exit 3; other errors stay errors.
+func asRefusal(err error) error {
+	for _, r := range []error{unblock.ErrPeerMember, unblock.ErrNothingToGiveUp, unblock.ErrNoLocalData} {
+		if errors.Is(err, r) {
+			return refused{err}
+		}
+	}
+	return err
+}
+
+// notProven exits 2: the timer's unit counts it as success (the node keeps waiting).
+type notProven struct{ error }
+
+func (notProven) ExitCode() int { return exitNotProven }
+
+// stateExit is status's verdict on the state it printed: a code, no message.
+type stateExit int
+
+func (stateExit) Error() string { return "" }
+
+func (s stateExit) ExitCode() int { return int(s) }
+
+// stateExitCode is the exit code of a state assess names.
+func stateExitCode(state string) int {
+	switch state {
+	case stateHealthy:
+		return 0
+	case stateDegraded, stateRecovering:
+		return exitDegraded
+	}
+	return exitNotServing
+}
