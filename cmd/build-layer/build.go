@@ -16,11 +16,9 @@ import (
 
 func buildCommand() *cobra.Command {
 	var (
-		o         buildlayer.Options
-		nodeIPs   []string
-		format    string
-		tlsVerify bool
-		verbose   bool
+		in      layerInputs
+		format  string
+		verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "build (--ocp VERSION | --layer NAME) --push DEST [flags]",
@@ -37,14 +35,13 @@ func buildCommand() *cobra.Command {
   build-layer build --layer lab --push oci:out/lab:latest -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := in.options()
+			if err != nil {
+				return err
+			}
 			if o.Push == "" {
 				return errors.New("--push: missing (docker://…, oci:…, oci-archive:… or dir:…); to render only: build-layer render")
 			}
-			var err error
-			if o.NodeIPs, err = parseNodeIPs(nodeIPs); err != nil {
-				return err
-			}
-			o.SkipTLSVerify = !tlsVerify
 			// Progress lines always; buildah's and the push's own output on a terminal only
 			// (or asked for), so CI logs stay readable.
 			out := buildlayer.Output{Progress: cmd.ErrOrStderr(), Log: io.Discard}
@@ -61,19 +58,15 @@ func buildCommand() *cobra.Command {
 				for _, st := range b.Steps {
 					fmt.Fprintf(w, "  %-15s %6.1f s\n", st.Name, st.Seconds)
 				}
-				for _, m := range b.Manifests {
-					fmt.Fprintf(w, "manifest: %s\n", m)
-				}
+				printManifests(w, b.Manifests)
 			})
 		},
 	}
 	f := cmd.Flags()
-	layerAndRegistryFlags(f, &o, &tlsVerify)
-	inputFlags(f, &o)
-	manifestFlags(f, &o, &nodeIPs)
-	f.StringVar(&o.Push, "push", "", "push to docker://…, oci:…, oci-archive:… or dir:…")
-	f.StringVar(&o.Store, "store", buildlayer.DefaultStore, "the build's image store (overlay, or vfs)")
-	f.StringVar(&o.EmitManifests, "emit-manifests", "", "write the manifests to this folder")
+	in.register(f)
+	f.StringVar(&in.o.Push, "push", "", "push to docker://…, oci:…, oci-archive:… or dir:…")
+	f.StringVar(&in.o.Store, "store", buildlayer.DefaultStore, "the build's image store (overlay, or vfs)")
+	f.StringVar(&in.o.EmitManifests, "emit-manifests", "", "write the manifests to this folder")
 	f.BoolVar(&verbose, "verbose", false, "show buildah's and the push's output even when stderr is not a terminal")
 	output.Flag(f, &format)
 	return cmd
@@ -81,10 +74,8 @@ func buildCommand() *cobra.Command {
 
 func renderCommand() *cobra.Command {
 	var (
-		o         buildlayer.Options
-		nodeIPs   []string
-		format    string
-		tlsVerify bool
+		in     layerInputs
+		format string
 	)
 	cmd := &cobra.Command{
 		Use:   "render (--ocp VERSION | --layer NAME) --dir DIR [flags]",
@@ -97,14 +88,13 @@ func renderCommand() *cobra.Command {
   build-layer render --ocp 4.19 --dir out/render --node-config tnf.yaml   # the node configuration again`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := in.options()
+			if err != nil {
+				return err
+			}
 			if o.DryRun == "" {
 				return errors.New("--dir: missing: the folder to render into")
 			}
-			var err error
-			if o.NodeIPs, err = parseNodeIPs(nodeIPs); err != nil {
-				return err
-			}
-			o.SkipTLSVerify = !tlsVerify
 			s, err := buildlayer.DryRun(o)
 			if err != nil {
 				return err
@@ -115,17 +105,19 @@ func renderCommand() *cobra.Command {
 						s.Release.Release, s.Release.ReleaseDigest, s.Release.RHCOS, s.Release.Extensions)
 				}
 				fmt.Fprintf(w, "layer %s on %s\ncontext: %s\n", s.Layer, s.Base, s.Context)
-				for _, m := range s.Manifests {
-					fmt.Fprintf(w, "manifest: %s\n", m)
-				}
+				printManifests(w, s.Manifests)
 			})
 		},
 	}
 	f := cmd.Flags()
-	layerAndRegistryFlags(f, &o, &tlsVerify)
-	inputFlags(f, &o)
-	manifestFlags(f, &o, &nodeIPs)
-	f.StringVar(&o.DryRun, "dir", "", "the folder to render into (DIR/manifests holds the manifests)")
+	in.register(f)
+	f.StringVar(&in.o.DryRun, "dir", "", "the folder to render into (DIR/manifests holds the manifests)")
 	output.Flag(f, &format)
 	return cmd
+}
+
+func printManifests(w io.Writer, manifests []string) {
+	for _, m := range manifests {
+		fmt.Fprintf(w, "manifest: %s\n", m)
+	}
 }

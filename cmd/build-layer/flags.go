@@ -44,6 +44,28 @@ func manifestFlags(f *pflag.FlagSet, o *buildlayer.Options, nodeIPs *[]string) {
 	f.StringArrayVar(nodeIPs, "node-ip", nil, "NAME=IP of a node named in --install-config (repeat)")
 }
 
+// layerInputs are the flags of build and render: the layer, its inputs, the manifests.
+type layerInputs struct {
+	o         buildlayer.Options
+	nodeIPs   []string
+	tlsVerify bool
+}
+
+func (in *layerInputs) register(f *pflag.FlagSet) {
+	layerAndRegistryFlags(f, &in.o, &in.tlsVerify)
+	inputFlags(f, &in.o)
+	manifestFlags(f, &in.o, &in.nodeIPs)
+}
+
+// options are the flags as build-layer's options.
+func (in *layerInputs) options() (buildlayer.Options, error) {
+	o := in.o
+	o.SkipTLSVerify = !in.tlsVerify
+	var err error
+	o.NodeIPs, err = parseNodeIPs(in.nodeIPs)
+	return o, err
+}
+
 // parseNodeIPs reads the --node-ip flags.
 func parseNodeIPs(kvs []string) (map[string]string, error) {
 	ips := map[string]string{}

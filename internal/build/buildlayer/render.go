@@ -215,9 +215,13 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 	var err error
 	switch {
 	case o.Cluster != "":
-		in, err = clusterconfig.LoadTNF(o.Cluster)
+		if in, err = clusterconfig.LoadTNF(o.Cluster); err != nil {
+			err = fmt.Errorf("--node-config: %w", err)
+		}
 	case o.InstallCfg != "":
-		in, err = clusterconfig.LoadInstallConfig(o.InstallCfg, o.NodeIPs)
+		if in, err = clusterconfig.LoadInstallConfig(o.InstallCfg, o.NodeIPs); err != nil {
+			err = fmt.Errorf("--install-config: %w", err)
+		}
 	}
 	if err != nil {
 		return nil, err
