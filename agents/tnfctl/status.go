@@ -23,8 +23,10 @@ import (
 // clusterStatus is what tnfctl status shows.
 type clusterStatus struct {
 	// State and Summary are assess's: where the cluster stands, and what to do next.
-	State     string          `json:"state"`
-	Summary   string          `json:"summary"`
+	State   string `json:"state"`
+	Summary string `json:"summary"`
+	// Self is the node status runs on (--node, else the host name).
+	Self      string          `json:"self,omitempty"`
 	Corosync  pcmk.Membership `json:"corosync"`
 	Pacemaker *pcmk.Status    `json:"pacemaker,omitempty"`
 	Error     string          `json:"pacemakerError,omitempty"`
@@ -81,6 +83,7 @@ func readStatus(ctx context.Context, nf *nodeFlags) (clusterStatus, error) {
 	tools := pcmk.Tools{}
 	var st clusterStatus
 	st.Setup.State, st.Setup.Reason = nodesetup.State()
+	st.Self, _ = nf.name() // without a name, no node is marked as this one
 	var err error
 	if st.Corosync, err = tools.Members(ctx); err != nil {
 		// A setup that failed before it started Corosync is the likely why.
@@ -109,8 +112,8 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 		Short: "Membership, quorum and wait-for-all, each resource's role per node, the fencing history",
 		Long: "The first line says where the cluster stands and what to do next (-o json: state and summary): " +
 			"healthy, degraded, recovering, inert, blocked, setup-failed or pacemaker-down. Then Corosync's " +
-			"membership as this node sees it, quorum, each node in Pacemaker with its layer version, why an etcd " +
-			"agent waits or refuses, each resource's role per node, and the newest fencing events. Exit code: 0 " +
+			"membership as this node sees it, quorum, each node in Pacemaker (this node marked) with its layer version, why its etcd " +
+			"agent waits or refuses and what runs on it, what runs on no node, and the newest fencing events (times in UTC). Exit code: 0 " +
 			"healthy, 4 degraded or recovering, 5 not serving, 1 when the state could not be read.",
 		Example: `  tnfctl status
   tnfctl status -o json | jq -r .state`,
@@ -173,6 +176,7 @@ func printStatus(w io.Writer, st clusterStatus) {
 	}
 	p := st.Pacemaker
 	fmt.Fprintf(w, "Pacemaker: DC %s, with quorum %s\n", orNone(p.DC), yesNo(p.WithQuorum))
+	// Each node with what runs on it, this node marked; instances placed nowhere after them.
 	for _, n := range p.Nodes {
 		state := "online"
 		switch {
@@ -183,20 +187,28 @@ func printStatus(w io.Writer, st clusterStatus) {
 		case !n.Online:
 			state = "offline"
 		}
-		fmt.Fprintf(w, "  node %-20s %-8s layer %s\n", n.Name, state, orNone(n.Attributes[etcdnode.AttrLayerVersion]))
-	}
-	for _, n := range p.Nodes {
+		name := n.Name
+		if name == st.Self {
+			name += " (this node)"
+		}
+		fmt.Fprintf(w, "Node %-24s %-8s layer %s\n", name, state, orNone(n.Attributes[etcdnode.AttrLayerVersion]))
 		if d := n.Attributes[etcdnode.AttrDecision]; d != "" {
 			fmt.Fprintf(w, "  etcd on %s: %s\n", n.Name, d)
 		}
-	}
-	fmt.Fprintln(w, "Resources:")
-	for _, r := range p.Resources {
-		failed := ""
-		if r.Failed {
-			failed = " FAILED"
+		for _, r := range p.Resources {
+			if r.Node == n.Name {
+				fmt.Fprintf(w, "  %-24s %s%s\n", r.ID, r.Role, failedMark(r))
+			}
 		}
-		fmt.Fprintf(w, "  %-14s %-10s %s%s\n", r.ID, r.Role, orNone(r.Node), failed)
+	}
+	var unplaced []string
+	for _, r := range p.Resources {
+		if r.Node == "" {
+			unplaced = append(unplaced, r.ID+" "+r.Role+failedMark(r))
+		}
+	}
+	if len(unplaced) > 0 {
+		fmt.Fprintf(w, "Not on a node: %s\n", strings.Join(unplaced, ", "))
 	}
 	fmt.Fprintln(w, "Fencing:")
 	if st.FencingFails != nil {
@@ -214,8 +226,24 @@ func printStatus(w io.Writer, st clusterStatus) {
 		if f.ExitReason != "" {
 			reason = " (" + f.ExitReason + ")"
 		}
-		fmt.Fprintf(w, "  %s of %s by %s: %s%s %s\n", f.Action, f.Target, orNone(f.Delegate), f.Status, reason, f.Completed)
+		fmt.Fprintf(w, "  %s of %s by %s: %s%s %s\n", f.Action, f.Target, orNone(f.Delegate), f.Status, reason, eventTime(f))
 	}
+}
+
+func failedMark(r pcmk.ResourceRole) string {
+	if r.Failed {
+		return " FAILED"
+	}
+	return ""
+}
+
+// eventTime is when a fencing completed, in the one format status prints times in (UTC);
+// crm_mon's own text when it cannot be read.
+func eventTime(f pcmk.FenceEvent) string {
+	if t, ok := f.CompletedAt(); ok {
+		return fencewait.Stamp(t)
+	}
+	return f.Completed
 }
 
 // shownFenceEvents is how many of the newest fencing events the text view lists: enough to

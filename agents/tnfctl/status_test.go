@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
 )
@@ -72,8 +74,8 @@ func TestStatusText(t *testing.T) {
 				Fencing: []pcmk.FenceEvent{{Action: "reboot", Target: "master-1", Delegate: "master-0", Status: "failed",
 					ExitReason: "Fencing operation timeout", Completed: "2026-11-22 14:03:40Z"}}},
 			FencingFails: &fencingFails{BMC: "BMC 192.0.2.21 unreachable",
-				Advice: "fencing of master-1 failed since 14:02:11 (BMC 192.0.2.21 unreachable; 2 attempts); etcd waits. " +
-					"Pacemaker retries every minute. If master-1 is powered off, run `tnfctl confirm-peer-down`."},
+				Advice: fencewait.Failing{Target: "master-1", Since: time.Date(2026, 11, 22, 14, 2, 11, 0, time.UTC), Attempts: 2, Retrying: true}.
+					Describe("BMC 192.0.2.21 unreachable")},
 		}},
 		{"waiting-for-peer", stateInert, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
@@ -82,6 +84,7 @@ func TestStatusText(t *testing.T) {
 				Resources: stopped},
 		}},
 		{"refusing-older-data", stateBlocked, clusterStatus{
+			Self:     "master-1",
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": false, "master-1": true}, Quorate: true},
 			Pacemaker: &pcmk.Status{DC: "master-1", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0"}, {Name: "master-1", Online: true,
@@ -106,6 +109,9 @@ func TestStatusText(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.st.Self == "" {
+				tc.st.Self = "master-0"
+			}
 			tc.st.State, tc.st.Summary = assess(tc.st)
 			if tc.st.State != tc.state {
 				t.Errorf("state %q, want %q", tc.st.State, tc.state)

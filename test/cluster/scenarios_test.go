@@ -110,7 +110,8 @@ func TestNetworkSplit(t *testing.T) {
 	if code != 4 {
 		t.Errorf("tnfctl status on node1 alone: exit %d, want 4 (degraded)", code)
 	}
-	for _, want := range []string{"DEGRADED: node1 serves alone; node2 is away.", "node2 absent", "quorate yes", "etcd           Promoted   node1", "reboot of node2 by node1: success"} {
+	for _, want := range []string{"DEGRADED: node1 serves alone; node2 is away.", "node2 absent", "quorate yes",
+		"Node node1 (this node)", "\n  etcd                     Promoted\n", "reboot of node2 by node1: success"} {
 		if err != nil || !strings.Contains(out, want) {
 			t.Errorf("tnfctl status on node1 lacks %q (%v):\n%s", want, err, out)
 		}

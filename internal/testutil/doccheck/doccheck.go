@@ -178,10 +178,17 @@ func Invocations(snippets []Snippet, tool string) []Invocation {
 		for _, loc := range name.FindAllStringIndex(s.Text, -1) {
 			var args []string
 			for _, w := range strings.Fields(s.Text[loc[1]:]) {
-				if shellEnd[w] || strings.HasPrefix(w, "#") {
+				if shellEnd[w] || strings.HasPrefix(w, "#") || strings.ContainsAny(w[:1], "<>|") || strings.HasPrefix(w, "2>") {
 					break
 				}
-				w = strings.Trim(w, "[]")
+				last := strings.HasSuffix(w, ";")
+				w = strings.Trim(strings.TrimSuffix(w, ";"), "[]")
+				if last {
+					if w != "" {
+						args = append(args, w)
+					}
+					break
+				}
 				if w == "" || w == "…" || w == "..." || w == "flags" || w == "|" {
 					continue
 				}

@@ -69,8 +69,12 @@ func (f Failing) Describe(bmc string) string {
 	why = append(why, attempts)
 	retry := "Pacemaker retries every minute"
 	if f.Retrying {
-		retry = "an attempt is running; Pacemaker retries every minute"
+		retry = "An attempt is running; Pacemaker retries every minute"
 	}
 	return fmt.Sprintf("fencing of %s failed since %s (%s); etcd waits. %s. If %s is powered off, run `tnfctl confirm-peer-down`.",
-		f.Target, f.Since.Local().Format("15:04:05"), strings.Join(why, "; "), retry, f.Target)
+		f.Target, Stamp(f.Since), strings.Join(why, "; "), retry, f.Target)
 }
+
+// Stamp is a time as tnfctl status prints every time: UTC, to the second, one format for all
+// (crm_mon's own times come in the node's zone).
+func Stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
