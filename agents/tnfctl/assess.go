@@ -47,6 +47,14 @@ func assess(st clusterStatus) (state, line string) {
 	case st.FencingFails != nil:
 		return stateBlocked, fmt.Sprintf("BLOCKED: the fencing of %s fails, so etcd waits (see Fencing below). If %s is powered off: `tnfctl confirm-peer-down`.", peer, peer)
 	}
+	// A peer Pacemaker holds unclean is not proven off: etcd runs without a leader, whatever its
+	// role says, until a fencing completes, and one may not even have been tried yet (Pacemaker
+	// does not fence while it keeps recovering the failed fence devices of an unreachable BMC).
+	for _, n := range st.Pacemaker.Nodes {
+		if n.Unclean && !st.Corosync.Nodes[n.Name] {
+			return stateBlocked, fmt.Sprintf("BLOCKED: %s is not fenced yet, so etcd waits. If %s is powered off: `tnfctl confirm-peer-down`.", n.Name, n.Name)
+		}
+	}
 	for _, n := range st.Pacemaker.Nodes {
 		if strings.HasPrefix(n.Attributes[etcdnode.AttrDecision], "refuse") {
 			return stateBlocked, fmt.Sprintf("BLOCKED: etcd on %s refuses its data (see below). Bring %s back; if it is gone for good: `tnfctl accept-data-loss` (gives up its newer writes).", n.Name, peer)

@@ -77,6 +77,12 @@ func TestStatusText(t *testing.T) {
 				Advice: fencewait.Failing{Target: "master-1", Since: time.Date(2026, 11, 22, 14, 2, 11, 0, time.UTC), Attempts: 2, Retrying: true}.
 					Describe("BMC 192.0.2.21 unreachable")},
 		}},
+		{"fencing-not-done", stateBlocked, clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
+				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
+		}},
 		{"waiting-for-peer", stateInert, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
 			Pacemaker: &pcmk.Status{DC: "master-0",

@@ -338,6 +338,18 @@ func (c *cluster) statusRun(node string, args ...string) (string, int, error) {
 	return out, 0, err
 }
 
+// waitState waits until tnfctl status on node reads the state (assess's: "blocked"…).
+func (c *cluster) waitState(node, state string) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("tnfctl status on %s: %s", node, state), settle, func() (bool, string) {
+		out, _, err := c.statusRun(node, "-o", "json")
+		var st struct {
+			State string `json:"state"`
+		}
+		return err == nil && json.Unmarshal([]byte(out), &st) == nil && st.State == state, out
+	})
+}
+
 // status is Pacemaker's and Corosync's view from node, through tnfctl status -o json.
 func (c *cluster) status(node string) (pcmk.Membership, *pcmk.Status, error) {
 	out, _, err := c.statusRun(node, "-o", "json")
