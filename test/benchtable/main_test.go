@@ -15,7 +15,7 @@ PASS
 	if err != nil || failed || len(failures) != 0 || len(rows) != 2 || rows[0] != (row{"Monitor", "p50-ms", "6.2"}) {
 		t.Fatalf("rows %v, failures %v, failed %v, %v", rows, failures, failed, err)
 	}
-	page := markdown(rows, "make bench", time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC), "abc1234", 2)
+	page := markdown(rows, "make bench", "", time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC), "abc1234", 2)
 	for _, want := range []string{"# make bench: the last run", "Run on 2026-11-26 07:00 UTC, commit `abc1234`, 2 CPUs.", "| `Monitor` | p99-ms | 8.6 |"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
