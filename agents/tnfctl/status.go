@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/base/output"
-	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
-
 	"github.com/spf13/cobra"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/output"
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"

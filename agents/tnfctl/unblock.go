@@ -47,7 +47,7 @@ func confirmCommand(nf *nodeFlags) *cobra.Command {
 			if err := ask(cmd, yes, fmt.Sprintf("Is %s powered off and will it stay off? Type yes to confirm: ", peer)); err != nil {
 				return err
 			}
-			return asRefusal(unblock.Confirm(cmd.Context(), pcmk.Tools{}, nc.Peer.Name, cmd.OutOrStdout()))
+			return asRefusal(unblock.Confirm(cmd.Context(), pcmk.Tools{}, peer, cmd.OutOrStdout()))
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (for scripts)")

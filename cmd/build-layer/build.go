@@ -65,7 +65,7 @@ func buildCommand() *cobra.Command {
 	f := cmd.Flags()
 	in.register(f)
 	f.StringVar(&in.o.Push, "push", "", "push to docker://…, oci:…, oci-archive:… or dir:…")
-	f.StringVar(&in.o.Store, "store", buildlayer.DefaultStore, "the build's image store (overlay, or vfs)")
+	storeFlag(f, &in.o.Store)
 	f.StringVar(&in.o.EmitManifests, "emit-manifests", "", "write the manifests to this folder")
 	f.BoolVar(&verbose, "verbose", false, "show buildah's and the push's output even when stderr is not a terminal")
 	output.Flag(f, &format)

@@ -18,6 +18,11 @@ func layerAndRegistryFlags(f *pflag.FlagSet, o *buildlayer.Options, tlsVerify *b
 	f.BoolVar(tlsVerify, "tls-verify", true, "verify registries' TLS certificates")
 }
 
+// storeFlag is the build store's folder: build and lab-base.
+func storeFlag(f *pflag.FlagSet, store *string) {
+	f.StringVar(store, "store", buildlayer.DefaultStore, "the build's image store (overlay, or vfs)")
+}
+
 // inputFlags are what a layer is made from: build and render.
 func inputFlags(f *pflag.FlagSet, o *buildlayer.Options) {
 	f.StringVar(&o.Base, "base", "", "base image, pinned by digest")

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tnf-layer/tnf-layer/internal/build/buildlayer"
 	"github.com/tnf-layer/tnf-layer/internal/build/imagebuild"
 	"github.com/tnf-layer/tnf-layer/internal/build/labbase"
 )
@@ -35,7 +34,7 @@ func labBaseCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&store, "store", buildlayer.DefaultStore, "the build's image store (overlay, or vfs)")
+	storeFlag(cmd.Flags(), &store)
 	cmd.Flags().StringVar(&mirror, "mirror", "http://deb.debian.org/debian", "Debian mirror")
 	cmd.Flags().BoolVar(&rebuild, "rebuild", false, "debootstrap again even when the store has the base")
 	return cmd

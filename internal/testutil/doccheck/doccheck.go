@@ -164,8 +164,11 @@ type Invocation struct {
 	Args []string
 }
 
-// shellEnd ends a command line inside a snippet.
-var shellEnd = map[string]bool{"|": true, "||": true, "&&": true, ";": true, "#": true, ">": true, "2>": true, ")": true, "&": true}
+// endsCommand says whether a word ends the shell command it is in: a control operator, a
+// redirection, a pipe or a comment.
+func endsCommand(w string) bool {
+	return w == "&&" || w == "&" || w == ")" || strings.ContainsAny(w[:1], "#<>|") || strings.HasPrefix(w, "2>")
+}
 
 // Invocations finds the command lines of tool in the snippets: the tool's name as a word (or the
 // last element of a path: bin/tnfctl, /usr/bin/tnfctl) and the words after it up to the end of
@@ -178,21 +181,16 @@ func Invocations(snippets []Snippet, tool string) []Invocation {
 		for _, loc := range name.FindAllStringIndex(s.Text, -1) {
 			var args []string
 			for _, w := range strings.Fields(s.Text[loc[1]:]) {
-				if shellEnd[w] || strings.HasPrefix(w, "#") || strings.ContainsAny(w[:1], "<>|") || strings.HasPrefix(w, "2>") {
+				if endsCommand(w) {
 					break
 				}
-				last := strings.HasSuffix(w, ";")
-				w = strings.Trim(strings.TrimSuffix(w, ";"), "[]")
+				w, last := strings.CutSuffix(w, ";")
+				if w = strings.Trim(w, "[]"); w != "" && w != "…" && w != "..." && w != "flags" {
+					args = append(args, w)
+				}
 				if last {
-					if w != "" {
-						args = append(args, w)
-					}
 					break
 				}
-				if w == "" || w == "…" || w == "..." || w == "flags" || w == "|" {
-					continue
-				}
-				args = append(args, w)
 			}
 			out = append(out, Invocation{Snippet: s, Args: args})
 		}
