@@ -48,8 +48,8 @@ func assess(st clusterStatus) (state, line string) {
 		return stateBlocked, fmt.Sprintf("BLOCKED: the fencing of %s fails, so etcd waits (see Fencing below). If %s is powered off: `tnfctl confirm-peer-down`.", peer, peer)
 	}
 	// A peer Pacemaker holds unclean is not proven off: etcd runs without a leader, whatever its
-	// role says, until a fencing completes, and one may not even have been tried yet (Pacemaker
-	// does not fence while it keeps recovering the failed fence devices of an unreachable BMC).
+	// role says, until a fencing completes, and one may not have been tried yet (the fencing
+	// waits for the transition that schedules it, and a busy node's transitions take time).
 	for _, n := range st.Pacemaker.Nodes {
 		if n.Unclean && !st.Corosync.Nodes[n.Name] {
 			return stateBlocked, fmt.Sprintf("BLOCKED: %s is not fenced yet, so etcd waits. If %s is powered off: `tnfctl confirm-peer-down`.", n.Name, n.Name)

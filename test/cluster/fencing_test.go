@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,11 +111,13 @@ func TestFencingCannotComplete(t *testing.T) {
 	c.powerBackOn("node2")
 	c.waitRoles("node1", bothPromoted)
 
-	// The BMC is back while node2 is still off: the retry proves it.
+	// The BMC is back while node2 is still off: the retry proves it, through devices Pacemaker
+	// stopped after their failed checks (a stopped device still fences).
 	c.stopEmulator()
 	c.power("off", "node2")
 	c.waitFencingFails("node1", "node2", "unreachable")
 	c.assertNoWrite("node1")
+	c.waitDevicesStopped("node1", "fence-node2", "fence-node2-poweroff")
 	fencedBefore := c.fences("node1", "node2")
 	c.startEmulator()
 	t.Logf("BMC back: first write after %v", c.writeAfter("node1", "after-bmc-back").Round(10*time.Millisecond))
@@ -174,18 +177,15 @@ func TestFencingWrongPassword(t *testing.T) {
 // rejoins, finds its peer's member waiting for it, starts its own member, and the two have
 // their quorum back: nobody fenced, nothing forced, nothing moved aside, the peer writes again.
 // Once for each node, since the tie of equal data goes to the first by name.
-//
-// It runs alone, before the parallel scenarios: with every BMC unreachable, the fence devices'
-// failed starts abort each of Pacemaker's transitions, and on a loaded machine the returning
-// node's etcd start, last in its transition, is never reached (seen beside two other clusters:
-// 160 s, and past the settle bound; alone 10 s).
 func TestReturnBeforeFencing(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	w.Stop()
 	for _, lost := range c.nodes {
 		survivor := c.other(lost)
 		logs := c.agentLogSizes()
+		starts, began := c.fenceDeviceStarts(), time.Now()
 		c.stopEmulator()
 		c.power("off", lost)
 		c.waitFencingFails(survivor, lost, "unreachable")
@@ -204,5 +204,45 @@ func TestReturnBeforeFencing(t *testing.T) {
 		if n := c.fences(survivor, lost); n != 0 {
 			c.t.Fatalf("%s fenced %d times although it came back before any fencing completed", lost, n)
 		}
+		// A device that failed waits out its failure-timeout (2 minutes) before its next start;
+		// without it, Pacemaker restarted each one every few seconds, and each failed start
+		// aborted the transition holding the returning node's etcd start.
+		n, limit := c.fenceDeviceStarts()-starts, 4*(1+int(time.Since(began)/(2*time.Minute)))
+		c.t.Logf("fence device starts with the BMCs unreachable: %d in %v", n, time.Since(began).Round(time.Second))
+		if n > limit {
+			c.t.Fatalf("the fence devices were started %d times in %v with their BMCs unreachable, want at most %d", n, time.Since(began).Round(time.Second), limit)
+		}
 	}
+}
+
+// fenceDeviceStarts counts the fence devices' starts both nodes' Pacemaker logs record.
+func (c *cluster) fenceDeviceStarts() int {
+	n := 0
+	for _, node := range c.nodes {
+		log := readFile(filepath.Join(c.layout.Nodes[node].Dir, "disk", "var-log", "pacemaker", "pacemaker.log"))
+		n += strings.Count(log, "Requesting local execution of start operation for fence-")
+	}
+	return n
+}
+
+// waitDevicesStopped waits until Pacemaker, seen from node, holds the fence devices stopped.
+func (c *cluster) waitDevicesStopped(node string, devices ...string) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("%v stopped after their failed checks", devices), settle, func() (bool, string) {
+		_, st, err := c.status(node)
+		if err != nil {
+			return false, err.Error()
+		}
+		var roles []string
+		stopped := 0
+		for _, r := range st.Resources {
+			if slices.Contains(devices, r.ID) {
+				roles = append(roles, r.ID+" "+r.Role)
+				if r.Role == "Stopped" {
+					stopped++
+				}
+			}
+		}
+		return stopped == len(devices), strings.Join(roles, ", ")
+	})
 }
