@@ -6,9 +6,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,38 +34,92 @@ func TestMain(m *testing.M) {
 	if buildah.InitReexec() {
 		return
 	}
-	dir, err := os.MkdirTemp("", "tnf-buildlayer-base-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	labBase.dir = filepath.Join(dir, "store")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // labBase is the lab base, debootstrapped without the kernel to keep the tests short (with
-// systemd: the layer enables its units with systemctl), once for the package's tests.
+// systemd: the layer enables its units with systemctl), in a build store kept between runs in
+// the user's cache: the debootstrap costs a minute and its inputs rarely change. The store's
+// name holds a hash of those inputs (the labbase package, go.sum for the store's format, the
+// options), so a change to any of them makes a new one. The tests build on copies of it.
 var labBase struct {
 	once sync.Once
 	dir  string
 	err  error
 }
 
+var labBaseOptions = labbase.Options{Packages: []string{"systemd"}, Created: created}
+
+func cachedLabBase(ctx context.Context) (string, error) {
+	key, err := labBaseKey()
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "tnf-layer", "test-stores", "lab-base-"+key)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return "", err
+	}
+	// Made beside its final name and renamed: an interrupted run leaves no half store there.
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".lab-base-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	store, err := imagebuild.OpenStore(tmp)
+	if err != nil {
+		return "", err
+	}
+	_, err = labbase.Build(ctx, store, labBaseOptions)
+	imagebuild.CloseStore(store)
+	if err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(dir); statErr != nil {
+			return "", err
+		}
+		// Another test process made it first: theirs is as good.
+	}
+	return dir, nil
+}
+
+// labBaseKey hashes what the cached lab base is made from.
+func labBaseKey() (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%+v\n", labBaseOptions)
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		return "", err
+	}
+	err = filepath.WalkDir(filepath.Join(root, "internal", "build", "labbase"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		fmt.Fprintf(h, "%s %d\n", strings.TrimPrefix(p, root), len(data))
+		h.Write(data)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))[:16], err
+}
+
 // labStore is a build store of the test's own holding the lab base: a copy of labBase's. The
 // tests that build run one after the other: two buildah builds side by side in one process lost
 // a RUN step's output once in a loaded make test (the stand-in lint's message).
 func labStore(t *testing.T, ctx context.Context) string {
-	labBase.once.Do(func() {
-		store, err := imagebuild.OpenStore(labBase.dir)
-		if err != nil {
-			labBase.err = err
-			return
-		}
-		defer imagebuild.CloseStore(store)
-		_, labBase.err = labbase.Build(ctx, store, labbase.Options{Packages: []string{"systemd"}, Created: created})
-	})
+	labBase.once.Do(func() { labBase.dir, labBase.err = cachedLabBase(ctx) })
 	if labBase.err != nil {
 		t.Fatal(labBase.err)
 	}
