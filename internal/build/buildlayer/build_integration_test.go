@@ -22,6 +22,7 @@ import (
 
 	"github.com/containers/buildah"
 	"github.com/containers/image/v5/types"
+	"golang.org/x/sys/unix"
 
 	"github.com/tnf-layer/tnf-layer/internal/build/imagebuild"
 	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
@@ -66,6 +67,19 @@ func cachedLabBase(ctx context.Context) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return "", err
 	}
+	// make test runs this package's tests in two processes: one debootstraps, the other waits
+	// for it and takes its store.
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
 	// Made beside its final name and renamed: an interrupted run leaves no half store there.
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".lab-base-")
 	if err != nil {
@@ -81,13 +95,7 @@ func cachedLabBase(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(dir); statErr != nil {
-			return "", err
-		}
-		// Another test process made it first: theirs is as good.
-	}
-	return dir, nil
+	return dir, os.Rename(tmp, dir)
 }
 
 // labBaseKey hashes what the cached lab base is made from.
