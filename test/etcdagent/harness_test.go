@@ -236,8 +236,37 @@ func (n *node) pidOf(file string) int {
 	return pid
 }
 
-// kill sends sig to the node's etcd (a crash when SIGKILL: its watcher sees it).
-func (n *node) kill(sig syscall.Signal) { signalAndWait(n.pid(), sig) }
+// kill sends sig to the node's etcd (a crash when SIGKILL: its watcher sees it). A SIGSTOP
+// returns once every thread of etcd is stopped: kill(2) returns before they are.
+func (n *node) kill(sig syscall.Signal) {
+	pid := n.pid()
+	if sig == syscall.SIGSTOP && pid == 0 {
+		n.c.t.Fatalf("%s: no etcd to stop (no etcd.pid)", n.name)
+	}
+	signalAndWait(pid, sig)
+	if sig == syscall.SIGSTOP && !waitStopped(pid) {
+		n.c.t.Fatalf("%s: etcd (pid %d) still runs 5 s after SIGSTOP", n.name, pid)
+	}
+}
+
+// waitStopped reports whether every thread of pid is stopped within 5 s.
+func waitStopped(pid int) bool {
+	for range 200 {
+		threads, err := procfs.AllThreads(pid)
+		stopped := err == nil && len(threads) > 0
+		for _, th := range threads {
+			if st, err := th.Stat(); err != nil || (st.State != "T" && st.State != "t") {
+				stopped = false
+				break
+			}
+		}
+		if stopped {
+			return true
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return false
+}
 
 // powerOff kills what runs on the node: etcd's watcher, then etcd.
 func (n *node) powerOff() {
