@@ -292,6 +292,10 @@ func TestExecBackend(t *testing.T) {
 	e := StartForTest(t, Config{Systems: []System{{ID: "n1", Username: "admin", Password: "pw", Power: Power{Backend: "exec", Exec: ExecPower{
 		PowerOn: sh(`printf On > "$1"`), PowerOff: sh(`printf Off > "$1"`), Status: sh(`cat "$1"`),
 	}}}}})
+	// Only QEMU keeps state: a test that kills this emulator (an unreachable BMC) leaves no folder.
+	if e.stateDir != "" {
+		t.Errorf("an emulator without QEMU made %s", e.stateDir)
+	}
 	cl, err := bmc.Connect(context.Background(), credential(t, e, "n1", "admin", "pw"), bmc.Options{})
 	if err != nil {
 		t.Fatal(err)

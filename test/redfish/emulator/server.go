@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -56,24 +57,18 @@ func New(cfg Config) (*Emulator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "redfish-emulator-")
-	if err != nil {
-		return nil, err
-	}
 	e := &Emulator{cfg: cfg, systems: map[string]*system{}, faults: cfg.Faults, sessions: map[string]session{},
-		hangs: make(chan struct{}), stateDir: dir}
+		hangs: make(chan struct{})}
 	for _, s := range cfg.Systems {
 		var b backend
+		var err error
 		switch s.Power.Backend {
 		case "fake":
 			b = newFake(s.Power.Fake)
 		case "exec":
 			b = execBackend{s.Power.Exec}
 		case "qemu":
-			sub := dir + "/" + s.ID
-			if err = os.MkdirAll(sub, 0o700); err == nil {
-				b, err = newQEMU(s.Power.QEMU, sub)
-			}
+			b, err = e.qemuBackend(s.ID, s.Power.QEMU)
 		}
 		if err != nil {
 			e.Close()
@@ -90,6 +85,24 @@ func New(cfg Config) (*Emulator, error) {
 	}
 	sort.Strings(e.order)
 	return e, nil
+}
+
+// qemuBackend starts system id's QEMU with a state folder under the emulator's, which is made
+// on first use: an emulator without QEMU makes none for a SIGKILL (a test's unreachable BMC)
+// to leave behind.
+func (e *Emulator) qemuBackend(id string, c QEMUPower) (backend, error) {
+	if e.stateDir == "" {
+		dir, err := os.MkdirTemp("", "redfish-emulator-")
+		if err != nil {
+			return nil, err
+		}
+		e.stateDir = dir
+	}
+	sub := filepath.Join(e.stateDir, id)
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		return nil, err
+	}
+	return newQEMU(c, sub)
 }
 
 // uuidFor makes a stable UUID from a system id.
