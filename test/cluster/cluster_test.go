@@ -412,7 +412,7 @@ func (c *cluster) teardown() {
 	// A node told of its own fencing stops its cluster stack for good: with power fencing that
 	// means it was back before its fencing completed, which a machine's POST never allows.
 	for _, name := range c.nodes {
-		if log := readFile(filepath.Join(c.dir, name, "disk", "var-log", "pacemaker", "pacemaker.log")); strings.Contains(log, "We were allegedly just fenced") {
+		if log := readFile(c.pacemakerLog(name)); strings.Contains(log, "We were allegedly just fenced") {
 			c.t.Errorf("%s's Pacemaker was told of its own fencing and stopped for good", name)
 		}
 	}

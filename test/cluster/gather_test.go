@@ -27,7 +27,7 @@ func TestGather(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, nil)
 	c.up()
-	log := filepath.Join(c.layout.Nodes["node1"].Dir, "disk", "var-log", "pacemaker", "pacemaker.log")
+	log := c.pacemakerLog("node1")
 	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

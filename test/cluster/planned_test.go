@@ -209,13 +209,18 @@ func (c *cluster) pcs(node string, args ...string) {
 }
 
 // agentLogs is what the etcd agent logged on both nodes (Pacemaker's log keeps its output).
+// pacemakerLog is the path of node's Pacemaker log, which holds the etcd agent's lines too.
+func (c *cluster) pacemakerLog(node string) string {
+	return filepath.Join(c.dir, node, "disk", "var-log", "pacemaker", "pacemaker.log")
+}
+
 func (c *cluster) agentLogs() string { return c.agentLogsSince(nil) }
 
 // agentLogsSince is what the agent logged on each node after the given sizes of its log.
 func (c *cluster) agentLogsSince(from map[string]int) string {
 	var b strings.Builder
 	for _, n := range c.nodes {
-		log := readFile(filepath.Join(c.dir, n, "disk", "var-log", "pacemaker", "pacemaker.log"))
+		log := readFile(c.pacemakerLog(n))
 		b.WriteString(log[min(from[n], len(log)):])
 	}
 	return b.String()
@@ -225,7 +230,7 @@ func (c *cluster) agentLogsSince(from map[string]int) string {
 func (c *cluster) agentLogSizes() map[string]int {
 	sizes := map[string]int{}
 	for _, n := range c.nodes {
-		sizes[n] = len(readFile(filepath.Join(c.dir, n, "disk", "var-log", "pacemaker", "pacemaker.log")))
+		sizes[n] = len(readFile(c.pacemakerLog(n)))
 	}
 	return sizes
 }
