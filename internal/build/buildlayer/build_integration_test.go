@@ -41,8 +41,8 @@ func TestMain(m *testing.M) {
 // labBase is the lab base, debootstrapped without the kernel to keep the tests short (with
 // systemd: the layer enables its units with systemctl), in a build store kept between runs in
 // the user's cache: the debootstrap costs a minute and its inputs rarely change. The store's
-// name holds a hash of those inputs (the labbase package, go.sum for the store's format, the
-// options), so a change to any of them makes a new one. The tests build on copies of it.
+// name holds a hash of those inputs (the labbase package, imagebuild that commits it, go.sum
+// for the store's format, the options), so a change to any of them makes a new one. The tests build on copies of it.
 var labBase struct {
 	once sync.Once
 	dir  string
@@ -51,8 +51,8 @@ var labBase struct {
 
 var labBaseOptions = labbase.Options{Packages: []string{"systemd"}, Created: created}
 
-func cachedLabBase(ctx context.Context) (string, error) {
-	key, err := labBaseKey()
+func cachedLabBase(ctx context.Context, root string) (string, error) {
+	key, err := labBaseKey(root)
 	if err != nil {
 		return "", err
 	}
@@ -99,24 +99,22 @@ func cachedLabBase(ctx context.Context) (string, error) {
 }
 
 // labBaseKey hashes what the cached lab base is made from.
-func labBaseKey() (string, error) {
+func labBaseKey(root string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%+v\n", labBaseOptions)
-	root, err := filepath.Abs("../../..")
-	if err != nil {
-		return "", err
-	}
-	err = filepath.WalkDir(filepath.Join(root, "internal", "build", "labbase"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	for _, pkg := range []string{"labbase", "imagebuild"} {
+		err := filepath.WalkDir(filepath.Join(root, "internal", "build", pkg), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			fmt.Fprintf(h, "%s %d\n", strings.TrimPrefix(p, root), len(data))
+			h.Write(data)
 			return err
+		})
+		if err != nil {
+			return "", err
 		}
-		data, err := os.ReadFile(p)
-		fmt.Fprintf(h, "%s %d\n", strings.TrimPrefix(p, root), len(data))
-		h.Write(data)
-		return err
-	})
-	if err != nil {
-		return "", err
 	}
 	data, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	h.Write(data)
@@ -127,7 +125,7 @@ func labBaseKey() (string, error) {
 // tests that build run one after the other: two buildah builds side by side in one process lost
 // a RUN step's output once in a loaded make test (the stand-in lint's message).
 func labStore(t *testing.T, ctx context.Context) string {
-	labBase.once.Do(func() { labBase.dir, labBase.err = cachedLabBase(ctx) })
+	labBase.once.Do(func() { labBase.dir, labBase.err = cachedLabBase(ctx, repoRoot(t)) })
 	if labBase.err != nil {
 		t.Fatal(labBase.err)
 	}
