@@ -114,6 +114,14 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.Config, err)
 	}
+	// Before corosync.conf, which lets Pacemaker's unit start: the seed must be in place by then.
+	seeded, err := pcmk.Tools{}.SeedCIB(ctx, pcmk.CIBDir, pcsconfig.FirstCIBOptions())
+	if err != nil {
+		return fmt.Errorf("the first CIB in %s: %w", pcmk.CIBDir, err)
+	}
+	if seeded {
+		step(filepath.Join(pcmk.CIBDir, "cib.xml"), "written (dc-deadtime "+pcsconfig.DCDeadtime+", before the first start)")
+	}
 	// corosync.conf logs there; RHEL's package makes it, Debian's does not.
 	if err := os.MkdirAll(CorosyncLogDir, 0o750); err != nil {
 		return err
@@ -202,16 +210,7 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 	if err := os.Remove(WaitingMarker); err != nil {
 		return err
 	}
-	// The elected DC writes its options (dc-version and others) as the CIB's first
-	// cluster_property_set. A configuration built offline before that carries a set of the same
-	// id, and the CIB refuses the patch that would add a second one ("Update does not conform to
-	// the configured schema").
-	if err := waitFor(ctx, o.Wait, "Pacemaker to elect its DC", func() (bool, error) {
-		_, set, err := tools.Attribute(ctx, "--type", "crm_config", "--name", "dc-version")
-		return err == nil && set, nil
-	}); err != nil {
-		return err
-	}
+	// The checks need no DC: they run while the controllers still wait for one (dc-deadtime).
 	failed := false
 	for _, n := range cfg.Nodes {
 		for _, r := range fencecheck.Check(ctx, creds[n.Name], o.Fence) {
@@ -221,6 +220,16 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 	}
 	if failed {
 		return fmt.Errorf("a BMC check failed: the cluster configuration was not applied (fix the credential, then run tnfctl setup again)")
+	}
+	// The elected DC writes its options (dc-version and others) as the CIB's first
+	// cluster_property_set. A configuration built offline before that carries a set of the same
+	// id, and the CIB refuses the patch that would add a second one ("Update does not conform to
+	// the configured schema").
+	if err := waitFor(ctx, o.Wait, "Pacemaker to elect its DC", func() (bool, error) {
+		_, set, err := tools.Attribute(ctx, "--type", "crm_config", "--name", "dc-version")
+		return err == nil && set, nil
+	}); err != nil {
+		return err
 	}
 	cmds, err := pcsconfig.Commands(cfg)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/command"
@@ -154,4 +155,56 @@ const RecheckOption = "tnf-recheck"
 func (t Tools) Recheck(ctx context.Context) error {
 	_, err := t.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", RecheckOption, "--update", strconv.FormatInt(time.Now().UnixNano(), 10))
 	return err
+}
+
+// CIBDir is where Pacemaker keeps its CIB: cib.xml, its digest, and the backups of earlier
+// versions.
+const CIBDir = "/var/lib/pacemaker/cib"
+
+// SeedCIB gives a node whose Pacemaker never ran (dir holds no CIB file of any kind) a first
+// CIB holding the cluster options, so they hold from the controller's first start on, before
+// any configuration can be applied through a DC. A dir that holds a CIB, or a backup of one, is
+// left as it is and false is returned. The file is made with Pacemaker's own tools (cibadmin
+// --empty, then crm_attribute on the file), owned as dir is (the package gives it to the user
+// Pacemaker runs as), and renamed into place whole. Without a digest file beside it,
+// pacemaker-based takes it and writes one with its next change.
+func (t Tools) SeedCIB(ctx context.Context, dir string, options [][2]string) (bool, error) {
+	if existing, err := filepath.Glob(filepath.Join(dir, "cib*")); err != nil || len(existing) > 0 {
+		return false, err
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return false, err
+	}
+	owner, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false, fmt.Errorf("%s: no owner to read", dir)
+	}
+	empty, err := t.Run(ctx, "cibadmin", "--empty")
+	if err != nil {
+		return false, err
+	}
+	// Not named cib*: Pacemaker must never take a half-made file for a backup.
+	tmp, err := os.CreateTemp(dir, ".tnf-seed-")
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(empty)
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return false, err
+	}
+	offline := Tools{Env: append(append([]string(nil), t.Env...), "CIB_file="+tmp.Name())}
+	for _, o := range options {
+		if _, err := offline.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", o[0], "--update", o[1]); err != nil {
+			return false, err
+		}
+	}
+	if err := os.Chown(tmp.Name(), int(owner.Uid), int(owner.Gid)); err != nil {
+		return false, err
+	}
+	return true, os.Rename(tmp.Name(), filepath.Join(dir, "cib.xml"))
 }

@@ -142,3 +142,46 @@ func TestRecheck(t *testing.T) {
 		t.Errorf("crm_config holds %d options, want only %s:\n%s", n, RecheckOption, out)
 	}
 }
+
+// A folder without a CIB gets one holding the options, which the CIB tools read back; a folder
+// with any CIB file, a backup included, is left alone.
+func TestSeedCIB(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	options := [][2]string{{"dc-deadtime", "5s"}, {"cluster-recheck-interval", "1min"}}
+	seeded, err := Tools{}.SeedCIB(ctx, dir, options)
+	if err != nil || !seeded {
+		t.Fatalf("seeded %v, %v", seeded, err)
+	}
+	cib := filepath.Join(dir, "cib.xml")
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the folder holds %d files, want cib.xml alone", len(entries))
+	}
+	if info, err := os.Stat(cib); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("cib.xml: %v %v", info, err)
+	}
+	for _, o := range options {
+		got, set, err := Tools{Env: []string{"CIB_file=" + cib}}.Attribute(ctx, "--type", "crm_config", "--name", o[0])
+		if err != nil || !set || got != o[1] {
+			t.Errorf("%s: %q (set %v, %v), want %q", o[0], got, set, err, o[1])
+		}
+	}
+	before, _ := os.ReadFile(cib)
+	if seeded, err := (Tools{}).SeedCIB(ctx, dir, [][2]string{{"dc-deadtime", "9s"}}); err != nil || seeded {
+		t.Errorf("second seed: seeded %v, %v", seeded, err)
+	}
+	if after, _ := os.ReadFile(cib); string(after) != string(before) {
+		t.Error("a second seed changed the CIB")
+	}
+
+	backupOnly := t.TempDir()
+	if err := os.WriteFile(filepath.Join(backupOnly, "cib-3.raw"), []byte("<cib/>"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if seeded, err := (Tools{}).SeedCIB(ctx, backupOnly, options); err != nil || seeded {
+		t.Errorf("beside a backup: seeded %v, %v", seeded, err)
+	}
+	if _, err := os.Stat(filepath.Join(backupOnly, "cib.xml")); !os.IsNotExist(err) {
+		t.Errorf("cib.xml written beside a backup: %v", err)
+	}
+}

@@ -32,6 +32,17 @@ func FenceDevice(node string) string { return "fence-" + node }
 // PowerOffDevice is the stonith device that fences node by proving it powered off (level 1).
 func PowerOffDevice(node string) string { return "fence-" + node + "-poweroff" }
 
+// DCDeadtime is Pacemaker's dc-deadtime: how long a starting controller waits for a DC to
+// answer before it calls an election. When both nodes start together there is no DC to answer,
+// and every such start (the first boot, a site's power back) waited out the default 20 s before
+// anything ran. A DC answers a joining node within about a second (measured here), so 5 s still
+// leaves it room; one that answers later only costs an election, which the older DC wins.
+const DCDeadtime = "5s"
+
+// FirstCIBOptions are the cluster options a node's first CIB holds before Pacemaker starts
+// (pcmk.SeedCIB): those that act before a DC could apply the configuration.
+func FirstCIBOptions() [][2]string { return [][2]string{{"dc-deadtime", DCDeadtime}} }
+
 // FencingAlert is the alert agent the layer installs (agents/tnf-fencing-alert).
 const FencingAlert = "/usr/libexec/tnf/tnf-fencing-alert"
 
@@ -61,12 +72,13 @@ type inputs struct {
 	NodeIPMap     string
 	Etcd          []param
 	FencingAlert  string
+	DCDeadtime    string
 }
 
 // from turns a validated configuration (Defaults applied) into the templates' inputs; errors
 // name the field of cluster.yaml.
 func from(c clusterconfig.Config) (inputs, error) {
-	in := inputs{ClusterName: c.ClusterName, TokenMS: c.Token.Milliseconds(), FencingAlert: FencingAlert}
+	in := inputs{ClusterName: c.ClusterName, TokenMS: c.Token.Milliseconds(), FencingAlert: FencingAlert, DCDeadtime: DCDeadtime}
 	nodes := append([]clusterconfig.Node(nil), c.Nodes...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for i, n := range nodes {
