@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -321,20 +322,88 @@ func apiReady(cs *kubernetes.Clientset) error {
 }
 
 // apiWriter creates a ConfigMap through one API server every 100 ms, as a controller writes,
-// and records each creation the API acknowledged. Its objects are named after the writer.
+// and records each creation the API acknowledged, and the newest resourceVersion among them.
+// Its objects are named after the writer.
 type apiWriter struct {
 	*writer
-	name string
+	name     string
+	newestRV atomic.Uint64
 }
 
 func (c *cluster) startAPIWriter(name, node string) *apiWriter {
 	cms := c.apiClient(node).CoreV1().ConfigMaps(apiNamespace)
 	w := &apiWriter{name: name}
 	w.writer = &writer{etcdcheck.Start(func(ctx context.Context, key string) error {
-		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.object(key)}}, metav1.CreateOptions{})
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.object(key)}}, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		// The writes come one after the other: only the reader reads this concurrently.
+		rv, err := strconv.ParseUint(cm.ResourceVersion, 10, 64)
+		if err == nil && rv > w.newestRV.Load() {
+			w.newestRV.Store(rv)
+		}
 		return err
 	}, 100*time.Millisecond, 2*time.Second)}
 	return w
+}
+
+// apiReader lists the writer's namespace through one API server every 200 ms, as a client that
+// reads what it wrote. A list without a resourceVersion is a consistent read, so its
+// resourceVersion is at least the newest the API had acknowledged to the writer when the list
+// was sent; one below it is a stale read. Lists that fail (the API without etcd) are not counted.
+type apiReader struct {
+	node       string
+	stop, done chan struct{}
+
+	mu    sync.Mutex
+	reads int
+	stale []string
+}
+
+func (c *cluster) readAPI(node string, w *apiWriter) *apiReader {
+	cms := c.apiClient(node).CoreV1().ConfigMaps(apiNamespace)
+	r := &apiReader{node: node, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for {
+			select {
+			case <-r.stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			acked := w.newestRV.Load()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			list, err := cms.List(ctx, metav1.ListOptions{Limit: 1})
+			cancel()
+			if err != nil {
+				continue
+			}
+			rv, err := strconv.ParseUint(list.ResourceVersion, 10, 64)
+			r.mu.Lock()
+			r.reads++
+			if err != nil || rv < acked {
+				r.stale = append(r.stale, fmt.Sprintf("a list at resourceVersion %q after %d was acknowledged", list.ResourceVersion, acked))
+			}
+			r.mu.Unlock()
+		}
+	}()
+	c.t.Cleanup(func() { r.Stop() })
+	return r
+}
+
+// Stop ends the reads (a second call does nothing) and returns how many were taken and the
+// stale ones.
+func (r *apiReader) Stop() (int, []string) {
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reads, append([]string(nil), r.stale...)
 }
 
 // object is the ConfigMap the writer creates for one of its keys.
@@ -394,27 +463,35 @@ func (c *cluster) watchAPIs() map[string]*apiWatcher {
 	return watchers
 }
 
-// apiClients are a scenario's clients of the API: a writer through one API server and an
-// informer through each.
+// apiClients are a scenario's clients of the API: a writer through one API server, a reader of
+// its writes through the same, and an informer through each.
 type apiClients struct {
 	*apiWriter
+	reader   *apiReader
 	watchers map[string]*apiWatcher
 }
 
-// startAPIClients starts an informer through each API server, then a writer named name through
-// node's, and waits until the API acknowledges its writes.
+// startAPIClients starts an informer through each API server, then a writer named name and its
+// reader through node's, and waits until the API acknowledges its writes.
 func (c *cluster) startAPIClients(name, node string) *apiClients {
 	c.t.Helper()
 	a := &apiClients{watchers: c.watchAPIs(), apiWriter: c.startAPIWriter(name, node)}
+	a.reader = c.readAPI(node, a.apiWriter)
 	c.waitWrites(a.writer, "both up, through "+node+"'s API")
 	return a
 }
 
-// stopAPIClients stops the writer, waits until each informer delivered every object it
-// acknowledged, in order, stops the informers and returns their relists by node (logged).
+// stopAPIClients stops the writer and the reader, fails the test on a stale read, waits until
+// each informer delivered every object the API acknowledged, in order, stops the informers and
+// returns their relists by node (logged).
 func (c *cluster) stopAPIClients(a *apiClients) map[string]int {
 	c.t.Helper()
 	acked := a.Stop()
+	reads, stale := a.reader.Stop()
+	c.t.Logf("%s's API: %d reads of the writer's own writes, %d stale", a.reader.node, reads, len(stale))
+	if len(stale) > 0 {
+		c.t.Errorf("%s's API served stale reads: %v", a.reader.node, stale)
+	}
 	relists := map[string]int{}
 	for _, n := range c.nodes {
 		c.waitDelivered(a.watchers[n], a.apiWriter, acked)
@@ -528,6 +605,16 @@ func (r *readyzLog) Stop() []time.Time {
 	return append([]time.Time(nil), r.failed...)
 }
 
+// logFirstWrites logs the first write etcd and the API acknowledged after fault, and the
+// longest gap between the API's acknowledged writes until then.
+func (c *cluster) logFirstWrites(fault string, at time.Time, etcdWrites *writer, api *apiClients) {
+	c.t.Helper()
+	etcdBack, _ := etcdWrites.FirstAckAfter(at)
+	apiBack, _ := api.FirstAckAfter(at)
+	c.t.Logf("%s → first etcd write %.1f s, first API write %.1f s, longest API gap %.1f s", fault,
+		etcdBack.Sub(at).Seconds(), apiBack.Sub(at).Seconds(), api.LongestGap(at, apiBack).Seconds())
+}
+
 // TestAPINodeFailure is node 2's power cut as the API's clients see it: a writer creates objects
 // through node 1's API server, informers watch them through both; node 1 fences node 2 and
 // serves alone; node 2 comes back. Every object the API acknowledged reaches both informers,
@@ -544,11 +631,8 @@ func TestAPINodeFailure(t *testing.T) {
 	c.waitFenced("node1", "node2", 1)
 	c.waitWrites(etcdWrites, "node1 alone")
 	c.waitWrites(apiWrites.writer, "node1 alone, through the API")
-	etcdBack, _ := etcdWrites.FirstAckAfter(fault)
-	apiBack, _ := apiWrites.FirstAckAfter(fault)
-	notReady := ready.Stop()
-	c.t.Logf("node2's power cut → first etcd write %.1f s, first API write %.1f s, longest API gap %.1f s; node1's /readyz failed %d times (200 ms apart)",
-		etcdBack.Sub(fault).Seconds(), apiBack.Sub(fault).Seconds(), apiWrites.LongestGap(fault, apiBack).Seconds(), len(notReady))
+	c.logFirstWrites("node2's power cut", fault, etcdWrites, apiWrites)
+	c.t.Logf("node1's /readyz failed %d times (200 ms apart)", len(ready.Stop()))
 
 	taintedAt := c.waitTaint("node1", "node2", true)
 	c.t.Logf("node2's Node tainted out-of-service %.1f s after its power cut", taintedAt.Sub(fault).Seconds())

@@ -96,15 +96,20 @@ func TestColdBoot(t *testing.T) {
 }
 
 // Scenario 2: the cluster link fails. The race winner (node1) fences node2 and serves alone;
-// node2 reboots and stays inert while the link is down; after healing it rejoins.
+// node2 reboots and stays inert while the link is down; after healing it rejoins. The API's
+// clients write and read through node1's API server and watch through both.
 func TestNetworkSplit(t *testing.T) {
 	t.Parallel()
-	c := newCluster(t, nil)
-	w := c.upAndWriting()
+	c := newAPICluster(t, nil)
+	w := c.upWithAPIAndWriting()
+	api := c.startAPIClients("split", "node1")
+	cut := time.Now()
 	c.link("down")
 	c.waitFenced("node1", "node2", 1)
 	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
 	c.waitWrites(w, "node1 alone")
+	c.waitWrites(api.writer, "node1 alone, through the API")
+	c.logFirstWrites("the link cut", cut, w, api)
 	// The admin's view on the survivor (text): who is gone, who fenced it; exit 4, degraded.
 	out, code, err := c.statusRun("node1")
 	if code != 4 {
@@ -120,6 +125,9 @@ func TestNetworkSplit(t *testing.T) {
 	c.stayInert("node2", 20*time.Second)
 	c.link("up")
 	c.waitRoles("node1", bothPromoted)
+	c.waitAPIReady("node2")
+	c.waitWrites(api.writer, "both back, through the API")
+	c.stopAPIClients(api)
 	c.stopAndCheck(w)
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 1})
 }
@@ -220,11 +228,13 @@ func TestTwoFailures(t *testing.T) {
 
 // Scenario 5: kubelet fails on node2. Pacemaker restarts it there, and neither etcd (started
 // after kubelet at boot, but not bound to its restarts) nor anything else moves; nobody is
-// fenced. When its stop fails as well, node1 fences node2, which reboots and rejoins.
+// fenced. When its stop fails as well, node1 fences node2, which reboots and rejoins. The API's
+// clients write and read through node1's API server and watch through both.
 func TestKubeletFailure(t *testing.T) {
 	t.Parallel()
-	c := newCluster(t, nil)
-	w := c.upAndWriting()
+	c := newAPICluster(t, nil)
+	w := c.upWithAPIAndWriting()
+	api := c.startAPIClients("kubelet", "node1")
 	for _, n := range c.nodes {
 		c.assertStartedAfter(n, c.standInPID(n, "kubelet"), "kubelet", c.etcdPIDs(n), "etcd")
 	}
@@ -241,16 +251,24 @@ func TestKubeletFailure(t *testing.T) {
 	if now := c.etcdPIDs("node2"); !slices.Equal(now, etcdBefore) {
 		t.Fatalf("kubelet's restart restarted etcd on node2: pids %v, then %v", etcdBefore, now)
 	}
-	t.Logf("longest write gap through kubelet's restart: %v", w.LongestGap(began, time.Now()).Round(time.Millisecond))
+	t.Logf("longest write gap through kubelet's restart: %v (etcd), %v (API)", w.LongestGap(began, time.Now()).Round(time.Millisecond),
+		api.LongestGap(began, time.Now()).Round(time.Millisecond))
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
 
 	if out, err := c.run("node2", "touch", "/run/tnf-standin/kubelet.stop-fails"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
+	stuck := time.Now()
 	c.signal("node2", c.standInPID("node2", "kubelet"), unix.SIGKILL)
 	c.waitFenced("node1", "node2", 1)
 	c.waitWrites(w, "node2 fenced")
+	c.waitWrites(api.writer, "node2 fenced, through the API")
+	t.Logf("longest write gap through kubelet's failed stop and node2's fencing: %v (etcd), %v (API)",
+		w.LongestGap(stuck, time.Now()).Round(time.Millisecond), api.LongestGap(stuck, time.Now()).Round(time.Millisecond))
 	c.waitRoles("node1", bothPromoted)
+	c.waitAPIReady("node2")
+	c.waitWrites(api.writer, "both back, through the API")
+	c.stopAPIClients(api)
 	c.stopAndCheck(w)
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 1})
 }
