@@ -605,13 +605,13 @@ func (r *readyzLog) Stop() []time.Time {
 	return append([]time.Time(nil), r.failed...)
 }
 
-// logFirstWrites logs the first write etcd and the API acknowledged after fault, and the
-// longest gap between the API's acknowledged writes until then.
-func (c *cluster) logFirstWrites(fault string, at time.Time, etcdWrites *writer, api *apiClients) {
+// logWritesBack logs when etcd's and the API's acknowledged writes came back after fault (the
+// end of the longest wait for one), and the longest gap between the API's until then.
+func (c *cluster) logWritesBack(fault string, at time.Time, etcdWrites *writer, api *apiClients) {
 	c.t.Helper()
-	etcdBack, _ := etcdWrites.FirstAckAfter(at)
-	apiBack, _ := api.FirstAckAfter(at)
-	c.t.Logf("%s → first etcd write %.1f s, first API write %.1f s, longest API gap %.1f s", fault,
+	etcdBack, _ := etcdWrites.BackAfter(at)
+	apiBack, _ := api.BackAfter(at)
+	c.t.Logf("%s → etcd's writes back %.1f s, the API's %.1f s, longest API gap %.1f s", fault,
 		etcdBack.Sub(at).Seconds(), apiBack.Sub(at).Seconds(), api.LongestGap(at, apiBack).Seconds())
 }
 
@@ -631,7 +631,7 @@ func TestAPINodeFailure(t *testing.T) {
 	c.waitFenced("node1", "node2", 1)
 	c.waitWrites(etcdWrites, "node1 alone")
 	c.waitWrites(apiWrites.writer, "node1 alone, through the API")
-	c.logFirstWrites("node2's power cut", fault, etcdWrites, apiWrites)
+	c.logWritesBack("node2's power cut", fault, etcdWrites, apiWrites)
 	c.t.Logf("node1's /readyz failed %d times (200 ms apart)", len(ready.Stop()))
 
 	taintedAt := c.waitTaint("node1", "node2", true)

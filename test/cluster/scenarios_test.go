@@ -109,7 +109,7 @@ func TestNetworkSplit(t *testing.T) {
 	c.waitRoles("node1", map[string]string{"node1": "Promoted"})
 	c.waitWrites(w, "node1 alone")
 	c.waitWrites(api.writer, "node1 alone, through the API")
-	c.logFirstWrites("the link cut", cut, w, api)
+	c.logWritesBack("the link cut", cut, w, api)
 	// The admin's view on the survivor (text): who is gone, who fenced it; exit 4, degraded.
 	out, code, err := c.statusRun("node1")
 	if code != 4 {
@@ -289,9 +289,9 @@ func TestEtcdFailure(t *testing.T) {
 		c.waitEtcdReplaced(fault, c.signalEtcd(fault))
 		c.waitWrites(w, fault.String()+" recovered")
 		c.waitWrites(api.writer, fault.String()+" recovered, through the API")
-		etcdAt, _ := w.FirstAckAfter(began)
-		apiAt, _ := api.FirstAckAfter(began)
-		t.Logf("%s: first write acknowledged %v after the fault (etcd), %v (API); longest API write gap %v", fault,
+		etcdAt, _ := w.BackAfter(began)
+		apiAt, _ := api.BackAfter(began)
+		t.Logf("%s: writes back %v after the fault (etcd), %v (API); longest API write gap %v", fault,
 			etcdAt.Sub(began).Round(10*time.Millisecond), apiAt.Sub(began).Round(10*time.Millisecond), api.LongestGap(began, time.Now()).Round(10*time.Millisecond))
 	}
 	c.stopAPIClients(api)

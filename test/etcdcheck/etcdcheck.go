@@ -85,6 +85,27 @@ func (w *Writer) FirstAckAfter(t time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// BackAfter is when writes came back after an outage that began at t: the acknowledgement that
+// ended the longest wait between acknowledged writes from t on. A write in flight at t can be
+// acknowledged just after it, before the outage shows: the first acknowledgement after t would
+// be that one. False if none came after t.
+func (w *Writer) BackAfter(t time.Time) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var back time.Time
+	longest, last := time.Duration(-1), t
+	for _, at := range w.ackedAt {
+		if !at.After(t) {
+			continue
+		}
+		if gap := at.Sub(last); gap > longest {
+			longest, back = gap, at
+		}
+		last = at
+	}
+	return back, longest >= 0
+}
+
 // LongestGap is the longest time without an acknowledged write between from and to (from and
 // to count as the ends of the first and last gaps).
 func (w *Writer) LongestGap(from, to time.Time) time.Duration {
