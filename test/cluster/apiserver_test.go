@@ -353,8 +353,8 @@ func (c *cluster) startAPIWriter(name, node string) *apiWriter {
 // resourceVersion is at least the newest the API had acknowledged to the writer when the list
 // was sent; one below it is a stale read. Lists that fail (the API without etcd) are not counted.
 type apiReader struct {
-	node       string
-	stop, done chan struct{}
+	node string
+	stop func()
 
 	mu    sync.Mutex
 	reads int
@@ -363,44 +363,54 @@ type apiReader struct {
 
 func (c *cluster) readAPI(node string, w *apiWriter) *apiReader {
 	cms := c.apiClient(node).CoreV1().ConfigMaps(apiNamespace)
-	r := &apiReader{node: node, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &apiReader{node: node}
+	r.stop = c.every(200*time.Millisecond, func() {
+		acked := w.newestRV.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		list, err := cms.List(ctx, metav1.ListOptions{Limit: 1})
+		cancel()
+		if err != nil {
+			return
+		}
+		rv, err := strconv.ParseUint(list.ResourceVersion, 10, 64)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.reads++
+		if err != nil || rv < acked {
+			r.stale = append(r.stale, fmt.Sprintf("a list at resourceVersion %q after %d was acknowledged", list.ResourceVersion, acked))
+		}
+	})
+	return r
+}
+
+// every calls f every interval, in a goroutine of its own, until the stop it returns is called
+// (or the test ends): stop waits for f's last call; a second call does nothing.
+func (c *cluster) every(interval time.Duration, f func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(r.done)
+		defer close(done)
 		for {
 			select {
-			case <-r.stop:
+			case <-quit:
 				return
-			case <-time.After(200 * time.Millisecond):
+			case <-time.After(interval):
 			}
-			acked := w.newestRV.Load()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			list, err := cms.List(ctx, metav1.ListOptions{Limit: 1})
-			cancel()
-			if err != nil {
-				continue
-			}
-			rv, err := strconv.ParseUint(list.ResourceVersion, 10, 64)
-			r.mu.Lock()
-			r.reads++
-			if err != nil || rv < acked {
-				r.stale = append(r.stale, fmt.Sprintf("a list at resourceVersion %q after %d was acknowledged", list.ResourceVersion, acked))
-			}
-			r.mu.Unlock()
+			f()
 		}
 	}()
-	c.t.Cleanup(func() { r.Stop() })
-	return r
+	var once sync.Once
+	stop = func() {
+		once.Do(func() { close(quit) })
+		<-done
+	}
+	c.t.Cleanup(stop)
+	return stop
 }
 
 // Stop ends the reads (a second call does nothing) and returns how many were taken and the
 // stale ones.
 func (r *apiReader) Stop() (int, []string) {
-	select {
-	case <-r.stop:
-	default:
-		close(r.stop)
-	}
-	<-r.done
+	r.stop()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.reads, append([]string(nil), r.stale...)
@@ -564,42 +574,27 @@ func (c *cluster) waitDelivered(w *apiWatcher, writer *apiWriter, acked []string
 
 // readyzLog polls a node's /readyz every 200 ms and keeps when it failed.
 type readyzLog struct {
-	stop   chan struct{}
-	done   chan struct{}
+	stop   func()
 	mu     sync.Mutex
 	failed []time.Time
 }
 
 func (c *cluster) logReadyz(node string) *readyzLog {
 	cs := c.apiClient(node)
-	r := &readyzLog{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		for {
-			select {
-			case <-r.stop:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-			if apiReady(cs) != nil {
-				r.mu.Lock()
-				r.failed = append(r.failed, time.Now())
-				r.mu.Unlock()
-			}
+	r := &readyzLog{}
+	r.stop = c.every(200*time.Millisecond, func() {
+		if apiReady(cs) != nil {
+			r.mu.Lock()
+			r.failed = append(r.failed, time.Now())
+			r.mu.Unlock()
 		}
-	}()
-	c.t.Cleanup(func() { r.Stop() })
+	})
 	return r
 }
 
 // Stop ends the polling; it returns the times /readyz failed.
 func (r *readyzLog) Stop() []time.Time {
-	select {
-	case <-r.stop:
-	default:
-		close(r.stop)
-	}
-	<-r.done
+	r.stop()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]time.Time(nil), r.failed...)
