@@ -42,7 +42,7 @@ func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]
 			return false, err
 		}
 	}
-	offline := Tools{Env: append(append([]string(nil), t.Env...), "CIB_file="+next)}
+	offline := t.onFile(next)
 	// Constraints and fencing levels first: they name resources. The levels and the alerts are
 	// sections a CIB has only once something was put there (cibadmin: no such object).
 	for _, scope := range []string{"constraints", "fencing-topology", "alerts", "resources"} {
@@ -197,9 +197,8 @@ func (t Tools) SeedCIB(ctx context.Context, dir string, options [][2]string) (bo
 	if err != nil {
 		return false, err
 	}
-	offline := Tools{Env: append(append([]string(nil), t.Env...), "CIB_file="+tmp.Name())}
 	for _, o := range options {
-		if _, err := offline.Run(ctx, "crm_attribute", "--type", "crm_config", "--name", o[0], "--update", o[1]); err != nil {
+		if _, err := t.onFile(tmp.Name()).Run(ctx, "crm_attribute", "--type", "crm_config", "--name", o[0], "--update", o[1]); err != nil {
 			return false, err
 		}
 	}

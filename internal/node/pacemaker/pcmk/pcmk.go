@@ -16,6 +16,11 @@ type Tools struct {
 	Env []string
 }
 
+// onFile is t with the CIB tools pointed at the CIB in path instead of the live one.
+func (t Tools) onFile(path string) Tools {
+	return Tools{Env: append(append([]string(nil), t.Env...), "CIB_file="+path)}
+}
+
 // Run runs one tool and returns its standard output; a failure is a *command.Error.
 func (t Tools) Run(ctx context.Context, name string, args ...string) (string, error) {
 	return command.Cmd{Env: t.Env}.Run(ctx, name, args...)
