@@ -92,18 +92,8 @@ func (w *Writer) FirstAckAfter(t time.Time) (time.Time, bool) {
 func (w *Writer) BackAfter(t time.Time) (time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var back time.Time
-	longest, last := time.Duration(-1), t
-	for _, at := range w.ackedAt {
-		if !at.After(t) {
-			continue
-		}
-		if gap := at.Sub(last); gap > longest {
-			longest, back = gap, at
-		}
-		last = at
-	}
-	return back, longest >= 0
+	back, _, last := w.longestWait(t, time.Time{})
+	return back, last.After(t)
 }
 
 // LongestGap is the longest time without an acknowledged write between from and to (from and
@@ -111,15 +101,25 @@ func (w *Writer) BackAfter(t time.Time) (time.Time, bool) {
 func (w *Writer) LongestGap(from, to time.Time) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	longest, last := time.Duration(0), from
+	_, longest, last := w.longestWait(from, to)
+	return max(longest, to.Sub(last))
+}
+
+// longestWait looks at the acknowledgements after from and, unless to is zero, not after to:
+// the one that ended the longest wait since the one before it (from counting as the first), that
+// wait, and the last of them (from when there is none). The caller holds mu.
+func (w *Writer) longestWait(from, to time.Time) (end time.Time, wait time.Duration, last time.Time) {
+	last = from
 	for _, at := range w.ackedAt {
-		if at.Before(from) || at.After(to) {
+		if !at.After(from) || (!to.IsZero() && at.After(to)) {
 			continue
 		}
-		longest = max(longest, at.Sub(last))
+		if gap := at.Sub(last); end.IsZero() || gap > wait {
+			end, wait = at, gap
+		}
 		last = at
 	}
-	return max(longest, to.Sub(last))
+	return end, wait, last
 }
 
 // Stop ends the writer and returns every acknowledged key.

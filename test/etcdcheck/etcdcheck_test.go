@@ -34,3 +34,23 @@ func TestBackAfter(t *testing.T) {
 		})
 	}
 }
+
+func TestLongestGap(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	ms := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Millisecond) }
+	w := &Writer{ackedAt: []time.Time{ms(-500), ms(0), ms(100), ms(3100), ms(3200), ms(9000)}}
+	for _, tc := range []struct {
+		name     string
+		from, to int
+		want     int
+	}{
+		{"between two acknowledgements", 0, 3200, 3000},
+		{"from counts as the first end", 50, 150, 50},
+		{"to counts as the last end", 3200, 8000, 4800},
+		{"none in between", 4000, 5000, 1000},
+	} {
+		if got := w.LongestGap(ms(tc.from), ms(tc.to)); got != time.Duration(tc.want)*time.Millisecond {
+			t.Errorf("%s: %v, want %d ms", tc.name, got, tc.want)
+		}
+	}
+}
