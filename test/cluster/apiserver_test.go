@@ -35,6 +35,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/retry"
 
+	basepoll "github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
@@ -383,24 +384,20 @@ func (c *cluster) readAPI(node string, w *apiWriter) *apiReader {
 	return r
 }
 
-// every calls f every interval, in a goroutine of its own, until the stop it returns is called
-// (or the test ends): stop waits for f's last call; a second call does nothing.
+// every calls f at once, then every interval, in a goroutine of its own, until the stop it
+// returns is called (or the test ends): stop waits for f's last call; a second call does nothing.
 func (c *cluster) every(interval time.Duration, f func()) (stop func()) {
-	quit, done := make(chan struct{}), make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for {
-			select {
-			case <-quit:
-				return
-			case <-time.After(interval):
-			}
+		_ = basepoll.Every(ctx, interval, func(context.Context) (bool, error) {
 			f()
-		}
+			return false, nil
+		})
 	}()
-	var once sync.Once
 	stop = func() {
-		once.Do(func() { close(quit) })
+		cancel()
 		<-done
 	}
 	c.t.Cleanup(stop)
