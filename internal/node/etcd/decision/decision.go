@@ -21,6 +21,9 @@ type Data struct {
 	// Removed: the member is no longer in its own cluster's membership (it left gracefully).
 	// Its data never serves again; it is published as no data (see etcdnode.Record).
 	Removed bool
+	// MemberID is the local member's ID (0: unknown). Only the local data has one: the records
+	// the peer publishes carry none.
+	MemberID uint64
 }
 
 // Compare orders two logs of one cluster as raft does when it elects a leader: the log whose
@@ -95,6 +98,14 @@ type Input struct {
 	// GivenUp is the peer record an administrator gave up (tnfctl accept-data-loss): the peer's
 	// data of that cluster, up to that index, no longer has to lead. Zero: nothing given up.
 	GivenUp Data
+	// Installer: the installer's etcd (the etcd container of the cluster-etcd-operator's static
+	// pod, or an etcd this agent did not launch holding its ports) still runs on this node. Nothing starts, joins or is moved aside
+	// here until the handover has taken that container out.
+	Installer bool
+	// Counted: the peer answers and its membership still counts the local member (MemberID) as
+	// a voter. No cluster was forced since that member last ran, so it starts again as itself and
+	// raft catches it up: the handover from the installer's etcd, node by node, is this case.
+	Counted bool
 }
 
 // covers says a given-up record takes in the peer's data: same cluster, not further on.
@@ -159,6 +170,9 @@ func decided(a Action, format string, args ...any) Decision {
 //   - a node joins as a learner only of a serving voter, so both can never end as learners;
 //   - beside a peer's member that runs without a leader a node never creates a cluster: it
 //     starts its own member of that cluster, which gives the two their quorum back;
+//   - while the installer's etcd runs on a node, that node only waits;
+//   - a node whose member the serving peer still counts as a voter starts that member again: no
+//     learner join, nothing moved aside, no cluster forced;
 //   - a node never forces while it is itself a learner, never leads from a removed member's data,
 //     and never leads from data older than the peer's, nor from data of another cluster,
 //     unless an administrator gave that peer data up (GivenUp): then the local data is restored
@@ -171,8 +185,16 @@ func Decide(in Input) Decision {
 
 func decide(in Input) Decision {
 	l, p := in.Local, in.PeerData
+	if in.Installer {
+		return decided(Wait, "the installer's etcd (the static pod's etcd container, or an etcd this agent did not launch "+
+			"holding its ports) runs on this node: nothing starts here until the handover takes it out (tnfctl handover)")
+	}
 	switch in.Peer {
 	case PeerVoter:
+		if in.Counted && l.Present && l.outOfService() == "" && l.ClusterID == p.ClusterID {
+			return decided(StartExisting, "peer %s serves and its membership still counts the local member %x as a voter: "+
+				"start it again as itself (cluster %x, %s); raft catches it up, nothing is moved aside", in.PeerName, l.MemberID, l.ClusterID, position(l))
+		}
 		if l.Present && l.outOfService() == "" && l.ClusterID == p.ClusterID && Compare(l, p) > 0 {
 			return decided(Refuse, "local data (cluster %x, index %d) is newer than the serving peer's (index %d): "+
 				"the nodes diverged; keep one data dir and move the other aside by hand", l.ClusterID, l.Index, p.Index)

@@ -412,3 +412,85 @@ func TestNoClusterBesideALeaderlessMember(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideInstaller: while the installer's etcd runs on this node, it waits, whatever its
+// data, the peer and the claim, and gives back a claim an earlier run left.
+func TestDecideInstaller(t *testing.T) {
+	n := 0
+	for local, l := range localData {
+		for p := range Peer(len(peerNames)) {
+			for c := range Claim(len(claimNames)) {
+				for _, counted := range []bool{false, true} {
+					d := Decide(Input{Self: "node1", PeerName: "node2", Local: l, PeerData: peerRecord, Peer: p, Claim: c, Installer: true, Counted: counted})
+					if d.Action != Wait || d.ReleaseClaim != (c == ClaimSelf) {
+						t.Errorf("%s/%s/claim-%s/counted-%v: got %s (release %v): %s", local, p, c, counted, d.Action, d.ReleaseClaim, d.Reason)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if want := len(localData) * len(peerNames) * len(claimNames) * 2; n != want {
+		t.Fatalf("covered %d combinations, want %d", n, want)
+	}
+}
+
+// TestDecideCounted: beside a serving peer whose membership still counts the local member as a
+// voter, a member of that cluster that may serve starts again as itself, older or newer; what
+// cannot (no data, a learner, a removed member, another cluster) decides as before. Counted
+// changes nothing beside a peer that is not a serving voter.
+func TestDecideCounted(t *testing.T) {
+	const (
+		S = StartExisting
+		J = JoinAsLearner
+	)
+	want := map[string]Action{
+		"none": J, "older": S, "equal": S, "newer": S, "other": J, "learner": J, "removed": J,
+		"longer-earlier-term": S, "shorter-later-term": S,
+	}
+	if len(want) != len(localData) {
+		t.Fatalf("want covers %d local data, the table %d", len(want), len(localData))
+	}
+	for local, l := range localData {
+		for p := range Peer(len(peerNames)) {
+			for c := range Claim(len(claimNames)) {
+				in := Input{Self: "node1", PeerName: "node2", Local: l, PeerData: peerRecord, Peer: p, Claim: c}
+				uncounted := Decide(in)
+				in.Counted = true
+				got := Decide(in)
+				name := fmt.Sprintf("%s/%s/claim-%s", local, p, c)
+				switch {
+				case p == PeerVoter && got.Action != want[local]:
+					t.Errorf("%s: got %s (%s), want %s", name, got.Action, got.Reason, want[local])
+				case p != PeerVoter && got != uncounted:
+					t.Errorf("%s: counted changed %s to %s", name, uncounted.Action, got.Action)
+				}
+			}
+		}
+	}
+}
+
+// TestHandoverKeepsBothMembers walks the handover from the installer's etcd on both nodes of
+// one healthy two-voter cluster, in either order, whatever the lag of the peer's leader: the
+// first node waits while its installer etcd runs, then starts its member beside the peer's
+// (serving and counting it, or already leaderless); the second does the same beside the first.
+// No node ever forces a cluster, joins as a learner or moves its data aside.
+func TestHandoverKeepsBothMembers(t *testing.T) {
+	voters := []Data{localData["equal"], localData["older"], localData["newer"], localData["shorter-later-term"], localData["longer-earlier-term"]}
+	for _, l := range voters {
+		for _, installer := range []bool{true, false} {
+			for _, p := range []Peer{PeerVoter, PeerLeaderless} {
+				for _, c := range []Claim{ClaimNone, ClaimSelf} {
+					d := Decide(Input{Self: "node2", PeerName: "node1", Local: l, PeerData: peerRecord, Peer: p, Claim: c, Installer: installer, Counted: true})
+					want := StartExisting
+					if installer {
+						want = Wait
+					}
+					if d.Action != want || d.Action.NeedsClaim() {
+						t.Errorf("%+v beside a %s peer, installer %v, claim %s: %s (%s), want %s", l, p, installer, c, d.Action, d.Reason, want)
+					}
+				}
+			}
+		}
+	}
+}

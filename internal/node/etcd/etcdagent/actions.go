@@ -121,15 +121,18 @@ func (a *Agent) start(ctx context.Context) (ocf.Status, error) {
 	} else if alive {
 		return ocf.Success, touch(a.cfg.StartedFile())
 	}
-	local, err := a.inspect(ctx)
+	local, installer, err := a.localData(ctx)
 	if err != nil {
 		return failed(err)
 	}
 	if err := touch(a.cfg.StartedFile()); err != nil {
 		return failed(err)
 	}
-	if err := a.publish(ctx, local); err != nil {
-		return failed(err)
+	// Behind the installer's etcd the peer reads the live member; a record now would say "no data".
+	if !installer {
+		if err := a.publish(ctx, local); err != nil {
+			return failed(err)
+		}
 	}
 	if err := a.store.Set(ctx, a.cfg.Self, etcdnode.AttrInstance, "started", attrs.Reboot); err != nil {
 		return failed(err)
@@ -137,7 +140,7 @@ func (a *Agent) start(ctx context.Context) (ocf.Status, error) {
 	if ocf.Contains(a.env.Notify().Start, a.cfg.Peer) {
 		a.waitPeerStarted(ctx)
 	}
-	return a.settle(ctx, local, false)
+	return a.settle(ctx, local, installer, false)
 }
 
 // peerStartBound bounds how long a start waits for the peer's start that Pacemaker runs in the
@@ -163,8 +166,8 @@ func (a *Agent) waitPeerStarted(ctx context.Context) {
 }
 
 // settle is the ready state's step: join a serving peer, or publish whether this node may lead.
-func (a *Agent) settle(ctx context.Context, local decision.Data, fenced bool) (ocf.Status, error) {
-	_, d, err := a.decide(ctx, local, fenced)
+func (a *Agent) settle(ctx context.Context, local decision.Data, installer, fenced bool) (ocf.Status, error) {
+	_, d, err := a.decide(ctx, local, installer, fenced)
 	if err != nil {
 		return failed(err)
 	}
@@ -196,11 +199,11 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 		case exists(a.cfg.LaunchedFile()):
 			return failed(fmt.Errorf("etcd exited (see %s)", a.cfg.LogFile))
 		}
-		local, err := a.inspect(ctx)
+		local, installer, err := a.localData(ctx)
 		if err != nil {
 			return failed(err)
 		}
-		return a.settle(ctx, local, false)
+		return a.settle(ctx, local, installer, false)
 	}
 	if err := a.reloadTrust(ctx); err != nil {
 		return failed(err)
@@ -300,8 +303,8 @@ func (a *Agent) demote(ctx context.Context) (ocf.Status, error) {
 func (a *Agent) publishStopped() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*a.cfg.RequestTimeout)
 	defer cancel()
-	local, err := a.inspect(ctx)
-	if err == nil {
+	local, installer, err := a.localData(ctx)
+	if err == nil && !installer {
 		err = a.publish(ctx, local)
 	}
 	if err != nil {
@@ -356,11 +359,11 @@ func (a *Agent) notify(ctx context.Context) (ocf.Status, error) {
 				}
 				return ocf.Success, err
 			}
-			local, err := a.inspect(ctx)
+			local, installer, err := a.localData(ctx)
 			if err != nil {
 				return failed(err)
 			}
-			return a.settle(ctx, local, false)
+			return a.settle(ctx, local, installer, false)
 		}
 	}
 	return ocf.Success, nil
@@ -396,7 +399,7 @@ func (a *Agent) peerStopped(ctx context.Context) (ocf.Status, error) {
 		return failed(err)
 	}
 	if !d.Action.Leads() {
-		return a.settle(ctx, local, true)
+		return a.settle(ctx, local, in.Installer, true)
 	}
 	if !alive {
 		// Only ready: let Pacemaker promote through the score.

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
-	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
@@ -18,6 +18,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
 )
@@ -125,12 +126,29 @@ func (a *Agent) givenUp(ctx context.Context) (decision.Data, error) {
 	return d, nil
 }
 
-// decide gathers the inputs (local data must be stopped) and decides.
-func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (decision.Input, decision.Decision, error) {
+// counted says whether the serving peer's membership still counts the local member as a voter.
+// A member list that cannot be read counts as not counted: the decision is then what it was
+// before the handover existed (join as a learner, or refuse).
+func (a *Agent) counted(ctx context.Context, memberID uint64) bool {
+	cli, err := a.client(ctx, a.peerURL())
+	if err == nil {
+		defer cli.Close()
+		var ids []uint64
+		if ids, err = a.voterIDs(ctx, cli); err == nil {
+			return slices.Contains(ids, memberID)
+		}
+	}
+	a.log.Warn("reading the peer's member list", "err", err)
+	return false
+}
+
+// decide gathers the inputs (local data must be stopped, or the installer's etcd's) and decides.
+func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenced bool) (decision.Input, decision.Decision, error) {
 	peer, peerData, err := a.peerView(ctx, fenced)
 	if err != nil {
 		return decision.Input{}, decision.Decision{}, err
 	}
+	counted := peer == decision.PeerVoter && local.MemberID != 0 && a.counted(ctx, local.MemberID)
 	claim, err := a.claimState(ctx)
 	if err != nil {
 		return decision.Input{}, decision.Decision{}, err
@@ -139,9 +157,11 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (d
 	if err != nil {
 		return decision.Input{}, decision.Decision{}, err
 	}
-	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim, GivenUp: givenUp}
+	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim,
+		GivenUp: givenUp, Installer: installer, Counted: counted}
 	d := decision.Decide(in)
 	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
+		"installer", installer, "counted", counted,
 		"local", describeData(local), "peer_data", describeData(peerData), "given_up", describeData(givenUp))
 	if d.ReleaseClaim {
 		if err := a.store.Release(ctx, a.cfg.Self); err != nil {
@@ -161,12 +181,37 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, fenced bool) (d
 
 // decideStopped reads the local data dir (etcd is not running) and decides.
 func (a *Agent) decideStopped(ctx context.Context, fenced bool) (decision.Data, decision.Input, decision.Decision, error) {
-	local, err := a.inspect(ctx)
+	local, installer, err := a.localData(ctx)
 	if err != nil {
 		return local, decision.Input{}, decision.Decision{}, err
 	}
-	in, d, err := a.decide(ctx, local, fenced)
+	in, d, err := a.decide(ctx, local, installer, fenced)
 	return local, in, d, err
+}
+
+// localData reads the local data dir (this agent's etcd is not running), unless the
+// installer's etcd still runs from it: the kubelet's static pod has an etcd container, or an
+// etcd this agent did not launch still holds the ports (the kubelet stops the container a moment
+// after its manifest dropped it). That data is not this agent's to read yet, and installer says so.
+func (a *Agent) localData(ctx context.Context) (local decision.Data, installer bool, err error) {
+	installer, err = staticpod.InstallerEtcd(a.cfg.StaticPodManifest)
+	if err != nil {
+		if serr := a.cfg.SetDecision(ctx, a.store, "refuse: "+err.Error()); serr != nil {
+			a.log.Error("publishing the decision", "err", serr)
+		}
+		return local, false, err
+	}
+	if !installer {
+		if port := a.cfg.BusyPort(); port != "" {
+			a.log.Info("an etcd this agent did not launch holds its port: waiting until it is gone", "port", port)
+			installer = true
+		}
+	}
+	if installer {
+		return local, true, nil
+	}
+	local, err = a.inspect(ctx)
+	return local, false, err
 }
 
 func describeData(d decision.Data) string {
@@ -197,15 +242,8 @@ func (a *Agent) inspect(ctx context.Context) (decision.Data, error) {
 func (a *Agent) waitPortsFree(ctx context.Context) error {
 	busy := ""
 	err := poll.Every(ctx, 100*time.Millisecond, func(context.Context) (bool, error) {
-		for _, port := range []int{a.cfg.ClientPort, a.cfg.PeerPort} {
-			l, err := net.Listen("tcp", etcdnode.HostPort(a.cfg.SelfIP, port))
-			if err != nil {
-				busy = etcdnode.HostPort(a.cfg.SelfIP, port)
-				return false, nil
-			}
-			l.Close()
-		}
-		return true, nil
+		busy = a.cfg.BusyPort()
+		return busy == "", nil
 	})
 	if err != nil {
 		return fmt.Errorf("port %s still in use: %w", busy, err)
@@ -334,16 +372,22 @@ const (
 	noQuorumGrace = 0
 )
 
-// stopEtcd stops the local etcd and waits for its ports.
+// stopEtcd stops the local etcd and, when this agent had launched it, waits for its ports. An
+// instance that never launched etcd does not wait: the ports may be the installer's etcd's,
+// which stops only when the handover takes it out, and a stop must not wait for that.
 func (a *Agent) stopEtcd(ctx context.Context, grace time.Duration) error {
 	if err := a.stopWatcher(ctx); err != nil {
 		return err
 	}
+	launched := exists(a.cfg.LaunchedFile())
 	if err := a.rt.Stop(ctx, grace); err != nil {
 		return err
 	}
 	if err := fsutil.RemoveIfExists(a.cfg.LaunchedFile()); err != nil {
 		return err
+	}
+	if !launched {
+		return nil
 	}
 	return a.waitPortsFree(ctx)
 }

@@ -121,26 +121,35 @@ func (a *Agent) stopDecided(ctx context.Context, s decision.Stopping, cli *clien
 	return nil
 }
 
-// localMembers reads the member list the local member holds, not linearizable: clientv3's
-// MemberList is, and would wait out the deadline on a member that has just lost its quorum. It
-// returns how many vote and the ID of a voter other than selfID (0 when there is none).
-func (a *Agent) localMembers(ctx context.Context, cli *clientv3.Client, selfID uint64) (voters int, other uint64, err error) {
+// voterIDs reads the IDs of the voters in the member list the member cli reaches holds, not
+// linearizable: clientv3's MemberList is, and would wait out the deadline on a member that has
+// just lost its quorum.
+func (a *Agent) voterIDs(ctx context.Context, cli *clientv3.Client) ([]uint64, error) {
 	rctx, cancel := a.request(ctx)
 	defer cancel()
 	list, err := etcdserverpb.NewClusterClient(cli.ActiveConnection()).MemberList(rctx, &etcdserverpb.MemberListRequest{Linearizable: false})
 	if err != nil {
-		return 0, 0, fmt.Errorf("member list: %w", err)
+		return nil, fmt.Errorf("member list: %w", err)
 	}
+	var ids []uint64
 	for _, m := range list.Members {
-		if m.IsLearner {
-			continue
-		}
-		voters++
-		if m.ID != selfID {
-			other = m.ID
+		if !m.IsLearner {
+			ids = append(ids, m.ID)
 		}
 	}
-	return voters, other, nil
+	return ids, nil
+}
+
+// localMembers returns how many vote in the local member's list and the ID of a voter other
+// than selfID (0 when there is none).
+func (a *Agent) localMembers(ctx context.Context, cli *clientv3.Client, selfID uint64) (voters int, other uint64, err error) {
+	ids, err := a.voterIDs(ctx, cli)
+	for _, id := range ids {
+		if id != selfID {
+			other = id
+		}
+	}
+	return len(ids), other, err
 }
 
 // leaveClaim says who holds the leave claim; with take, it first writes this member's ID under

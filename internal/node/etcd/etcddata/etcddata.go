@@ -40,7 +40,7 @@ type Info struct {
 
 // Data is the info as the decision reads it.
 func (i Info) Data() decision.Data {
-	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed}
+	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed, MemberID: i.MemberID}
 }
 
 func walDir(dataDir string) string  { return filepath.Join(dataDir, "member", "wal") }

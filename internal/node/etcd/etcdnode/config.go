@@ -30,11 +30,14 @@ type Config struct {
 	Runtime        string
 	EtcdBinary     string
 	PodManifest    string
-	PodmanBinary   string
-	StateDir       string
-	LogFile        string
-	Backups        int
-	RequestTimeout time.Duration
+	// StaticPodManifest is the kubelet's etcd static pod: while it has an etcd container, the
+	// installer's etcd runs from DataDir and the agent starts nothing.
+	StaticPodManifest string
+	PodmanBinary      string
+	StateDir          string
+	LogFile           string
+	Backups           int
+	RequestTimeout    time.Duration
 	// LivenessTimeout bounds a status read (see the liveness_timeout parameter).
 	LivenessTimeout time.Duration
 	AttributeStore  string
@@ -43,6 +46,22 @@ type Config struct {
 
 // DefaultPodManifest is where the cluster-etcd-operator's installer writes the external etcd pod.
 const DefaultPodManifest = "/etc/kubernetes/static-pod-resources/etcd-certs/configmaps/external-etcd-pod/pod.yaml"
+
+// BusyPort is the first of this node's etcd ports something listens on, "" when both are free.
+func (c Config) BusyPort() string {
+	for _, port := range []int{c.ClientPort, c.PeerPort} {
+		l, err := net.Listen("tcp", HostPort(c.SelfIP, port))
+		if err != nil {
+			return HostPort(c.SelfIP, port)
+		}
+		l.Close()
+	}
+	return ""
+}
+
+// DefaultStaticPodManifest is where the cluster-etcd-operator's installer writes etcd's static
+// pod for the kubelet.
+const DefaultStaticPodManifest = "/etc/kubernetes/manifests/etcd-pod.yaml"
 
 // Parameters is the single description of every parameter: the meta-data is rendered from it
 // and the defaults are taken from it.
@@ -65,6 +84,8 @@ var Parameters = []ocf.Parameter{
 	{Name: "etcd_binary", Type: "string", Default: "/usr/bin/etcd", Shortdesc: "etcd binary (runtime exec)", Longdesc: "Path of the etcd binary for the exec runtime."},
 	{Name: "pod_manifest", Type: "string", Default: DefaultPodManifest, Shortdesc: "External etcd pod manifest (runtime podman)",
 		Longdesc: "The static pod manifest written by the cluster-etcd-operator for external etcd; its etcd container gives the image, environment, host mounts (not the per-revision folder), the TLS files and the etcd flags the agent does not own."},
+	{Name: "static_pod_manifest", Type: "string", Default: DefaultStaticPodManifest, Shortdesc: "The kubelet's etcd static pod manifest",
+		Longdesc: "While this manifest has a container named etcd, the installer's etcd runs on this node from data_dir: the agent starts nothing, joins nothing and moves nothing, and waits for the handover (tnfctl handover) to take the container out. A missing manifest means no installer etcd; one that cannot be read fails the action."},
 	{Name: "podman_binary", Type: "string", Default: "/usr/bin/podman", Shortdesc: "podman binary (runtime podman)", Longdesc: "Path of podman."},
 	{Name: "state_dir", Type: "string", Default: "/run/tnf-etcd", Shortdesc: "Runtime state directory",
 		Longdesc: "Where the agent keeps its per-boot state (started marker, etcd PID). Must be on a tmpfs that is emptied at boot."},
@@ -109,7 +130,7 @@ func LoadConfig(env ocf.Env) (Config, error) {
 	}
 	c := Config{
 		DataDir: get("data_dir"), Runtime: get("runtime"), EtcdBinary: get("etcd_binary"),
-		PodManifest: get("pod_manifest"), PodmanBinary: get("podman_binary"), StateDir: get("state_dir"),
+		PodManifest: get("pod_manifest"), StaticPodManifest: get("static_pod_manifest"), PodmanBinary: get("podman_binary"), StateDir: get("state_dir"),
 		LogFile: get("log_file"), AttributeStore: get("attribute_store"),
 	}
 	if c.Resource = env.Get("OCF_RESOURCE_INSTANCE"); c.Resource == "" {
@@ -143,7 +164,7 @@ func LoadConfig(env ocf.Env) (Config, error) {
 		return c, err
 	}
 	c.LivenessTimeout = time.Duration(secs) * time.Second
-	for _, p := range []struct{ name, val string }{{"data_dir", c.DataDir}, {"state_dir", c.StateDir}, {"log_file", c.LogFile}} {
+	for _, p := range []struct{ name, val string }{{"data_dir", c.DataDir}, {"static_pod_manifest", c.StaticPodManifest}, {"state_dir", c.StateDir}, {"log_file", c.LogFile}} {
 		if !filepath.IsAbs(p.val) {
 			return c, configured("parameter %s: %q is not an absolute path", p.name, p.val)
 		}

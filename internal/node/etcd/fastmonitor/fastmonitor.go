@@ -48,20 +48,23 @@ func Run(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	if c.TLS == nil {
 		c.TLS = c.LaunchedTLS()
 	}
+	// Only a member this agent launched is its to report: an etcd it did not launch answering on
+	// the same address (the installer's, before the handover) is the full agent's to decide on.
 	if _, err := os.Stat(c.StartedFile()); err != nil || c.TrustChanged() {
+		return 0, false
+	}
+	if _, err := os.Stat(c.LaunchedFile()); err != nil {
 		return 0, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.LivenessTimeout)
 	defer cancel()
 	s, err := readStatus(ctx, c)
 	if frozen(err) {
-		if _, launched := os.Stat(c.LaunchedFile()); launched == nil {
-			fmt.Fprintf(stderr, "ocf:tnf:etcd: etcd did not answer its status within %s: frozen (%v)\n", c.LivenessTimeout, err)
-			if err := os.WriteFile(c.FrozenFile(), nil, 0o600); err != nil {
-				fmt.Fprintf(stderr, "ocf:tnf:etcd: marking etcd frozen: %v\n", err)
-			}
-			return ocf.ErrGeneric, true
+		fmt.Fprintf(stderr, "ocf:tnf:etcd: etcd did not answer its status within %s: frozen (%v)\n", c.LivenessTimeout, err)
+		if err := os.WriteFile(c.FrozenFile(), nil, 0o600); err != nil {
+			fmt.Fprintf(stderr, "ocf:tnf:etcd: marking etcd frozen: %v\n", err)
 		}
+		return ocf.ErrGeneric, true
 	}
 	if err != nil || s.IsLearner || s.Leader == "" || s.Leader == "0" {
 		return 0, false

@@ -5,13 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 )
 
 // Pod is what the agent takes from the etcd container of the external-etcd static pod manifest.
@@ -55,18 +54,13 @@ var revisionFolder = regexp.MustCompile(`^etcd-pod-[0-9]+$`)
 
 // LoadPod reads the manifest at path. Errors name the file and the field.
 func LoadPod(path string) (Pod, error) {
-	data, err := os.ReadFile(path)
+	pod, err := staticpod.Read(path)
 	if err != nil {
 		return Pod{}, err
 	}
-	// sigs.k8s.io/yaml reads the operator's JSON and a hand-written YAML manifest alike.
-	var pod corev1.Pod
-	if err := yaml.Unmarshal(data, &pod); err != nil {
-		return Pod{}, fmt.Errorf("%s: %w", path, err)
-	}
-	i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == "etcd" })
+	i := staticpod.EtcdIndex(pod)
 	if i < 0 {
-		return Pod{}, fmt.Errorf("%s: spec.containers has no container named etcd", path)
+		return Pod{}, fmt.Errorf("%s: spec.containers has no container named %s", path, staticpod.EtcdContainer)
 	}
 	c := pod.Spec.Containers[i]
 	field := fmt.Sprintf("spec.containers[%d]", i)

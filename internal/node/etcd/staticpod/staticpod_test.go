@@ -1,0 +1,36 @@
+package staticpod
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestInstallerEtcd(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rows := []struct {
+		name, path string
+		want       bool
+		err        string
+	}{
+		{"no manifest", filepath.Join(dir, "missing.yaml"), false, ""},
+		{"the installer's pod (YAML)", write("with.yaml", "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: etcdctl\n  - name: etcd\n"), true, ""},
+		{"after the handover (JSON)", write("without.json", `{"kind":"Pod","spec":{"containers":[{"name":"etcdctl"},{"name":"etcd-readyz"}]}}`), false, ""},
+		{"half-written", write("torn.json", `{"kind":"Pod","spec":{"containers":[{"name":`), false, "torn.json"},
+		{"a folder", dir, false, "is a directory"},
+	}
+	for _, r := range rows {
+		got, err := InstallerEtcd(r.path)
+		if got != r.want || (err == nil) != (r.err == "") || (err != nil && !strings.Contains(err.Error(), r.err)) {
+			t.Errorf("%s: got %v, %v; want %v, error with %q", r.name, got, err, r.want, r.err)
+		}
+	}
+}
