@@ -72,5 +72,9 @@ func assess(st clusterStatus) (state, line string) {
 	case len(absent) == 1 && len(voters) == 1:
 		return stateDegraded, fmt.Sprintf("DEGRADED: %s serves alone; %s is away. Power it on or repair it: it rejoins by itself.", voters[0], peer)
 	}
+	if h := st.Handover; h != nil {
+		return stateRecovering, fmt.Sprintf("RECOVERING: etcd is being handed over from the installer's static pod; this node waits for %s (see Handover). "+
+			"The agent's etcd serves on %d of %d members.", h.Step, len(voters), len(members))
+	}
 	return stateRecovering, fmt.Sprintf("RECOVERING: etcd serves on %d of %d members; Pacemaker is acting (see Resources). Look again in a minute.", len(voters), len(members))
 }

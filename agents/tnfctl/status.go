@@ -15,6 +15,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
+	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
@@ -32,6 +33,9 @@ type clusterStatus struct {
 	// FencingFails is set while the fencing of the absent peer keeps failing.
 	FencingFails *fencingFails `json:"fencingFails,omitempty"`
 	Setup        setupStatus   `json:"setup"`
+	// Handover is where this node's handover from the installer's etcd stands, while it is not
+	// done (tnf-handover.service).
+	Handover *handover.State `json:"handover,omitempty"`
 }
 
 // setupStatus is where tnfctl setup stands on this node (nodesetup.State).
@@ -83,6 +87,11 @@ func readStatus(ctx context.Context, nf *nodeFlags) (clusterStatus, error) {
 	var st clusterStatus
 	st.Setup.State, st.Setup.Reason = nodesetup.State()
 	st.Self, _ = nf.name() // without a name, no node is marked as this one
+	if h, ok, err := handover.ReadState(handover.StateFile); err != nil {
+		st.Handover = &handover.State{Waiting: err.Error()}
+	} else if ok && h.Step != handover.StepDone {
+		st.Handover = &h
+	}
 	var err error
 	if st.Corosync, err = tools.Members(ctx); err != nil {
 		// A setup that failed before it started Corosync is the likely why.
@@ -168,6 +177,9 @@ func printStatus(w io.Writer, st clusterStatus) {
 	fmt.Fprintf(w, "Quorum:    quorate %s, waiting for all nodes %s\n", yesNo(st.Corosync.Quorate), yesNo(st.Corosync.WaitingForAll))
 	if st.Setup.State == nodesetup.StateFailed {
 		fmt.Fprintf(w, "Setup:     FAILED: %s (tnf-setup.service retries; tnfctl setup runs it now)\n", st.Setup.Reason)
+	}
+	if h := st.Handover; h != nil {
+		fmt.Fprintf(w, "Handover:  waiting for %s since %s: %s (tnf-handover.service)\n", orNone(h.Step), fencewait.Stamp(h.Since), h.Waiting)
 	}
 	if st.Pacemaker == nil {
 		fmt.Fprintf(w, "Pacemaker: %s\n", st.Error)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
+	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
 )
@@ -108,6 +109,16 @@ func TestStatusText(t *testing.T) {
 			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Unpromoted")...)},
+		}},
+		{"handover", stateRecovering, clusterStatus{
+			Self:     "master-1",
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true,
+					Attributes: map[string]string{etcdnode.AttrDecision: "wait: the installer's etcd (the static pod's etcd container, or an etcd this agent did not launch holding its ports) runs on this node: nothing starts here until the handover takes it out (tnfctl handover)"}}},
+				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Unpromoted")...)},
+			Handover: &handover.State{Step: handover.StepInstaller, Since: time.Date(2026, 11, 22, 10, 15, 2, 0, time.UTC),
+				Waiting: "the operator has not rolled out the static pod without etcd on this node yet"},
 		}},
 		{"pacemaker-down", statePacemakerDown, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},

@@ -78,7 +78,7 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 			change(cfg)
 		}
 	})
-	token, outOfServiceToken := randomText(16), randomText(16)
+	token, outOfServiceToken, handoverToken := randomText(16), randomText(16), randomText(16)
 	// kube-apiserver's etcd client certificate names no address: etcd compares a client
 	// certificate's addresses, when it has any, with the address the client connects from.
 	clientCert, clientKey := c.issue(ca, "kube-apiserver-etcd-client")
@@ -100,9 +100,11 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 			"etcd-serving.crt": etcdCert, "etcd-serving.key": etcdKey,
 			"etcd-client.crt": clientCert, "etcd-client.key": clientKey,
 			"apiserver.crt": apiCert, "apiserver.key": apiKey,
-			"service-account.key":       pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saDER}),
-			"tokens.csv":                []byte(token + ",tnf-test,tnf-test,system:masters\n" + outOfServiceToken + "," + outOfServiceUser + "," + outOfServiceUser + "\n"),
+			"service-account.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saDER}),
+			"tokens.csv": []byte(token + ",tnf-test,tnf-test,system:masters\n" + outOfServiceToken + "," + outOfServiceUser + "," + outOfServiceUser + "\n" +
+				handoverToken + "," + handoverUser + "," + handoverUser + "\n"),
 			"out-of-service.kubeconfig": kubeconfig(c.t, "https://"+net.JoinHostPort(c.ip[name], apiPort), pkiDir+"/ca.crt", outOfServiceToken),
+			"handover.kubeconfig":       kubeconfig(c.t, "https://"+net.JoinHostPort(c.ip[name], apiPort), pkiDir+"/ca.crt", handoverToken),
 		} {
 			c.write(filepath.Join(n.Dir, "disk", "etc", strings.TrimPrefix(pkiDir, "/etc/"), file), data, 0o600)
 		}
@@ -167,16 +169,21 @@ func apiServerCommand(binary, self, peer string) []string {
 		"--service-cluster-ip-range=172.30.0.0/16", "--cert-dir=/run/kube-apiserver", "--profiling=false"}
 }
 
-// apiClient reaches node's API server from inside the node's network namespace.
-func (c *cluster) apiClient(node string) *kubernetes.Clientset {
-	c.t.Helper()
+// restConfig reaches node's API server from inside the node's network namespace, as the test's
+// administrator (system:masters).
+func (c *cluster) restConfig(node string) *rest.Config {
 	netns := c.layout.Nodes[node].NetNS
-	cfg := &rest.Config{Host: "https://" + net.JoinHostPort(c.ip[node], apiPort), BearerToken: c.api.token,
+	return &rest.Config{Host: "https://" + net.JoinHostPort(c.ip[node], apiPort), BearerToken: c.api.token,
 		TLSClientConfig: rest.TLSClientConfig{CAData: c.api.ca},
 		// The writer's pace is the test's, not client-go's default limit of 5 a second.
 		QPS: 100, Burst: 100,
 		Dial: func(_ context.Context, _, addr string) (net.Conn, error) { return c.dial(netns, addr) }}
-	cs, err := kubernetes.NewForConfig(cfg)
+}
+
+// apiClient is a clientset of restConfig.
+func (c *cluster) apiClient(node string) *kubernetes.Clientset {
+	c.t.Helper()
+	cs, err := kubernetes.NewForConfig(c.restConfig(node))
 	if err != nil {
 		c.t.Fatal(err)
 	}

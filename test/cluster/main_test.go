@@ -17,13 +17,15 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The emulator's power commands run this binary again.
-	if len(os.Args) > 1 && os.Args[1] == "tnf-power" {
-		if err := powerCommand(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+	// The emulator's power commands run this binary again, and so does a node's stand-in kubelet.
+	for name, command := range map[string]func([]string) error{"tnf-power": powerCommand, "tnf-kubelet": kubeletCommand} {
+		if len(os.Args) > 1 && os.Args[1] == name {
+			if err := command(os.Args[2:]); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
 		}
-		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

@@ -34,6 +34,11 @@ type nodeSetup struct {
 	// APIServer is the command line that runs the node's kube-apiserver, in the API scenarios
 	// (apiserver_test.go); empty elsewhere.
 	APIServer []string `json:"apiServer,omitempty"`
+	// StaticPods is the kubelet's etcd static pod manifest where a stand-in kubelet runs it (the
+	// installer's state, handover_test.go); empty elsewhere.
+	StaticPods string `json:"staticPods,omitempty"`
+	// Handover is tnf-handover.service's command line, where the node has one.
+	Handover []string `json:"handover,omitempty"`
 }
 
 func readLayout(dir string) (layout, error) {
@@ -254,7 +259,8 @@ func (n nodeSetup) powerOff() error {
 // and /var/log that keep the node's disk, the tnf OCF provider and the layer's agents in
 // /usr/sbin and /usr/libexec, empty /run and /dev/shm), then
 // tnf-metrics.service, tnf-setup.service while it has not completed, Corosync once corosync.conf exists, Pacemaker,
-// and kube-apiserver and tnf-out-of-service.service where the layout has a kube-apiserver.
+// and kube-apiserver and tnf-out-of-service.service where the layout has a kube-apiserver; the
+// stand-in kubelet (before Corosync) and tnf-handover.service where the layout has them.
 func (n nodeSetup) boot(bin string) error {
 	var mounts []string
 	for _, d := range []string{"/etc", "/var/lib", "/var/log"} {
@@ -294,6 +300,15 @@ func (n nodeSetup) boot(bin string) error {
 			return err
 		}
 	}
+	if n.StaticPods != "" {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		if err := n.daemon("kubelet", self, "tnf-kubelet", n.StaticPods); err != nil {
+			return err
+		}
+	}
 	if err := waitFile(n.path("disk", "etc", "corosync", "corosync.conf"), 20*time.Second); err != nil {
 		return fmt.Errorf("%s: no corosync.conf: %w", n.Name, err)
 	}
@@ -305,7 +320,12 @@ func (n nodeSetup) boot(bin string) error {
 			return err
 		}
 		// tnf-out-of-service.service, where there is an API to taint the peer's Node through.
-		return n.daemon("out-of-service", filepath.Join(bin, "tnfctl"), "out-of-service")
+		if err := n.daemon("out-of-service", filepath.Join(bin, "tnfctl"), "out-of-service"); err != nil {
+			return err
+		}
+	}
+	if len(n.Handover) > 0 {
+		return n.daemon("handover", n.Handover...)
 	}
 	return nil
 }

@@ -122,7 +122,7 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("Containerfile lacks %q:\n%s", want, cf)
 		}
 	}
-	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-out-of-service.yaml", "machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml",
+	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml", "clusterrole-tnf-out-of-service.yaml", "machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml",
 		"tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
 	for _, ocp := range []string{"4.19", "4.20"} {
 		on := o
@@ -131,7 +131,7 @@ func TestDryRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "clusterrole-tnf-out-of-service.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml",
+		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "clusterrole-tnf-handover.yaml", "clusterrole-tnf-out-of-service.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml",
 			"tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
 	}
 	err = filepath.Walk(filepath.Join(dir, "out", "context"), func(p string, info os.FileInfo, err error) error {

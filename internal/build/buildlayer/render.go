@@ -21,6 +21,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/build/manifests"
 	"github.com/tnf-layer/tnf-layer/internal/build/release"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 )
 
@@ -253,6 +254,8 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 		objs["prometheusrule-tnf-layer.yaml"] = alerts.PrometheusRule()
 		// What tnf-out-of-service.service may do through the API, for the identity it runs as.
 		objs["clusterrole-tnf-out-of-service.yaml"] = outofservice.ClusterRole()
+		// And what tnf-handover.service may do: set the handover's conditions on the Etcd object.
+		objs["clusterrole-tnf-handover.yaml"] = handover.ClusterRole()
 	}
 	if len(objs) == 0 {
 		return nil, nil

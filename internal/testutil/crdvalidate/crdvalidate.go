@@ -120,11 +120,21 @@ var openShiftCRDs = []string{
 // OpenShift loads the validators of those CRDs, by kind, from the openshift/api module this
 // repository pins (the module cache's copy, found with `go list -m`).
 func OpenShift() (map[string]*Validator, error) {
+	dir, err := OpenShiftAPIDir()
+	if err != nil {
+		return nil, err
+	}
+	return loadAll(dir, openShiftCRDs)
+}
+
+// OpenShiftAPIDir is the folder of the openshift/api module this repository pins, in the module
+// cache (found with `go list -m`): its CRD manifests are OpenShift's own.
+func OpenShiftAPIDir() (string, error) {
 	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/openshift/api").Output()
 	if err != nil {
-		return nil, fmt.Errorf("finding the openshift/api module: %w", err)
+		return "", fmt.Errorf("finding the openshift/api module: %w", err)
 	}
-	return loadAll(strings.TrimSpace(string(dir)), openShiftCRDs)
+	return strings.TrimSpace(string(dir)), nil
 }
 
 // loadAll loads the validators of the CRD files at rels (slash-separated) under dir, by kind.

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+)
+
+// etcdResource is the etcd agent's resource in the cluster configuration (pcs-templates).
+const etcdResource = "etcd"
+
+// handoverInterval is how often a waiting step looks again: etcd is without quorum from the
+// installer's etcd's exit until the agent's member starts, and this poll is part of that gap.
+const handoverInterval = 200 * time.Millisecond
+
+func handoverCommand(nf *nodeFlags) *cobra.Command {
+	o := handover.Options{}
+	var kubeconfig string
+	cmd := &cobra.Command{
+		Use:   "handover",
+		Short: "Hand this node's etcd over from the installer's static pod to the etcd agent, on the same data",
+		Long: "Run by tnf-handover.service on both nodes of a cluster the installer made, after setup. Waits until etcd has two " +
+			"voting members and a leader and the API answers, sets " + handover.ConditionReady + " on the cluster-etcd-operator's " +
+			"Etcd object (the operator then rolls its static pod out without the etcd container, one node at a time), waits until " +
+			"the kubelet's manifest here has no etcd container, has Pacemaker probe the etcd resource at once, and waits until the " +
+			"agent's member serves here, promoted: the same member on the same data dir, no learner join, nothing moved aside, no " +
+			"cluster forced. The node whose peer is already handed over sets " + handover.ConditionCompleted + ", and the operator " +
+			"stops managing the membership. A run resumes where the node stands (after a reboot, say); tnfctl status shows the " +
+			"step and why it waits. Running it again after it completed changes nothing.",
+		Example: "  tnfctl handover\n  systemctl status tnf-handover.service",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			nc, err := nf.load()
+			if err != nil {
+				return err
+			}
+			e, err := loadEtcdNodes(nf)
+			if err != nil {
+				return err
+			}
+			op, err := handover.NewOperator(kubeconfig)
+			if err != nil {
+				return err
+			}
+			o.StaticPodManifest, o.Out, o.Interval = e.agent.StaticPodManifest, cmd.OutOrStdout(), handoverInterval
+			self, peer := nc.Self.Name, nc.Peer.Name
+			tools := pcmk.Tools{}
+			n := handover.Node{
+				Name:        self,
+				EtcdHealthy: e.twoVoters,
+				BusyPort:    e.agent.BusyPort,
+				Roles: func(ctx context.Context) (string, string, error) {
+					st, err := tools.Status(ctx)
+					if err != nil {
+						return "", "", err
+					}
+					return st.Role(etcdResource, self), st.Role(etcdResource, peer), nil
+				},
+				Refresh: func(ctx context.Context) error {
+					_, err := tools.Run(ctx, "crm_resource", "--refresh", "--resource", etcdResource, "--node", self)
+					return err
+				},
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return handover.Run(ctx, o, n, op)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", handover.DefaultKubeconfig, "credential for the API: a token bound to ClusterRole "+handover.ClusterRoleName+" only")
+	f.DurationVar(&o.Wait, "wait", 30*time.Minute, "longest wait of each step")
+	f.StringVar(&o.StateFile, "state-file", handover.StateFile, "where the handover's step is kept for tnfctl status")
+	hide(cmd, "state-file")
+	return cmd
+}
+
+// twoVoters says why etcd is not two voting members with a leader ("" when it is), from
+// whichever node answers.
+func (e etcdNodes) twoVoters(ctx context.Context) (string, error) {
+	cli, err := e.client()
+	if err != nil {
+		return "", err
+	}
+	defer cli.Close()
+	rctx, cancel := context.WithTimeout(ctx, etcdRequestTimeout)
+	defer cancel()
+	list, err := cli.MemberList(rctx)
+	if err != nil {
+		return "etcd's member list: " + err.Error(), nil
+	}
+	voters := 0
+	for _, m := range list.Members {
+		if !m.IsLearner {
+			voters++
+		}
+	}
+	if voters != 2 || len(list.Members) != 2 {
+		return fmt.Sprintf("etcd has %d members, %d of them voting; the handover needs two voters", len(list.Members), voters), nil
+	}
+	for _, ep := range e.endpoints {
+		st, err := cli.Status(rctx, ep)
+		if err != nil {
+			return "etcd at " + ep + ": " + err.Error(), nil
+		}
+		if st.Leader == 0 {
+			return "etcd at " + ep + " has no leader", nil
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,213 @@
+// Package handover is `tnfctl handover`: from the installer's etcd (the etcd container of the
+// cluster-etcd-operator's static pod, serving the cluster's data on both nodes) to the etcd
+// agent's, on the same data dir, with the same cluster and member IDs, one node at a time,
+// through the operator's own handshake. Each node runs it; it never stops or starts etcd
+// itself: the operator takes the container out of the static pod, the kubelet stops it, and
+// the agent starts the member again (decision.Input.Installer and Counted).
+package handover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
+)
+
+// StateFile is where this node's handover stands, for tnfctl status (JSON, State).
+const StateFile = "/var/lib/tnf/handover.json"
+
+// DefaultKubeconfig is the handover's credential: a token bound to ClusterRole() only.
+const DefaultKubeconfig = "/etc/tnf/secrets/handover.kubeconfig"
+
+// The steps, in order.
+const (
+	StepHealthy   = "control-plane-healthy" // both members vote, one leads, the API answers
+	StepTold      = "operator-told"         // ExternalEtcdReadyForTransition set
+	StepInstaller = "installer-etcd-gone"   // the static pod has no etcd container here
+	StepAgent     = "agent-etcd-serving"    // the agent's member serves here, promoted
+	StepDone      = "done"                  // ExternalEtcdHasCompletedTransition set, or left to the peer
+)
+
+// State is where this node's handover stands: the step it waits for, since when, and why it
+// still waits.
+type State struct {
+	Step    string    `json:"step"`
+	Since   time.Time `json:"since"`
+	Waiting string    `json:"waiting,omitempty"`
+}
+
+// ReadState reads the state file; ok is false when this node never ran a handover.
+func ReadState(path string) (s State, ok bool, err error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return s, false, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &s)
+	}
+	if err != nil {
+		return s, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, true, nil
+}
+
+// Node is what the handover needs to know of this node; tnfctl gives the real ones.
+type Node struct {
+	Name string
+	// EtcdHealthy says why the etcd cluster is not two voters with a leader ("" when it is).
+	EtcdHealthy func(context.Context) (string, error)
+	// Roles is the etcd resource's role on this node and on the peer ("Promoted"…).
+	Roles func(context.Context) (self, peer string, err error)
+	// BusyPort is the first of this node's etcd ports something listens on ("" when free).
+	BusyPort func() string
+	// Refresh has Pacemaker probe the etcd resource on this node now, so the agent decides at
+	// once instead of at its next monitor.
+	Refresh func(context.Context) error
+}
+
+// Options tune a run.
+type Options struct {
+	StaticPodManifest string
+	StateFile         string
+	Wait              time.Duration // longest wait of each step
+	Interval          time.Duration // how often a waiting step looks again
+	Out               io.Writer
+}
+
+// Run hands this node's etcd over, or resumes where an earlier run stopped (a reboot, a power
+// cut): every step is read from the node and the API, not from the state file, which only
+// reports. It returns when this node's etcd is the agent's, or with why it stopped waiting.
+func Run(ctx context.Context, o Options, n Node, op *Operator) error {
+	s := &stepper{o: o}
+	if st, ok, err := ReadState(o.StateFile); err != nil {
+		return err
+	} else if ok && st.Step == StepDone {
+		fmt.Fprintf(o.Out, "handover: done since %s\n", st.Since.Format(time.RFC3339))
+		return nil
+	}
+	installer, err := staticpod.InstallerEtcd(o.StaticPodManifest)
+	if err != nil {
+		return err
+	}
+	if installer {
+		if err := s.wait(ctx, StepHealthy, func(ctx context.Context) (string, error) {
+			why, err := n.EtcdHealthy(ctx)
+			if why != "" || err != nil {
+				return why, err
+			}
+			if err := op.Ready(ctx); err != nil {
+				return "the API does not answer its readiness check: " + err.Error(), nil
+			}
+			return "", nil
+		}); err != nil {
+			return err
+		}
+		if err := s.wait(ctx, StepTold, func(ctx context.Context) (string, error) {
+			if err := op.SetTrue(ctx, ConditionReady, ReasonReady, "Pacemaker's etcd agent is ready to take over the etcd container"); err != nil {
+				return "setting " + ConditionReady + ": " + err.Error(), nil
+			}
+			return "", nil
+		}); err != nil {
+			return err
+		}
+		if err := s.wait(ctx, StepInstaller, func(context.Context) (string, error) {
+			installer, err := staticpod.InstallerEtcd(o.StaticPodManifest)
+			if installer || err != nil {
+				// The operator acts on the condition on a DualReplica cluster only
+				// (ceohelpers.IsExternalEtcdCluster): elsewhere this wait never ends, and says so.
+				return "the operator has not rolled out the static pod without etcd on this node yet " +
+					"(it does so on a DualReplica cluster only)", err
+			}
+			if port := n.BusyPort(); port != "" {
+				return "the installer's etcd still holds " + port + " (the kubelet stops its container)", nil
+			}
+			return "", nil
+		}); err != nil {
+			return err
+		}
+		if err := n.Refresh(ctx); err != nil {
+			fmt.Fprintf(o.Out, "handover: the agent decides at its next monitor (refresh failed: %v)\n", err)
+		}
+	}
+	peerPromoted := false
+	if err := s.wait(ctx, StepAgent, func(ctx context.Context) (string, error) {
+		self, peer, err := n.Roles(ctx)
+		if err != nil {
+			return "Pacemaker does not answer: " + err.Error(), nil
+		}
+		peerPromoted = peer == "Promoted"
+		if self != "Promoted" {
+			return "the agent's etcd is " + self + " here", nil
+		}
+		return n.EtcdHealthy(ctx)
+	}); err != nil {
+		return err
+	}
+	if peerPromoted {
+		if err := s.wait(ctx, StepDone, func(ctx context.Context) (string, error) {
+			if err := op.SetTrue(ctx, ConditionCompleted, ReasonCompleted, "Pacemaker runs etcd on both nodes"); err != nil {
+				return "setting " + ConditionCompleted + ": " + err.Error(), nil
+			}
+			return "", nil
+		}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(o.Out, "handover: %s: left to the peer, whose etcd is handed over last\n", ConditionCompleted)
+	}
+	return s.record(State{Step: StepDone, Since: time.Now().UTC()})
+}
+
+// stepper runs the steps and records where the node stands.
+type stepper struct {
+	o Options
+}
+
+// wait records step as the one this node waits for, then polls check (it says why it still
+// waits, "" when the step is reached) for at most Options.Wait. An error of check ends the run.
+func (s *stepper) wait(ctx context.Context, step string, check func(context.Context) (string, error)) error {
+	st := State{Step: step, Since: time.Now().UTC()}
+	wctx, cancel := context.WithTimeout(ctx, s.o.Wait)
+	defer cancel()
+	err := poll.Every(wctx, s.o.Interval, func(ctx context.Context) (bool, error) {
+		why, err := check(ctx)
+		if err != nil || why == "" {
+			return true, err
+		}
+		if why != st.Waiting {
+			st.Waiting = why
+			fmt.Fprintf(s.o.Out, "handover: %s: waiting: %s\n", step, why)
+			if err := s.record(st); err != nil {
+				return false, err
+			}
+		}
+		return false, nil
+	})
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("handover: %s: gave up after %v: %s", step, s.o.Wait, st.Waiting)
+	}
+	if err != nil {
+		return fmt.Errorf("handover: %s: %w", step, err)
+	}
+	fmt.Fprintf(s.o.Out, "handover: %s: reached\n", step)
+	return nil
+}
+
+func (s *stepper) record(st State) error {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.o.StateFile), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(s.o.StateFile, append(data, '\n'), 0o644)
+}

@@ -1,0 +1,289 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
+	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/crdvalidate"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
+)
+
+// handoverUser is tnf-handover.service's identity: a token bound to handover.ClusterRole() only,
+// so a step that needed more would fail here.
+const handoverUser = "tnf-handover"
+
+// etcdCRD is the cluster-etcd-operator's Etcd CRD, in the openshift/api module.
+const etcdCRD = "operator/v1/zz_generated.crd-manifests/0000_12_etcd_01_etcds-Default.crd.yaml"
+
+// newInstalledCluster is newAPICluster as the installer leaves a two-node cluster when the layer
+// arrives: on each node etcd runs as the cluster-etcd-operator's static pod (its etcd container
+// run by a stand-in kubelet from /etc/kubernetes/manifests/etcd-pod.yaml), the two members one
+// cluster created by the installer, and tnf-handover.service runs after setup.
+func newInstalledCluster(t testing.TB) *cluster {
+	c := newAPICluster(t, nil)
+	for _, name := range c.nodes {
+		n := c.layout.Nodes[name]
+		c.write(n.path("disk", strings.TrimPrefix(etcdnode.DefaultStaticPodManifest, "/")), c.installerPod(name, true), 0o644)
+		n.StaticPods = etcdnode.DefaultStaticPodManifest
+		n.Handover = []string{filepath.Join(c.bin, "tnfctl"), "handover", "--kubeconfig", pkiDir + "/handover.kubeconfig"}
+		c.layout.Nodes[name] = n
+	}
+	data, _ := json.Marshal(c.layout)
+	c.write(filepath.Join(c.dir, "layout.json"), data, 0o644)
+	return c
+}
+
+// installerPod is the static pod the operator's installer writes for node, reduced to what the
+// handover depends on: the etcd container (the member the installer created, with the same
+// name, URLs, data dir and certificates the agent uses; withEtcd false is the revision the
+// operator rolls out once ExternalEtcdReadyForTransition is set) and two of the containers that
+// stay in the pod (not run here).
+func (c *cluster) installerPod(node string, withEtcd bool) []byte {
+	pki := func(f string) string { return pkiDir + "/" + f }
+	tls := &etcdrun.TLS{CertFile: pki("etcd-serving.crt"), KeyFile: pki("etcd-serving.key"), TrustedCAFile: pki("ca.crt"),
+		PeerCertFile: pki("etcd-serving.crt"), PeerKeyFile: pki("etcd-serving.key"), PeerTrustedCAFile: pki("ca.crt")}
+	peerURL := func(n string) string { return "https://" + c.ip[n] + ":2380" }
+	spec := etcdrun.Spec{Name: node, DataDir: "/var/lib/etcd", ClientURLs: []string{c.etcdURL(node)}, PeerURL: peerURL(node),
+		InitialCluster: map[string]string{"node1": peerURL("node1"), "node2": peerURL("node2")}, ClusterState: "new", TLS: tls,
+		ExtraArgs: []string{"--initial-cluster-token=installer"}}
+	stay := func(name string) corev1.Container {
+		return corev1.Container{Name: name, Image: "stand-in", Command: []string{"sleep", "infinity"}}
+	}
+	containers := []corev1.Container{stay("etcdctl")}
+	if withEtcd {
+		containers = append(containers, corev1.Container{Name: staticpod.EtcdContainer, Image: "stand-in", Command: []string{testbin.Etcd(c.t)}, Args: spec.Args()})
+	}
+	containers = append(containers, stay("etcd-readyz"))
+	grace := int64(30)
+	pod := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "openshift-etcd", Labels: map[string]string{"app": "etcd"}},
+		Spec:       corev1.PodSpec{Containers: containers, HostNetwork: true, TerminationGracePeriodSeconds: &grace}}
+	data, err := json.Marshal(pod)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return data
+}
+
+// rollOutWithoutEtcd is the stand-in for the operator's rollout of the revision without the
+// etcd container on node: its installer replaces the static pod manifest (atomically).
+func (c *cluster) rollOutWithoutEtcd(node string) {
+	c.t.Helper()
+	h := c.layout.Nodes[node].holder()
+	if h == 0 {
+		c.t.Fatalf("%s is off", node)
+	}
+	path := filepath.Join(fmt.Sprintf("/proc/%d/root", h), etcdnode.DefaultStaticPodManifest)
+	if err := fsutil.WriteFileAtomic(path, c.installerPod(node, false), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Logf("%s: the operator's stand-in rolled out the static pod without etcd", node)
+}
+
+// registerOperator makes the API what the cluster-etcd-operator makes it: its Etcd CRD
+// (OpenShift's own manifest), the Etcd object "cluster" with EtcdRunningInCluster, and the
+// handover's ClusterRole bound to tnf-handover.service's identity, as an administrator applies it.
+func (c *cluster) registerOperator() dynamic.ResourceInterface {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := c.restConfig("node1")
+	dir, err := crdvalidate.OpenShiftAPIDir()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(etcdCRD)))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(data, &crd); err != nil {
+		c.t.Fatal(err)
+	}
+	ext := apiextensionsclient.NewForConfigOrDie(cfg)
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	c.waitFor("the Etcd CRD established", time.Minute, func() (bool, string) {
+		got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(got.Status.Conditions)
+	})
+	etcds := dynamic.NewForConfigOrDie(cfg).Resource(handover.EtcdResource)
+	e := operatorv1.Etcd{TypeMeta: metav1.TypeMeta{APIVersion: "operator.openshift.io/v1", Kind: "Etcd"}, ObjectMeta: metav1.ObjectMeta{Name: handover.EtcdName},
+		Spec: operatorv1.EtcdSpec{StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}}}}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&e)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	created, err := etcds.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := unstructured.SetNestedSlice(created.Object, []any{map[string]any{"type": "EtcdRunningInCluster", "status": "True",
+		"reason": "EnoughEtcdMembers", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)}}, "status", "conditions"); err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := etcds.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	cs := c.apiClient("node1")
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, handover.ClusterRole(), metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: handover.ClusterRoleName},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: handover.ClusterRoleName},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: handoverUser}}}, metav1.CreateOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return etcds
+}
+
+// conditionTrue says whether the Etcd object's condition is True.
+func (c *cluster) conditionTrue(etcds dynamic.ResourceInterface, condition string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	u, err := etcds.Get(ctx, handover.EtcdName, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, cond := range conds {
+		m, _ := cond.(map[string]any)
+		if m["type"] == condition && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// etcdIdentity is the cluster ID and the member IDs by name, read through node's member.
+func (c *cluster) etcdIdentity(node string) (uint64, map[string]uint64) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	list, err := c.etcdClient(node).MemberList(ctx)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ids := map[string]uint64{}
+	for _, m := range list.Members {
+		if m.IsLearner {
+			c.t.Fatalf("%s is a learner", m.Name)
+		}
+		ids[m.Name] = m.ID
+	}
+	return list.Header.ClusterId, ids
+}
+
+// waitHandedOver waits until node's tnf-handover.service is done: the agent's member serves
+// there, promoted, beside a voting peer with a leader.
+func (c *cluster) waitHandedOver(node string) {
+	c.t.Helper()
+	c.waitFor(node+"'s handover done", settle, func() (bool, string) {
+		st, ok, err := handover.ReadState(c.layout.Nodes[node].path("disk", "var-lib", "tnf", "handover.json"))
+		return err == nil && ok && st.Step == handover.StepDone, fmt.Sprint(st, err)
+	})
+}
+
+// TestHandover: a cluster as the installer leaves it (etcd in the operator's static pod on both
+// nodes) gets the layer; a writer creates objects through node1's API and informers watch through
+// both. tnf-handover.service tells the operator, whose stand-in rolls the static pod out without
+// etcd, node1 then node2; each node's agent starts the same member on the same data. Every
+// acknowledged object reaches both informers without a relist, the cluster and member IDs are
+// those the installer made, nothing was moved aside, forced or joined, and each node's write gap
+// is logged.
+func TestHandover(t *testing.T) {
+	t.Parallel()
+	c := newInstalledCluster(t)
+	c.power("on", "node1")
+	c.power("on", "node2")
+	for _, n := range c.nodes {
+		c.waitAPIReady(n)
+	}
+	// Behind the installer's etcd the agent waits: started, not promoted, on both.
+	c.waitRoles("node1", map[string]string{"node1": "Unpromoted", "node2": "Unpromoted"})
+	c.registerNodes()
+	clusterID, members := c.etcdIdentity("node1")
+	etcdWrites := c.writing()
+	apiWrites := c.startAPIClients("handover", "node1")
+	logs := c.agentLogSizes()
+	etcds := c.registerOperator()
+
+	c.waitFor("tnf-handover.service set "+handover.ConditionReady, settle, func() (bool, string) {
+		return c.conditionTrue(etcds, handover.ConditionReady), ""
+	})
+	gaps := map[string]time.Duration{}
+	for _, node := range c.nodes {
+		began := time.Now()
+		c.rollOutWithoutEtcd(node)
+		// The operator's installer rolls the next node once this one's static pod is ready: its
+		// etcd-readyz container reads the local member, which is now the agent's.
+		c.waitHandedOver(node)
+		c.waitWrites(apiWrites.writer, node+" handed over, through the API")
+		gaps[node] = apiWrites.LongestGap(began, time.Now())
+		c.t.Logf("%s handed over: longest API write gap %v, etcd's %v", node, gaps[node].Round(time.Millisecond),
+			etcdWrites.LongestGap(began, time.Now()).Round(time.Millisecond))
+	}
+	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
+		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
+	})
+
+	relists := c.stopAPIClients(apiWrites)
+	c.stopAndCheck(etcdWrites)
+	for node, n := range relists {
+		if n > 0 {
+			t.Errorf("%s's informer relisted %d times during the handover", node, n)
+		}
+	}
+	afterID, afterMembers := c.etcdIdentity("node2")
+	if afterID != clusterID || fmt.Sprint(afterMembers) != fmt.Sprint(members) {
+		t.Errorf("etcd after the handover: cluster %x, members %x; the installer's: cluster %x, members %x", afterID, afterMembers, clusterID, members)
+	}
+	decisions := c.agentLogsSince(logs)
+	for _, bad := range []string{"decision=join-as-learner", "decision=force-new-cluster", "decision=new-cluster", "decision=restore-new-cluster"} {
+		if strings.Contains(decisions, bad) {
+			t.Errorf("the agent logged %q during the handover", bad)
+		}
+	}
+	for _, node := range c.nodes {
+		entries, _ := os.ReadDir(c.layout.Nodes[node].path("disk", "var-lib"))
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "etcd") && e.Name() != "etcd" {
+				t.Errorf("%s: %s beside the data dir: data was moved aside", node, e.Name())
+			}
+		}
+	}
+}
