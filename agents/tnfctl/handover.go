@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
@@ -55,6 +56,7 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 			tools := pcmk.Tools{}
 			n := handover.Node{
 				Name:        self,
+				Setup:       nodesetup.State,
 				EtcdHealthy: e.twoVoters,
 				BusyPort:    e.agent.BusyPort,
 				Roles: func(ctx context.Context) (string, string, error) {

@@ -4,10 +4,13 @@ package cluster_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -286,4 +289,93 @@ func TestHandover(t *testing.T) {
 			}
 		}
 	}
+}
+
+// operatorPacemaker writes on both nodes' disks the Pacemaker cluster the cluster-etcd-operator's
+// setup job makes on a DualReplica cluster, with the pcs commands it runs (pkg/tnf/pkg/pcs), run
+// offline: `pcs cluster setup TNF`, the kubelet clone, etcd through the field's agent
+// (ocf:heartbeat:podman-etcd, which Debian's resource-agents predates: created with --force and
+// never run here) and their constraints. Its fence devices are left out: nothing here needs
+// them. It returns the corosync.conf it wrote.
+func (c *cluster) operatorPacemaker() []byte {
+	c.t.Helper()
+	dir := c.t.TempDir()
+	conf, cib := filepath.Join(dir, "corosync.conf"), filepath.Join(dir, "cib.xml")
+	c.must("pcs", "cluster", "setup", "TNF", "node1", "addr="+c.ip["node1"], "node2", "addr="+c.ip["node2"], "--corosync_conf", conf)
+	c.write(cib, []byte(c.must("cibadmin", "--empty")), 0o600)
+	for _, args := range [][]string{
+		{"property", "set", "start-failure-is-fatal=false"},
+		{"resource", "create", "kubelet", "systemd:kubelet", "op", "start", "timeout=180s", "start-delay=15s", "clone", "meta", "interleave=true", "migration-threshold=60", "--force"},
+		{"resource", "create", "etcd", "ocf:heartbeat:podman-etcd", "node_ip_map=node1:" + c.ip["node1"] + ";node2:" + c.ip["node2"], "drop_in_dependency=true",
+			"clone", "interleave=true", "notify=true", "meta", "migration-threshold=60", "--force"},
+		{"constraint", "order", "kubelet-clone", "then", "etcd-clone"},
+		{"constraint", "colocation", "add", "etcd-clone", "with", "kubelet-clone"},
+	} {
+		c.must(append([]string{"pcs", "-f", cib}, args...)...)
+	}
+	confData, cibData := []byte(readFile(conf)), []byte(readFile(cib))
+	hacluster, err := user.Lookup("hacluster")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(hacluster.Uid)
+	gid, _ := strconv.Atoi(hacluster.Gid)
+	for _, name := range c.nodes {
+		n := c.layout.Nodes[name]
+		key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(readFile(n.path("disk", "etc", "tnf", "secrets", "corosync-authkey"))))
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		c.write(n.path("disk", "etc", "corosync", "corosync.conf"), confData, 0o644)
+		c.write(n.path("disk", "etc", "corosync", "authkey"), key, 0o400)
+		cibDir := n.path("disk", "var-lib", "pacemaker", "cib")
+		c.write(filepath.Join(cibDir, "cib.xml"), cibData, 0o600)
+		for _, p := range []string{filepath.Join(cibDir, "cib.xml"), cibDir} {
+			if err := os.Chown(p, uid, gid); err != nil {
+				c.t.Fatal(err)
+			}
+		}
+	}
+	return confData
+}
+
+// TestOperatorClusterRefused: on a DualReplica cluster the cluster-etcd-operator's own jobs have
+// set Pacemaker up; the layer arrives. tnfctl setup refuses on both nodes and says why, writes
+// nothing, and the handover never tells the operator anything: the operator's cluster and the
+// installer's etcd go on, and the API writer's acknowledged writes are all there.
+func TestOperatorClusterRefused(t *testing.T) {
+	t.Parallel()
+	c := newInstalledCluster(t)
+	conf := c.operatorPacemaker()
+	c.power("on", "node1")
+	c.power("on", "node2")
+	for _, n := range c.nodes {
+		c.waitAPIReady(n)
+	}
+	etcds := c.registerOperator()
+	etcdWrites := c.writing()
+	apiWrites := c.startAPIClients("refused", "node1")
+	began := time.Now()
+	for _, node := range c.nodes {
+		c.waitState(node, "setup-failed")
+		c.waitFor(node+"'s handover waits for the layer's setup, saying why", settle, func() (bool, string) {
+			st, ok, err := handover.ReadState(c.layout.Nodes[node].path("disk", "var-lib", "tnf", "handover.json"))
+			return err == nil && ok && st.Step == handover.StepSetup && strings.Contains(st.Waiting, "cluster-etcd-operator's two-node jobs"), fmt.Sprint(st, err)
+		})
+		if got := readFile(c.layout.Nodes[node].path("disk", "etc", "corosync", "corosync.conf")); got != string(conf) {
+			t.Errorf("%s: the operator's corosync.conf was changed:\n%s", node, got)
+		}
+	}
+	resources, err := c.run("node1", "cibadmin", "--query", "--scope", "resources")
+	if err != nil || !strings.Contains(resources, `type="podman-etcd"`) || strings.Contains(resources, `provider="tnf"`) || strings.Contains(resources, "fence-node") {
+		t.Errorf("the CIB's resources are not the operator's alone (%v):\n%s", err, resources)
+	}
+	if c.conditionTrue(etcds, handover.ConditionReady) {
+		t.Errorf("%s was set on a cluster the layer refused", handover.ConditionReady)
+	}
+	c.waitWrites(apiWrites.writer, "the layer refused, through the API")
+	c.t.Logf("while the layer refused: longest API write gap %v, etcd's %v", apiWrites.LongestGap(began, time.Now()).Round(time.Millisecond),
+		etcdWrites.LongestGap(began, time.Now()).Round(time.Millisecond))
+	c.stopAPIClients(apiWrites)
+	c.stopAndCheck(etcdWrites)
 }

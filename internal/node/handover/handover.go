@@ -19,6 +19,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 )
 
 // StateFile is where this node's handover stands, for tnfctl status (JSON, State).
@@ -29,6 +30,7 @@ const DefaultKubeconfig = "/etc/tnf/secrets/handover.kubeconfig"
 
 // The steps, in order.
 const (
+	StepSetup     = "layer-set-up"          // tnfctl setup completed here
 	StepHealthy   = "control-plane-healthy" // both members vote, one leads, the API answers
 	StepTold      = "operator-told"         // ExternalEtcdReadyForTransition set
 	StepInstaller = "installer-etcd-gone"   // the static pod has no etcd container here
@@ -62,6 +64,9 @@ func ReadState(path string) (s State, ok bool, err error) {
 // Node is what the handover needs to know of this node; tnfctl gives the real ones.
 type Node struct {
 	Name string
+	// Setup is where tnfctl setup stands here (nodesetup.State): nothing is handed over to a
+	// Pacemaker the layer did not set up.
+	Setup func() (state, reason string)
 	// EtcdHealthy says why the etcd cluster is not two voters with a leader ("" when it is).
 	EtcdHealthy func(context.Context) (string, error)
 	// Roles is the etcd resource's role on this node and on the peer ("Promoted"…).
@@ -98,6 +103,18 @@ func Run(ctx context.Context, o Options, n Node, op *Operator) error {
 		return err
 	}
 	if installer {
+		if err := s.wait(ctx, StepSetup, func(context.Context) (string, error) {
+			switch state, reason := n.Setup(); state {
+			case nodesetup.StateDone:
+				return "", nil
+			case nodesetup.StateFailed:
+				return "tnfctl setup failed here: " + reason, nil
+			default:
+				return "tnfctl setup has not completed here (" + state + ")", nil
+			}
+		}); err != nil {
+			return err
+		}
 		if err := s.wait(ctx, StepHealthy, func(ctx context.Context) (string, error) {
 			why, err := n.EtcdHealthy(ctx)
 			if why != "" || err != nil {

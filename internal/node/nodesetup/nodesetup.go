@@ -109,6 +109,12 @@ func run(ctx context.Context, o Options) error {
 		o.Services = DetectServices()
 	}
 	step := func(name, result string) { fmt.Fprintf(o.Out, "setup: %s: %s\n", name, result) }
+	// Before anything is written: a cluster someone else set up on this node stays as it is.
+	if why, err := foreignCluster(CorosyncConf, filepath.Join(pcmk.CIBDir, "cib.xml"), cfg.ClusterName); err != nil {
+		return err
+	} else if why != "" {
+		return errors.New(why)
+	}
 
 	conf, err := pcsconfig.Corosync(cfg)
 	if err != nil {
