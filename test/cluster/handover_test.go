@@ -33,6 +33,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/crdvalidate"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
+	"github.com/tnf-layer/tnf-layer/test/logline"
 )
 
 // handoverUser is tnf-handover.service's identity: a token bound to handover.ClusterRole() only,
@@ -221,6 +222,20 @@ func (c *cluster) waitHandedOver(node string) {
 	})
 }
 
+// firstLaunch is when node's agent first launched etcd (its log), zero when it did not.
+func (c *cluster) firstLaunch(node string) time.Time {
+	for _, line := range strings.Split(readFile(c.pacemakerLog(node)), "\n") {
+		i := strings.Index(line, "time=")
+		if i < 0 || !strings.Contains(line, `msg="launching etcd"`) {
+			continue
+		}
+		if at, ok := logline.AgentTime(line[i:]); ok {
+			return at
+		}
+	}
+	return time.Time{}
+}
+
 // TestHandover: a cluster as the installer leaves it (etcd in the operator's static pod on both
 // nodes) gets the layer; a writer creates objects through node1's API and informers watch through
 // both. tnf-handover.service tells the operator, whose stand-in rolls the static pod out without
@@ -248,6 +263,16 @@ func TestHandover(t *testing.T) {
 	c.waitFor("tnf-handover.service set "+handover.ConditionReady, settle, func() (bool, string) {
 		return c.conditionTrue(etcds, handover.ConditionReady), ""
 	})
+	// Until the operator acts, each node waits and says why.
+	for _, node := range c.nodes {
+		c.waitFor(node+"'s handover waits for the operator", settle, func() (bool, string) {
+			st, ok, err := handover.ReadState(c.layout.Nodes[node].path("disk", "var-lib", "tnf", "handover.json"))
+			return err == nil && ok && st.Step == handover.StepInstaller && strings.Contains(st.Waiting, "operator has not rolled out"), fmt.Sprint(st, err)
+		})
+		if out, _, err := c.statusRun(node); err != nil || !strings.Contains(out, "Handover:  waiting for "+handover.StepInstaller) {
+			t.Errorf("tnfctl status on %s (%v) does not say where the handover waits:\n%s", node, err, out)
+		}
+	}
 	gaps := map[string]time.Duration{}
 	for _, node := range c.nodes {
 		began := time.Now()
@@ -274,6 +299,14 @@ func TestHandover(t *testing.T) {
 	afterID, afterMembers := c.etcdIdentity("node2")
 	if afterID != clusterID || fmt.Sprint(afterMembers) != fmt.Sprint(members) {
 		t.Errorf("etcd after the handover: cluster %x, members %x; the installer's: cluster %x, members %x", afterID, afterMembers, clusterID, members)
+	}
+	// The installer's etcd takes seconds to stop (it hands its leadership over first): the
+	// agent's member starts only once it is gone.
+	for _, node := range c.nodes {
+		stopped, launched := c.kubeletStoppedEtcd(node), c.firstLaunch(node)
+		if stopped.IsZero() || launched.Before(stopped) {
+			t.Errorf("%s: the agent launched etcd at %v, the installer's stopped at %v", node, launched, stopped)
+		}
 	}
 	decisions := c.agentLogsSince(logs)
 	for _, bad := range []string{"decision=join-as-learner", "decision=force-new-cluster", "decision=new-cluster", "decision=restore-new-cluster"} {
@@ -344,6 +377,7 @@ func (c *cluster) operatorPacemaker() []byte {
 // nothing, and the handover never tells the operator anything: the operator's cluster and the
 // installer's etcd go on, and the API writer's acknowledged writes are all there.
 func TestOperatorClusterRefused(t *testing.T) {
+	onlyInClusterTest(t)
 	t.Parallel()
 	c := newInstalledCluster(t)
 	conf := c.operatorPacemaker()

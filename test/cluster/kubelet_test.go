@@ -7,11 +7,35 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 )
+
+const (
+	kubeletLogPrefix = "stand-in kubelet: "
+	kubeletStopped   = "stopped the etcd container: the manifest no longer has it"
+)
+
+// kubeletStoppedEtcd is when node's stand-in kubelet last stopped the etcd container (its log),
+// zero when it did not.
+func (c *cluster) kubeletStoppedEtcd(node string) time.Time {
+	var at time.Time
+	for _, line := range strings.Split(readFile(c.layout.Nodes[node].path("log", "kubelet.out")), "\n") {
+		stamp, ok := strings.CutPrefix(line, kubeletLogPrefix)
+		if !ok || !strings.HasSuffix(stamp, kubeletStopped) {
+			continue
+		}
+		t, err := time.Parse("2006/01/02 15:04:05.000000", strings.TrimSpace(strings.TrimSuffix(stamp, kubeletStopped)))
+		if err != nil {
+			c.t.Fatalf("%s's stand-in kubelet log: %q: %v", node, line, err)
+		}
+		at = t
+	}
+	return at
+}
 
 // kubeletCommand is the stand-in kubelet (the real one needs cri-o and a container image):
 // `tnf-kubelet MANIFEST`, run inside a node. While the static pod manifest has an etcd
@@ -24,7 +48,8 @@ func kubeletCommand(args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: tnf-kubelet MANIFEST")
 	}
-	log.SetPrefix("stand-in kubelet: ")
+	log.SetPrefix(kubeletLogPrefix)
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds | log.LUTC)
 	var etcd *exec.Cmd
 	exited := make(chan struct{})
 	running := func() bool {
@@ -65,7 +90,7 @@ func kubeletCommand(args []string) error {
 				_ = etcd.Process.Kill()
 				<-exited
 			}
-			log.Printf("stopped the etcd container: the manifest no longer has it")
+			log.Print(kubeletStopped)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
