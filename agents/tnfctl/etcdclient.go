@@ -37,12 +37,15 @@ func loadEtcdNodes(nf *nodeFlags) (etcdNodes, error) {
 }
 
 // client is an etcd client on both nodes' endpoints, with the agent's credentials.
-func (e etcdNodes) client() (*clientv3.Client, error) {
+func (e etcdNodes) client() (*clientv3.Client, error) { return e.clientOf(e.endpoints...) }
+
+// clientOf is an etcd client on the given endpoints, with the agent's credentials.
+func (e etcdNodes) clientOf(endpoints ...string) (*clientv3.Client, error) {
 	tlsConfig, err := e.agent.TLSClientConfig()
 	if err != nil {
 		return nil, err
 	}
-	return clientv3.New(clientv3.Config{Endpoints: e.endpoints, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	return clientv3.New(clientv3.Config{Endpoints: endpoints, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 }
 
 // etcdRequestTimeout bounds one request to etcd from gather.

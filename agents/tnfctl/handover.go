@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
@@ -66,6 +67,17 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 					}
 					return st.Role(etcdResource, self), st.Role(etcdResource, peer), nil
 				},
+				PeerFencedAfter: func(ctx context.Context, t time.Time) (bool, error) {
+					st, err := tools.Status(ctx)
+					return err == nil && st.Fencing.SucceededAfter(peer, t), err
+				},
+				PeerServesWithout: func(ctx context.Context) (string, error) {
+					st, err := tools.Status(ctx)
+					if err != nil || st.Role(etcdResource, peer) != "Promoted" {
+						return "", err
+					}
+					return e.peerWithout(ctx, self)
+				},
 				Refresh: func(ctx context.Context) error {
 					_, err := tools.Run(ctx, "crm_resource", "--refresh", "--resource", etcdResource, "--node", self)
 					return err
@@ -80,7 +92,8 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 	f.StringVar(&kubeconfig, "kubeconfig", handover.DefaultKubeconfig, "credential for the API: a token bound to ClusterRole "+handover.ClusterRoleName+" only")
 	f.DurationVar(&o.Wait, "wait", 30*time.Minute, "longest wait of each step")
 	f.StringVar(&o.StateFile, "state-file", handover.StateFile, "where the handover's step is kept for tnfctl status")
-	hide(cmd, "state-file")
+	f.StringVar(&o.ToldFile, "told-file", handover.ToldFile, "where the time this node told the operator is kept")
+	hide(cmd, "state-file", "told-file")
 	return cmd
 }
 
@@ -117,4 +130,28 @@ func (e etcdNodes) twoVoters(ctx context.Context) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// peerWithout says why the peer's etcd runs without a member named self ("" when it has one):
+// read from the peer's member alone, not linearizable (the local etcd may be the installer's,
+// failing to rejoin).
+func (e etcdNodes) peerWithout(ctx context.Context, self string) (string, error) {
+	cli, err := e.clientOf(e.agent.ClientURL(e.agent.PeerIP))
+	if err != nil {
+		return "", err
+	}
+	defer cli.Close()
+	rctx, cancel := context.WithTimeout(ctx, etcdRequestTimeout)
+	defer cancel()
+	list, err := etcdserverpb.NewClusterClient(cli.ActiveConnection()).MemberList(rctx, &etcdserverpb.MemberListRequest{Linearizable: false})
+	if err != nil {
+		return "", err
+	}
+	for _, m := range list.Members {
+		if m.Name == self {
+			return "", nil
+		}
+	}
+	return fmt.Sprintf("the peer's etcd agent serves (cluster %x) without a member of this node: it ran alone while this node was away, "+
+		"so the installer's etcd here can never rejoin; the agent joins the peer instead", list.Header.ClusterId), nil
 }

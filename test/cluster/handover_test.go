@@ -413,3 +413,96 @@ func TestOperatorClusterRefused(t *testing.T) {
 	c.stopAPIClients(apiWrites)
 	c.stopAndCheck(etcdWrites)
 }
+
+// handOverNode1 is an installed cluster up, the operator told, and node1 handed over while
+// node2 still runs the installer's etcd: the middle of the handover. It returns the Etcd
+// resource and a writer through etcd.
+func (c *cluster) handOverNode1() (dynamic.ResourceInterface, *writer) {
+	c.t.Helper()
+	c.power("on", "node1")
+	c.power("on", "node2")
+	for _, n := range c.nodes {
+		c.waitAPIReady(n)
+	}
+	c.registerNodes()
+	etcds := c.registerOperator()
+	c.waitFor("tnf-handover.service set "+handover.ConditionReady, settle, func() (bool, string) {
+		return c.conditionTrue(etcds, handover.ConditionReady), ""
+	})
+	w := c.writing()
+	c.rollOutWithoutEtcd("node1")
+	c.waitHandedOver("node1")
+	return etcds, w
+}
+
+// waitHandoverTookOut waits until node's tnf-handover.service took the etcd container out of the
+// static pod itself, and returns the reason it logged.
+func (c *cluster) waitHandoverTookOut(node string) string {
+	c.t.Helper()
+	var line string
+	c.waitFor(node+"'s handover took the installer's etcd out itself", settle, func() (bool, string) {
+		for _, l := range strings.Split(readFile(c.layout.Nodes[node].path("log", "handover.out")), "\n") {
+			if strings.Contains(l, "took the etcd container out of the static pod here") {
+				line = l
+				return true, ""
+			}
+		}
+		return false, ""
+	})
+	return line
+}
+
+// TestHandoverAgentNodeLost: in the middle of the handover (node1's etcd the agent's, node2's
+// still the installer's), node1 loses its power. The operator rolls nothing out without two
+// healthy members, so node2's tnf-handover.service, once node1 is fenced, takes the etcd
+// container out itself, and node2's agent serves alone: an ordinary failover. node1 comes back,
+// joins, and the handover completes on node2. Every acknowledged write is on both members.
+func TestHandoverAgentNodeLost(t *testing.T) {
+	onlyInClusterTest(t)
+	t.Parallel()
+	c := newInstalledCluster(t)
+	etcds, w := c.handOverNode1()
+	cut := time.Now()
+	c.power("off", "node1")
+	c.waitFenced("node2", "node1", 1)
+	c.t.Logf("node2: %s", c.waitHandoverTookOut("node2"))
+	c.waitRoles("node2", map[string]string{"node2": "Promoted"})
+	c.waitWrites(w, "node2 alone")
+	back, _ := w.BackAfter(cut)
+	c.t.Logf("node1's power cut mid-handover → etcd's writes back after %.1f s", back.Sub(cut).Seconds())
+	c.powerBackOn("node1")
+	c.waitRoles("node2", bothPromoted)
+	c.waitHandedOver("node2")
+	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
+		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
+	})
+	c.waitWrites(w, "both back")
+	c.stopAndCheck(w)
+}
+
+// TestHandoverInstallerNodeLost: in the middle of the handover, node2, whose etcd is still the
+// installer's, loses its power. node1 fences it and its agent serves alone (an ordinary
+// failover, which removes node2's member). node2 comes back: its installer etcd can never rejoin,
+// so its tnf-handover.service takes the container out itself, and its agent joins node1. The
+// handover completes; every acknowledged write is on both members.
+func TestHandoverInstallerNodeLost(t *testing.T) {
+	onlyInClusterTest(t)
+	t.Parallel()
+	c := newInstalledCluster(t)
+	etcds, w := c.handOverNode1()
+	cut := time.Now()
+	c.power("off", "node2")
+	c.waitFenced("node1", "node2", 1)
+	c.waitWrites(w, "node1 alone")
+	back, _ := w.BackAfter(cut)
+	c.t.Logf("node2's power cut mid-handover → etcd's writes back after %.1f s", back.Sub(cut).Seconds())
+	c.powerBackOn("node2")
+	c.t.Logf("node2: %s", c.waitHandoverTookOut("node2"))
+	c.waitRoles("node1", bothPromoted)
+	c.waitHandedOver("node2")
+	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
+		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
+	})
+	c.waitWrites(w, "both back")
+	c.stopAndCheck(w)
+}

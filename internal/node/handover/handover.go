@@ -25,6 +25,9 @@ import (
 // StateFile is where this node's handover stands, for tnfctl status (JSON, State).
 const StateFile = "/var/lib/tnf/handover.json"
 
+// ToldFile is when this node told the operator that the agent may take over.
+const ToldFile = "/var/lib/tnf/handover-told"
+
 // DefaultKubeconfig is the handover's credential: a token bound to ClusterRole() only.
 const DefaultKubeconfig = "/etc/tnf/secrets/handover.kubeconfig"
 
@@ -73,6 +76,11 @@ type Node struct {
 	Roles func(context.Context) (self, peer string, err error)
 	// BusyPort is the first of this node's etcd ports something listens on ("" when free).
 	BusyPort func() string
+	// PeerFencedAfter says whether Pacemaker fenced the peer after t.
+	PeerFencedAfter func(ctx context.Context, t time.Time) (bool, error)
+	// PeerServesWithout says why the peer's agent serves etcd without this node's member ("" when
+	// it does not, or cannot tell).
+	PeerServesWithout func(context.Context) (string, error)
 	// Refresh has Pacemaker probe the etcd resource on this node now, so the agent decides at
 	// once instead of at its next monitor.
 	Refresh func(context.Context) error
@@ -82,9 +90,11 @@ type Node struct {
 type Options struct {
 	StaticPodManifest string
 	StateFile         string
-	Wait              time.Duration // longest wait of each step
-	Interval          time.Duration // how often a waiting step looks again
-	Out               io.Writer
+	// ToldFile keeps when this node told the operator (the operator never takes it back).
+	ToldFile string
+	Wait     time.Duration // longest wait of each step
+	Interval time.Duration // how often a waiting step looks again
+	Out      io.Writer
 }
 
 // Run hands this node's etcd over, or resumes where an earlier run stopped (a reboot, a power
@@ -103,51 +113,7 @@ func Run(ctx context.Context, o Options, n Node, op *Operator) error {
 		return err
 	}
 	if installer {
-		if err := s.wait(ctx, StepSetup, func(context.Context) (string, error) {
-			switch state, reason := n.Setup(); state {
-			case nodesetup.StateDone:
-				return "", nil
-			case nodesetup.StateFailed:
-				return "tnfctl setup failed here: " + reason, nil
-			default:
-				return "tnfctl setup has not completed here (" + state + ")", nil
-			}
-		}); err != nil {
-			return err
-		}
-		if err := s.wait(ctx, StepHealthy, func(ctx context.Context) (string, error) {
-			why, err := n.EtcdHealthy(ctx)
-			if why != "" || err != nil {
-				return why, err
-			}
-			if err := op.Ready(ctx); err != nil {
-				return "the API does not answer its readiness check: " + err.Error(), nil
-			}
-			return "", nil
-		}); err != nil {
-			return err
-		}
-		if err := s.wait(ctx, StepTold, func(ctx context.Context) (string, error) {
-			if err := op.SetTrue(ctx, ConditionReady, ReasonReady, "Pacemaker's etcd agent is ready to take over the etcd container"); err != nil {
-				return "setting " + ConditionReady + ": " + err.Error(), nil
-			}
-			return "", nil
-		}); err != nil {
-			return err
-		}
-		if err := s.wait(ctx, StepInstaller, func(context.Context) (string, error) {
-			installer, err := staticpod.InstallerEtcd(o.StaticPodManifest)
-			if installer || err != nil {
-				// The operator acts on the condition on a DualReplica cluster only
-				// (ceohelpers.IsExternalEtcdCluster): elsewhere this wait never ends, and says so.
-				return "the operator has not rolled out the static pod without etcd on this node yet " +
-					"(it does so on a DualReplica cluster only)", err
-			}
-			if port := n.BusyPort(); port != "" {
-				return "the installer's etcd still holds " + port + " (the kubelet stops its container)", nil
-			}
-			return "", nil
-		}); err != nil {
+		if err := s.untilInstallerGone(ctx, n, op); err != nil {
 			return err
 		}
 		if err := n.Refresh(ctx); err != nil {
@@ -181,6 +147,113 @@ func Run(ctx context.Context, o Options, n Node, op *Operator) error {
 		fmt.Fprintf(o.Out, "handover: %s: left to the peer, whose etcd is handed over last\n", ConditionCompleted)
 	}
 	return s.record(State{Step: StepDone, Since: time.Now().UTC()})
+}
+
+// untilInstallerGone runs the steps up to the installer's etcd gone from this node: through the
+// operator's rollout once it was told, or taken out here when a node failed during the handover
+// (see takeOverWhy).
+func (s *stepper) untilInstallerGone(ctx context.Context, n Node, op *Operator) error {
+	told, _, err := fsutil.ReadTime(s.o.ToldFile)
+	if err != nil {
+		return err
+	}
+	tookOut := false
+	// takeOut drops the etcd container from the kubelet's manifest here when takeOverWhy says
+	// so, once; it says whether the installer's etcd is (being) taken out.
+	takeOut := func(ctx context.Context) (bool, error) {
+		if tookOut {
+			return true, nil
+		}
+		why := s.takeOverWhy(ctx, n, told)
+		if why == "" {
+			return false, nil
+		}
+		if err := staticpod.DropEtcd(s.o.StaticPodManifest); err != nil {
+			return false, err
+		}
+		fmt.Fprintf(s.o.Out, "handover: took the etcd container out of the static pod here: %s\n", why)
+		tookOut = true
+		return true, nil
+	}
+	if err := s.wait(ctx, StepSetup, func(context.Context) (string, error) {
+		switch state, reason := n.Setup(); state {
+		case nodesetup.StateDone:
+			return "", nil
+		case nodesetup.StateFailed:
+			return "tnfctl setup failed here: " + reason, nil
+		default:
+			return "tnfctl setup has not completed here (" + state + ")", nil
+		}
+	}); err != nil {
+		return err
+	}
+	if err := s.wait(ctx, StepHealthy, func(ctx context.Context) (string, error) {
+		if out, err := takeOut(ctx); out || err != nil {
+			return "", err
+		}
+		why, err := n.EtcdHealthy(ctx)
+		if why != "" || err != nil {
+			return why, err
+		}
+		if err := op.Ready(ctx); err != nil {
+			return "the API does not answer its readiness check: " + err.Error(), nil
+		}
+		return "", nil
+	}); err != nil {
+		return err
+	}
+	if err := s.wait(ctx, StepTold, func(ctx context.Context) (string, error) {
+		if err := op.SetTrue(ctx, ConditionReady, ReasonReady, "Pacemaker's etcd agent is ready to take over the etcd container"); err != nil {
+			return "setting " + ConditionReady + ": " + err.Error(), nil
+		}
+		if told.IsZero() {
+			told = time.Now()
+			return "", fsutil.WriteTime(s.o.ToldFile, told)
+		}
+		return "", nil
+	}); err != nil {
+		return err
+	}
+	return s.wait(ctx, StepInstaller, func(ctx context.Context) (string, error) {
+		if _, err := takeOut(ctx); err != nil {
+			return "", err
+		}
+		installer, err := staticpod.InstallerEtcd(s.o.StaticPodManifest)
+		if installer || err != nil {
+			// The operator acts on the condition on a DualReplica cluster only
+			// (ceohelpers.IsExternalEtcdCluster): elsewhere this wait never ends, and says so.
+			return "the operator has not rolled out the static pod without etcd on this node yet " +
+				"(it does so on a DualReplica cluster only)", err
+		}
+		// The agent may have started its member already (its own monitor saw the manifest change):
+		// then the ports are its.
+		if self, _, err := n.Roles(ctx); err == nil && self == "Promoted" {
+			return "", nil
+		}
+		if port := n.BusyPort(); port != "" {
+			return "the installer's etcd still holds " + port + " (the kubelet stops its container)", nil
+		}
+		return "", nil
+	})
+}
+
+// takeOverWhy says why this node takes the installer's etcd out of its static pod itself ("" when
+// it does not): a node failed during the handover, and the operator, which rolls no revision
+// out without two healthy members, will not. Either the peer was fenced after the operator was
+// told (it is proven off; this node serves alone once its agent has the data), or the peer's
+// agent serves etcd without this node's member (it ran alone while this node was away, so the
+// installer's etcd here can never rejoin; the agent joins the peer instead). The change is the
+// one the operator's next revision makes anyway.
+func (s *stepper) takeOverWhy(ctx context.Context, n Node, told time.Time) string {
+	if !told.IsZero() {
+		if fenced, err := n.PeerFencedAfter(ctx, told); err == nil && fenced {
+			return "the peer was fenced after the operator was told, and the operator rolls nothing out without two healthy members"
+		}
+	}
+	if why, err := n.PeerServesWithout(ctx); err == nil && why != "" {
+		return why
+	}
+	return ""
 }
 
 // stepper runs the steps and records where the node stands.

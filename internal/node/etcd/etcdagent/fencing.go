@@ -25,13 +25,6 @@ import (
 // did not need, followed by the peer's return and a second loss, is after the launch but before
 // the second loss's last leader.
 
-// fencedSince reports whether history holds a successful fencing of target completed after t.
-// crm_mon gives whole seconds: an event within t's own second does not count.
-func fencedSince(history pcmk.FenceHistory, target string, t time.Time) bool {
-	done, ok := history.LastSuccess(target, time.Time{})
-	return ok && done.After(t.Truncate(time.Second))
-}
-
 // proofSince is the time after which a fencing of the peer proves what a lost notification
 // would have: after this etcd's launch (a fencing before it was handled by it), and after a
 // monitor last saw it with a leader. A fencing before that (one the survivor did not need, or
@@ -59,7 +52,7 @@ func (a *Agent) peerFencedSinceLeader(ctx context.Context) bool {
 		a.log.Warn("fencing history unavailable", "err", err)
 		return false
 	}
-	return fencedSince(status.Fencing, a.cfg.Peer, proofSince(launched.ModTime(), leaderSeen))
+	return status.Fencing.SucceededAfter(a.cfg.Peer, proofSince(launched.ModTime(), leaderSeen))
 }
 
 // leaderlessSincePeerFenced says whether the running member st is a voter without a leader whose

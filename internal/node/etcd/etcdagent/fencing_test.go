@@ -29,7 +29,7 @@ func TestFencedSince(t *testing.T) {
 		{"newest first, an old one after it", []pcmk.FenceEvent{ev("node2", "success", "2026-11-22 09:56:00Z"), ev("node2", "success", "2026-11-22 09:40:00Z")}, true},
 		{"other zone", []pcmk.FenceEvent{ev("node2", "success", "2026-11-22 10:55:42 +01:00")}, true},
 	} {
-		if got := fencedSince(tc.history, "node2", launched); got != tc.want {
+		if got := pcmk.FenceHistory(tc.history).SucceededAfter("node2", launched); got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -53,7 +53,7 @@ func TestProofSince(t *testing.T) {
 		{"leader seen before the fencing", at(40), at(50), true},
 		{"launched after the fencing", at(55), at(50), false},
 	} {
-		if got := fencedSince(history, "node2", proofSince(tc.launched, tc.leaderSeen)); got != tc.want {
+		if got := pcmk.FenceHistory(history).SucceededAfter("node2", proofSince(tc.launched, tc.leaderSeen)); got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}

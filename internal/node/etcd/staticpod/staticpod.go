@@ -4,9 +4,12 @@
 package staticpod
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -47,4 +50,28 @@ func InstallerEtcd(path string) (bool, error) {
 		return false, fmt.Errorf("the static pod manifest: %w", err)
 	}
 	return EtcdIndex(pod) >= 0, nil
+}
+
+// DropEtcd rewrites the manifest at path without its etcd container, as the operator's revision
+// without it does, atomically and with the file's mode: the kubelet then stops that container.
+// The operator writes the manifest as JSON (which the kubelet reads as YAML); so does this.
+func DropEtcd(path string) error {
+	pod, err := Read(path)
+	if err != nil {
+		return err
+	}
+	i := EtcdIndex(pod)
+	if i < 0 {
+		return nil
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	pod.Spec.Containers = slices.Delete(pod.Spec.Containers, i, i+1)
+	data, err := json.Marshal(pod)
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(path, data, info.Mode().Perm())
 }

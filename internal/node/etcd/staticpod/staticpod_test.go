@@ -34,3 +34,32 @@ func TestInstallerEtcd(t *testing.T) {
 		}
 	}
 }
+
+func TestDropEtcd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "etcd-pod.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\nspec:\n  containers:\n  - name: etcdctl\n  - name: etcd\n  - name: etcd-readyz\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second time there is nothing to drop
+		if err := DropEtcd(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range pod.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	if got := strings.Join(names, ","); got != "etcdctl,etcd-readyz" || pod.Name != "etcd" {
+		t.Errorf("after DropEtcd: pod %q with containers %s", pod.Name, got)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("mode after DropEtcd: %v %v", st.Mode(), err)
+	}
+	if err := DropEtcd(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+		t.Error("DropEtcd of a missing manifest: no error")
+	}
+}

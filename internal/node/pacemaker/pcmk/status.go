@@ -117,6 +117,13 @@ func (h FenceHistory) LastSuccess(target string, notAfter time.Time) (time.Time,
 	return last, !last.IsZero()
 }
 
+// SucceededAfter reports whether a fencing of target succeeded after t. crm_mon gives whole
+// seconds: an event within t's own second does not count.
+func (h FenceHistory) SucceededAfter(target string, t time.Time) bool {
+	done, ok := h.LastSuccess(target, time.Time{})
+	return ok && done.After(t.Truncate(time.Second))
+}
+
 // Pending tells whether a fencing is running now.
 func (h FenceHistory) Pending() bool {
 	for _, e := range h {
