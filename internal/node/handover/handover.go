@@ -86,6 +86,14 @@ type Node struct {
 	Refresh func(context.Context) error
 }
 
+// API is what the handover asks of the OpenShift API; Operator is the real one.
+type API interface {
+	// Ready says why the API server is not ready (nil when it is).
+	Ready(context.Context) error
+	// SetTrue sets a condition of the operator's Etcd object to True (a True one stays).
+	SetTrue(ctx context.Context, condition, reason, message string) error
+}
+
 // Options tune a run.
 type Options struct {
 	StaticPodManifest string
@@ -100,7 +108,7 @@ type Options struct {
 // Run hands this node's etcd over, or resumes where an earlier run stopped (a reboot, a power
 // cut): every step is read from the node and the API, not from the state file, which only
 // reports. It returns when this node's etcd is the agent's, or with why it stopped waiting.
-func Run(ctx context.Context, o Options, n Node, op *Operator) error {
+func Run(ctx context.Context, o Options, n Node, op API) error {
 	s := &stepper{o: o}
 	if st, ok, err := ReadState(o.StateFile); err != nil {
 		return err
@@ -152,7 +160,7 @@ func Run(ctx context.Context, o Options, n Node, op *Operator) error {
 // untilInstallerGone runs the steps up to the installer's etcd gone from this node: through the
 // operator's rollout once it was told, or taken out here when a node failed during the handover
 // (see takeOverWhy).
-func (s *stepper) untilInstallerGone(ctx context.Context, n Node, op *Operator) error {
+func (s *stepper) untilInstallerGone(ctx context.Context, n Node, op API) error {
 	told, _, err := fsutil.ReadTime(s.o.ToldFile)
 	if err != nil {
 		return err

@@ -1,0 +1,182 @@
+package handover
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+)
+
+// conditions is an API that keeps the conditions set, and fails while down.
+type conditions struct {
+	down bool
+	set  []string
+}
+
+func (c *conditions) Ready(context.Context) error {
+	if c.down {
+		return errors.New("connection refused")
+	}
+	return nil
+}
+
+func (c *conditions) SetTrue(_ context.Context, condition, _, _ string) error {
+	if c.down {
+		return errors.New("connection refused")
+	}
+	if !slices.Contains(c.set, condition) {
+		c.set = append(c.set, condition)
+	}
+	return nil
+}
+
+// world is one node as the handover sees it; each test sets what it needs.
+type world struct {
+	setup      string
+	healthy    string // why etcd is not two voters with a leader
+	self, peer string // the etcd resource's roles
+	busyPort   string
+	fenced     bool   // the peer was fenced after the time asked about
+	without    string // why the peer serves without this node's member
+	refreshed  int
+}
+
+func (w *world) node() Node {
+	return Node{Name: "master-1",
+		Setup:             func() (string, string) { return w.setup, "a BMC check failed" },
+		EtcdHealthy:       func(context.Context) (string, error) { return w.healthy, nil },
+		Roles:             func(context.Context) (string, string, error) { return w.self, w.peer, nil },
+		BusyPort:          func() string { return w.busyPort },
+		PeerFencedAfter:   func(context.Context, time.Time) (bool, error) { return w.fenced, nil },
+		PeerServesWithout: func(context.Context) (string, error) { return w.without, nil },
+		Refresh:           func(context.Context) error { w.refreshed++; return nil },
+	}
+}
+
+const installerPod = `{"kind":"Pod","spec":{"containers":[{"name":"etcdctl"},{"name":"etcd"}]}}`
+
+func options(t *testing.T, manifest string) Options {
+	dir := t.TempDir()
+	o := Options{StaticPodManifest: filepath.Join(dir, "etcd-pod.yaml"), StateFile: filepath.Join(dir, "handover.json"),
+		ToldFile: filepath.Join(dir, "told"), Wait: 300 * time.Millisecond, Interval: 10 * time.Millisecond, Out: io.Discard}
+	if manifest != "" {
+		if err := os.WriteFile(o.StaticPodManifest, []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return o
+}
+
+func state(t *testing.T, o Options) State {
+	st, ok, err := ReadState(o.StateFile)
+	if err != nil || !ok {
+		t.Fatalf("state: %v, %v", ok, err)
+	}
+	return st
+}
+
+// TestRunStopsAndSaysWhy: each step that cannot be reached ends the run after Options.Wait with
+// the step and its reason recorded, and nothing told that should not be.
+func TestRunStopsAndSaysWhy(t *testing.T) {
+	rows := []struct {
+		name    string
+		world   world
+		apiDown bool
+		step    string
+		why     string
+		told    bool
+	}{
+		{"setup failed", world{setup: nodesetup.StateFailed}, false, StepSetup, "tnfctl setup failed here: a BMC check failed", false},
+		{"one voter", world{setup: nodesetup.StateDone, healthy: "etcd has 1 members"}, false, StepHealthy, "etcd has 1 members", false},
+		{"the API down", world{setup: nodesetup.StateDone}, true, StepHealthy, "the API does not answer its readiness check", false},
+		{"the operator never acts", world{setup: nodesetup.StateDone, self: "Unpromoted"}, false, StepInstaller, "the operator has not rolled out", true},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			o := options(t, installerPod)
+			api := &conditions{down: r.apiDown}
+			err := Run(context.Background(), o, r.world.node(), api)
+			if err == nil || !strings.Contains(err.Error(), "gave up") {
+				t.Fatalf("Run: %v", err)
+			}
+			if st := state(t, o); st.Step != r.step || !strings.Contains(st.Waiting, r.why) {
+				t.Errorf("state %+v, want step %s waiting for %q", st, r.step, r.why)
+			}
+			if told := slices.Contains(api.set, ConditionReady); told != r.told {
+				t.Errorf("told the operator: %v, want %v", told, r.told)
+			}
+		})
+	}
+}
+
+// TestRunTakesOver: once the operator was told, the node takes the etcd container out itself
+// when the peer was fenced since, or when the peer serves without it; not before it was told.
+func TestRunTakesOver(t *testing.T) {
+	rows := []struct {
+		name     string
+		told     bool
+		world    world
+		takesOut bool
+	}{
+		{"peer fenced after the operator was told", true, world{fenced: true}, true},
+		{"peer fenced, the operator never told", false, world{fenced: true, healthy: "etcd has 1 members"}, false},
+		{"peer serves without this node", false, world{without: "the peer's etcd agent serves without a member of this node"}, true},
+		{"nothing wrong, the operator slow", true, world{}, false},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			o := options(t, installerPod)
+			if r.told {
+				if err := fsutil.WriteTime(o.ToldFile, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w := r.world
+			w.setup, w.self, w.peer = nodesetup.StateDone, "Unpromoted", "Promoted"
+			_ = Run(context.Background(), o, w.node(), &conditions{})
+			installer, err := staticpod.InstallerEtcd(o.StaticPodManifest)
+			if err != nil || installer == r.takesOut {
+				t.Errorf("the installer's etcd in the manifest afterwards: %v (%v); taken out wanted: %v", installer, err, r.takesOut)
+			}
+			if r.takesOut && w.refreshed != 1 {
+				t.Errorf("refreshed %d times after taking the container out, want once", w.refreshed)
+			}
+		})
+	}
+}
+
+// TestRunResumes: a run finds where the node stands: done stays done; without the installer's
+// etcd it waits only for the agent, and sets the completion only when the peer is handed over.
+func TestRunResumes(t *testing.T) {
+	o := options(t, `{"kind":"Pod","spec":{"containers":[{"name":"etcdctl"}]}}`)
+	api := &conditions{}
+	w := world{self: "Promoted", peer: "Unpromoted"}
+	if err := Run(context.Background(), o, w.node(), api); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(t, o); st.Step != StepDone || len(api.set) != 0 || w.refreshed != 0 {
+		t.Errorf("first node handed over: state %+v, conditions set %v, refreshed %d", st, api.set, w.refreshed)
+	}
+	api.down = true // a completed handover asks nothing again
+	if err := Run(context.Background(), o, w.node(), api); err != nil {
+		t.Fatal(err)
+	}
+	o = options(t, "")
+	api = &conditions{}
+	w.peer = "Promoted"
+	if err := Run(context.Background(), o, w.node(), api); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(api.set, []string{ConditionCompleted}) {
+		t.Errorf("second node handed over: conditions set %v, want %s only", api.set, ConditionCompleted)
+	}
+}
