@@ -60,7 +60,7 @@ func TestUnitsVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("systemd-analyze", "verify", "--root="+root, "tnf-setup.service", "tnf-metrics.service", "tnf-out-of-service.service", "tnf-auto-unblock.service",
+	cmd := exec.Command("systemd-analyze", "verify", "--root="+root, "tnf-setup.service", "tnf-metrics.service", "tnf-out-of-service.service", "tnf-handover.service", "tnf-auto-unblock.service",
 		"tnf-auto-unblock.timer", "corosync.service", "pacemaker.service", "crio.service", "kubelet.service")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
