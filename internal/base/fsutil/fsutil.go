@@ -11,26 +11,38 @@ import (
 	"time"
 )
 
-// WriteFileAtomic writes data to a temporary file beside path, sets mode, and renames it over
-// path.
+// WriteFileAtomic writes data to a temporary file beside path, sets mode, syncs it, renames it
+// over path and syncs the folder: after a power cut path holds the old data or the new, never
+// an empty file (a file system may otherwise commit the rename before the data).
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
+	for _, step := range []func() error{
+		func() error { _, err := tmp.Write(data); return err },
+		func() error { return tmp.Chmod(mode) },
+		tmp.Sync,
+	} {
+		if err := step(); err != nil {
+			tmp.Close()
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // RemoveIfExists removes path; a path that is already gone is not an error.
