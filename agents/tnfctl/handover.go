@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
@@ -56,7 +58,6 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 			self, peer := nc.Self.Name, nc.Peer.Name
 			tools := pcmk.Tools{}
 			n := handover.Node{
-				Name:        self,
 				Setup:       nodesetup.State,
 				EtcdHealthy: e.twoVoters,
 				BusyPort:    e.agent.BusyPort,
@@ -67,6 +68,10 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 					}
 					return st.Role(etcdResource, self), st.Role(etcdResource, peer), nil
 				},
+				PeerHandedOver: func(ctx context.Context) (bool, error) {
+					rec, err := etcdnode.ReadRecord(ctx, e.agent.Store(), peer)
+					return rec.Known, err
+				},
 				PeerFencedAfter: func(ctx context.Context, t time.Time) (bool, error) {
 					st, err := tools.Status(ctx)
 					return err == nil && st.Fencing.SucceededAfter(peer, t), err
@@ -76,7 +81,7 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 					if err != nil || st.Role(etcdResource, peer) != "Promoted" {
 						return "", err
 					}
-					return e.peerWithout(ctx, self)
+					return e.peerWithout(ctx)
 				},
 				Refresh: func(ctx context.Context) error {
 					_, err := tools.Run(ctx, "crm_resource", "--refresh", "--resource", etcdResource, "--node", self)
@@ -132,10 +137,10 @@ func (e etcdNodes) twoVoters(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// peerWithout says why the peer's etcd runs without a member named self ("" when it has one):
-// read from the peer's member alone, not linearizable (the local etcd may be the installer's,
-// failing to rejoin).
-func (e etcdNodes) peerWithout(ctx context.Context, self string) (string, error) {
+// peerWithout says why the peer's etcd runs without a member of this node ("" when it has one),
+// known by its peer URL: read from the peer's member alone, not linearizable (the local etcd may
+// be the installer's, failing to rejoin).
+func (e etcdNodes) peerWithout(ctx context.Context) (string, error) {
 	cli, err := e.clientOf(e.agent.ClientURL(e.agent.PeerIP))
 	if err != nil {
 		return "", err
@@ -147,11 +152,12 @@ func (e etcdNodes) peerWithout(ctx context.Context, self string) (string, error)
 	if err != nil {
 		return "", err
 	}
+	own := e.agent.PeerURL(e.agent.SelfIP)
 	for _, m := range list.Members {
-		if m.Name == self {
+		if slices.Contains(m.PeerURLs, own) {
 			return "", nil
 		}
 	}
-	return fmt.Sprintf("the peer's etcd agent serves (cluster %x) without a member of this node: it ran alone while this node was away, "+
-		"so the installer's etcd here can never rejoin; the agent joins the peer instead", list.Header.ClusterId), nil
+	return fmt.Sprintf("the peer's etcd agent serves (cluster %x) without a member at %s: it ran alone while this node was away, "+
+		"so the installer's etcd here can never rejoin; the agent joins the peer instead", list.Header.ClusterId, own), nil
 }

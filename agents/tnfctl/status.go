@@ -89,7 +89,7 @@ func readStatus(ctx context.Context, nf *nodeFlags) (clusterStatus, error) {
 	st.Self, _ = nf.name() // without a name, no node is marked as this one
 	if h, ok, err := handover.ReadState(handover.StateFile); err != nil {
 		st.Handover = &handover.State{Waiting: err.Error()}
-	} else if ok && h.Step != handover.StepDone {
+	} else if ok && !h.Done() {
 		st.Handover = &h
 	}
 	var err error

@@ -26,7 +26,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
@@ -52,6 +51,10 @@ func newInstalledCluster(t testing.TB) *cluster {
 	for _, name := range c.nodes {
 		n := c.layout.Nodes[name]
 		c.write(n.path("disk", strings.TrimPrefix(etcdnode.DefaultStaticPodManifest, "/")), c.installerPod(name, true), 0o644)
+		// The operator's revision folder beside it (static-pod-resources/etcd-pod-<N>).
+		if err := os.MkdirAll(n.path("disk", "etc", "kubernetes", "static-pod-resources", "etcd-pod-3"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		n.StaticPods = etcdnode.DefaultStaticPodManifest
 		n.Handover = []string{filepath.Join(c.bin, "tnfctl"), "handover", "--kubeconfig", pkiDir + "/handover.kubeconfig"}
 		c.layout.Nodes[name] = n
@@ -94,7 +97,9 @@ func (c *cluster) installerPod(node string, withEtcd bool) []byte {
 }
 
 // rollOutWithoutEtcd is the stand-in for the operator's rollout of the revision without the
-// etcd container on node: its installer replaces the static pod manifest (atomically).
+// etcd container on node: its installer replaces the static pod manifest as library-go's
+// installer pod does (installerpod writePod), removed and then written, not atomically, so a
+// reader may find it missing or half-written.
 func (c *cluster) rollOutWithoutEtcd(node string) {
 	c.t.Helper()
 	h := c.layout.Nodes[node].holder()
@@ -102,7 +107,10 @@ func (c *cluster) rollOutWithoutEtcd(node string) {
 		c.t.Fatalf("%s is off", node)
 	}
 	path := filepath.Join(fmt.Sprintf("/proc/%d/root", h), etcdnode.DefaultStaticPodManifest)
-	if err := fsutil.WriteFileAtomic(path, c.installerPod(node, false), 0o644); err != nil {
+	if err := os.Remove(path); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, c.installerPod(node, false), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
 	c.t.Logf("%s: the operator's stand-in rolled out the static pod without etcd", node)
@@ -212,13 +220,24 @@ func (c *cluster) etcdIdentity(node string) (uint64, map[string]uint64) {
 	return list.Header.ClusterId, ids
 }
 
-// waitHandedOver waits until node's tnf-handover.service is done: the agent's member serves
-// there, promoted, beside a voting peer with a leader.
+// waitAgentServes waits until node's tnf-handover.service saw the agent's member serve there,
+// promoted, beside a voting peer with a leader: its last step (setting the completion once the
+// peer serves too) is under way or done.
+func (c *cluster) waitAgentServes(node string) {
+	c.t.Helper()
+	c.waitFor(node+"'s agent serves, for its handover", settle, func() (bool, string) {
+		st, ok, err := handover.ReadState(c.layout.Nodes[node].path("disk", "var-lib", "tnf", "handover.json"))
+		return err == nil && ok && st.Step == handover.StepDone, fmt.Sprint(st, err)
+	})
+}
+
+// waitHandedOver waits until node's tnf-handover.service is done: both agents serve and the
+// completion is set.
 func (c *cluster) waitHandedOver(node string) {
 	c.t.Helper()
 	c.waitFor(node+"'s handover done", settle, func() (bool, string) {
 		st, ok, err := handover.ReadState(c.layout.Nodes[node].path("disk", "var-lib", "tnf", "handover.json"))
-		return err == nil && ok && st.Step == handover.StepDone, fmt.Sprint(st, err)
+		return err == nil && ok && st.Done(), fmt.Sprint(st, err)
 	})
 }
 
@@ -279,7 +298,7 @@ func TestHandover(t *testing.T) {
 		c.rollOutWithoutEtcd(node)
 		// The operator's installer rolls the next node once this one's static pod is ready: its
 		// etcd-readyz container reads the local member, which is now the agent's.
-		c.waitHandedOver(node)
+		c.waitAgentServes(node)
 		c.waitWrites(apiWrites.writer, node+" handed over, through the API")
 		gaps[node] = apiWrites.LongestGap(began, time.Now())
 		c.t.Logf("%s handed over: longest API write gap %v, etcd's %v", node, gaps[node].Round(time.Millisecond),
@@ -288,6 +307,9 @@ func TestHandover(t *testing.T) {
 	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
 		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
 	})
+	for _, node := range c.nodes {
+		c.waitHandedOver(node)
+	}
 
 	relists := c.stopAPIClients(apiWrites)
 	c.stopAndCheck(etcdWrites)
@@ -431,7 +453,7 @@ func (c *cluster) handOverNode1() (dynamic.ResourceInterface, *writer) {
 	})
 	w := c.writing()
 	c.rollOutWithoutEtcd("node1")
-	c.waitHandedOver("node1")
+	c.waitAgentServes("node1")
 	return etcds, w
 }
 
@@ -472,10 +494,12 @@ func TestHandoverAgentNodeLost(t *testing.T) {
 	c.t.Logf("node1's power cut mid-handover → etcd's writes back after %.1f s", back.Sub(cut).Seconds())
 	c.powerBackOn("node1")
 	c.waitRoles("node2", bothPromoted)
-	c.waitHandedOver("node2")
 	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
 		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
 	})
+	for _, node := range c.nodes {
+		c.waitHandedOver(node)
+	}
 	c.waitWrites(w, "both back")
 	c.stopAndCheck(w)
 }
@@ -499,10 +523,12 @@ func TestHandoverInstallerNodeLost(t *testing.T) {
 	c.powerBackOn("node2")
 	c.t.Logf("node2: %s", c.waitHandoverTookOut("node2"))
 	c.waitRoles("node1", bothPromoted)
-	c.waitHandedOver("node2")
 	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
 		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
 	})
+	for _, node := range c.nodes {
+		c.waitHandedOver(node)
+	}
 	c.waitWrites(w, "both back")
 	c.stopAndCheck(w)
 }

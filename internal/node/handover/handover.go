@@ -38,7 +38,7 @@ const (
 	StepTold      = "operator-told"         // ExternalEtcdReadyForTransition set
 	StepInstaller = "installer-etcd-gone"   // the static pod has no etcd container here
 	StepAgent     = "agent-etcd-serving"    // the agent's member serves here, promoted
-	StepDone      = "done"                  // ExternalEtcdHasCompletedTransition set, or left to the peer
+	StepDone      = "done"                  // both agents serve: ExternalEtcdHasCompletedTransition set
 )
 
 // State is where this node's handover stands: the step it waits for, since when, and why it
@@ -48,6 +48,9 @@ type State struct {
 	Since   time.Time `json:"since"`
 	Waiting string    `json:"waiting,omitempty"`
 }
+
+// Done says the handover completed here (not: waits to).
+func (s State) Done() bool { return s.Step == StepDone && s.Waiting == "" }
 
 // ReadState reads the state file; ok is false when this node never ran a handover.
 func ReadState(path string) (s State, ok bool, err error) {
@@ -66,7 +69,6 @@ func ReadState(path string) (s State, ok bool, err error) {
 
 // Node is what the handover needs to know of this node; tnfctl gives the real ones.
 type Node struct {
-	Name string
 	// Setup is where tnfctl setup stands here (nodesetup.State): nothing is handed over to a
 	// Pacemaker the layer did not set up.
 	Setup func() (state, reason string)
@@ -76,6 +78,8 @@ type Node struct {
 	Roles func(context.Context) (self, peer string, err error)
 	// BusyPort is the first of this node's etcd ports something listens on ("" when free).
 	BusyPort func() string
+	// PeerHandedOver says whether the peer's agent has run etcd (it published a data record).
+	PeerHandedOver func(context.Context) (bool, error)
 	// PeerFencedAfter says whether Pacemaker fenced the peer after t.
 	PeerFencedAfter func(ctx context.Context, t time.Time) (bool, error)
 	// PeerServesWithout says why the peer's agent serves etcd without this node's member ("" when
@@ -106,35 +110,35 @@ type Options struct {
 }
 
 // Run hands this node's etcd over, or resumes where an earlier run stopped (a reboot, a power
-// cut): every step is read from the node and the API, not from the state file, which only
-// reports. It returns when this node's etcd is the agent's, or with why it stopped waiting.
+// cut): where it stands is read from the node, Pacemaker and the API; of its own files only
+// "done" (the state file) and the time it told the operator, which never changes, are read
+// back. It returns when this node's etcd is the agent's, or with why it stopped waiting.
 func Run(ctx context.Context, o Options, n Node, op API) error {
 	s := &stepper{o: o}
 	if st, ok, err := ReadState(o.StateFile); err != nil {
 		return err
-	} else if ok && st.Step == StepDone {
+	} else if ok && st.Done() {
 		fmt.Fprintf(o.Out, "handover: done since %s\n", st.Since.Format(time.RFC3339))
 		return nil
 	}
-	installer, err := staticpod.InstallerEtcd(o.StaticPodManifest)
-	if err != nil {
-		return err
-	}
-	if installer {
+	// An unreadable manifest counts as the installer's etcd (staticpod.InstallerEtcd): its steps
+	// wait and say why.
+	if installer, _ := staticpod.InstallerEtcd(o.StaticPodManifest); installer {
 		if err := s.untilInstallerGone(ctx, n, op); err != nil {
 			return err
 		}
-		if err := n.Refresh(ctx); err != nil {
-			fmt.Fprintf(o.Out, "handover: the agent decides at its next monitor (refresh failed: %v)\n", err)
+		// Unless the agent's own monitor was first: then there is nothing to probe.
+		if self, _, err := n.Roles(ctx); err != nil || self != "Promoted" {
+			if err := n.Refresh(ctx); err != nil {
+				fmt.Fprintf(o.Out, "handover: the agent decides at its next monitor (refresh failed: %v)\n", err)
+			}
 		}
 	}
-	peerPromoted := false
 	if err := s.wait(ctx, StepAgent, func(ctx context.Context) (string, error) {
-		self, peer, err := n.Roles(ctx)
+		self, _, err := n.Roles(ctx)
 		if err != nil {
 			return "Pacemaker does not answer: " + err.Error(), nil
 		}
-		peerPromoted = peer == "Promoted"
 		if self != "Promoted" {
 			return "the agent's etcd is " + self + " here", nil
 		}
@@ -142,17 +146,18 @@ func Run(ctx context.Context, o Options, n Node, op API) error {
 	}); err != nil {
 		return err
 	}
-	if peerPromoted {
-		if err := s.wait(ctx, StepDone, func(ctx context.Context) (string, error) {
-			if err := op.SetTrue(ctx, ConditionCompleted, ReasonCompleted, "Pacemaker runs etcd on both nodes"); err != nil {
-				return "setting " + ConditionCompleted + ": " + err.Error(), nil
-			}
-			return "", nil
-		}); err != nil {
-			return err
+	// Both nodes set it, once both agents serve: whichever node is handed over last, or comes
+	// back last from a failure in between.
+	if err := s.wait(ctx, StepDone, func(ctx context.Context) (string, error) {
+		if _, peer, err := n.Roles(ctx); err != nil || peer != "Promoted" {
+			return fmt.Sprintf("the peer's etcd agent does not serve yet (%s, %v)", peer, err), nil
 		}
-	} else {
-		fmt.Fprintf(o.Out, "handover: %s: left to the peer, whose etcd is handed over last\n", ConditionCompleted)
+		if err := op.SetTrue(ctx, ConditionCompleted, ReasonCompleted, "Pacemaker runs etcd on both nodes"); err != nil {
+			return "setting " + ConditionCompleted + ": " + err.Error(), nil
+		}
+		return "", nil
+	}); err != nil {
+		return err
 	}
 	return s.record(State{Step: StepDone, Since: time.Now().UTC()})
 }
@@ -203,6 +208,11 @@ func (s *stepper) untilInstallerGone(ctx context.Context, n Node, op API) error 
 		if why != "" || err != nil {
 			return why, err
 		}
+		// The operator takes etcd out of both nodes' static pods: both agents must be there to
+		// take over.
+		if _, peer, err := n.Roles(ctx); err != nil || peer == "Stopped" {
+			return fmt.Sprintf("the peer's etcd agent is not started (%s, %v): it could not take over its etcd", peer, err), nil
+		}
 		if err := op.Ready(ctx); err != nil {
 			return "the API does not answer its readiness check: " + err.Error(), nil
 		}
@@ -227,11 +237,14 @@ func (s *stepper) untilInstallerGone(ctx context.Context, n Node, op API) error 
 			return "", err
 		}
 		installer, err := staticpod.InstallerEtcd(s.o.StaticPodManifest)
-		if installer || err != nil {
+		if err != nil {
+			return err.Error(), nil
+		}
+		if installer {
 			// The operator acts on the condition on a DualReplica cluster only
 			// (ceohelpers.IsExternalEtcdCluster): elsewhere this wait never ends, and says so.
 			return "the operator has not rolled out the static pod without etcd on this node yet " +
-				"(it does so on a DualReplica cluster only)", err
+				"(it does so on a DualReplica cluster only)", nil
 		}
 		// The agent may have started its member already (its own monitor saw the manifest change):
 		// then the ports are its.
@@ -247,15 +260,21 @@ func (s *stepper) untilInstallerGone(ctx context.Context, n Node, op API) error 
 
 // takeOverWhy says why this node takes the installer's etcd out of its static pod itself ("" when
 // it does not): a node failed during the handover, and the operator, which rolls no revision
-// out without two healthy members, will not. Either the peer was fenced after the operator was
-// told (it is proven off; this node serves alone once its agent has the data), or the peer's
-// agent serves etcd without this node's member (it ran alone while this node was away, so the
-// installer's etcd here can never rejoin; the agent joins the peer instead). The change is the
-// one the operator's next revision makes anyway.
+// out without two healthy members, will not. Only where the operator renders its static pod
+// without etcd, which the peer's agent having run etcd proves (the peer's installer etcd goes
+// only by the operator's rollout, or by this rule on the peer, with the same proof): elsewhere
+// the operator's next revision would bring the container back beside the agent's etcd. Then
+// either the peer was fenced after the operator was told (it is proven off; this node serves
+// alone once its agent has the data), or the peer's agent serves etcd without this node's
+// member (it ran alone while this node was away, so the installer's etcd here can never
+// rejoin; the agent joins the peer instead).
 func (s *stepper) takeOverWhy(ctx context.Context, n Node, told time.Time) string {
+	if handed, err := n.PeerHandedOver(ctx); err != nil || !handed {
+		return ""
+	}
 	if !told.IsZero() {
 		if fenced, err := n.PeerFencedAfter(ctx, told); err == nil && fenced {
-			return "the peer was fenced after the operator was told, and the operator rolls nothing out without two healthy members"
+			return "the peer, already handed over, was fenced after the operator was told, and the operator rolls nothing out without two healthy members"
 		}
 	}
 	if why, err := n.PeerServesWithout(ctx); err == nil && why != "" {

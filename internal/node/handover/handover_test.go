@@ -45,17 +45,19 @@ type world struct {
 	healthy    string // why etcd is not two voters with a leader
 	self, peer string // the etcd resource's roles
 	busyPort   string
+	handed     bool   // the peer's agent has run etcd
 	fenced     bool   // the peer was fenced after the time asked about
 	without    string // why the peer serves without this node's member
 	refreshed  int
 }
 
 func (w *world) node() Node {
-	return Node{Name: "master-1",
+	return Node{
 		Setup:             func() (string, string) { return w.setup, "a BMC check failed" },
 		EtcdHealthy:       func(context.Context) (string, error) { return w.healthy, nil },
 		Roles:             func(context.Context) (string, string, error) { return w.self, w.peer, nil },
 		BusyPort:          func() string { return w.busyPort },
+		PeerHandedOver:    func(context.Context) (bool, error) { return w.handed, nil },
 		PeerFencedAfter:   func(context.Context, time.Time) (bool, error) { return w.fenced, nil },
 		PeerServesWithout: func(context.Context) (string, error) { return w.without, nil },
 		Refresh:           func(context.Context) error { w.refreshed++; return nil },
@@ -97,6 +99,7 @@ func TestRunStopsAndSaysWhy(t *testing.T) {
 	}{
 		{"setup failed", world{setup: nodesetup.StateFailed}, false, StepSetup, "tnfctl setup failed here: a BMC check failed", false},
 		{"one voter", world{setup: nodesetup.StateDone, healthy: "etcd has 1 members"}, false, StepHealthy, "etcd has 1 members", false},
+		{"the peer's agent not started", world{setup: nodesetup.StateDone, peer: "Stopped"}, false, StepHealthy, "the peer's etcd agent is not started", false},
 		{"the API down", world{setup: nodesetup.StateDone}, true, StepHealthy, "the API does not answer its readiness check", false},
 		{"the operator never acts", world{setup: nodesetup.StateDone, self: "Unpromoted"}, false, StepInstaller, "the operator has not rolled out", true},
 	}
@@ -118,8 +121,9 @@ func TestRunStopsAndSaysWhy(t *testing.T) {
 	}
 }
 
-// TestRunTakesOver: once the operator was told, the node takes the etcd container out itself
-// when the peer was fenced since, or when the peer serves without it; not before it was told.
+// TestRunTakesOver: the node takes the etcd container out itself only where the peer's agent has
+// run etcd (the operator renders the static pod without it), and then when the peer was fenced
+// after the operator was told, or serves without this node's member.
 func TestRunTakesOver(t *testing.T) {
 	rows := []struct {
 		name     string
@@ -127,10 +131,11 @@ func TestRunTakesOver(t *testing.T) {
 		world    world
 		takesOut bool
 	}{
-		{"peer fenced after the operator was told", true, world{fenced: true}, true},
-		{"peer fenced, the operator never told", false, world{fenced: true, healthy: "etcd has 1 members"}, false},
-		{"peer serves without this node", false, world{without: "the peer's etcd agent serves without a member of this node"}, true},
-		{"nothing wrong, the operator slow", true, world{}, false},
+		{"peer handed over, fenced after the operator was told", true, world{handed: true, fenced: true}, true},
+		{"peer never handed over (the operator never acts), fenced", true, world{fenced: true}, false},
+		{"peer handed over and fenced, the operator never told", false, world{handed: true, fenced: true, healthy: "etcd has 1 members"}, false},
+		{"peer serves without this node", false, world{handed: true, without: "the peer's etcd agent serves without a member of this node"}, true},
+		{"nothing wrong, the operator slow", true, world{handed: true}, false},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
@@ -154,29 +159,27 @@ func TestRunTakesOver(t *testing.T) {
 	}
 }
 
-// TestRunResumes: a run finds where the node stands: done stays done; without the installer's
-// etcd it waits only for the agent, and sets the completion only when the peer is handed over.
+// TestRunResumes: a run finds where the node stands: without the installer's etcd it waits only
+// for the agents; it sets the completion once both serve, and a completed handover asks nothing
+// again.
 func TestRunResumes(t *testing.T) {
 	o := options(t, `{"kind":"Pod","spec":{"containers":[{"name":"etcdctl"}]}}`)
 	api := &conditions{}
 	w := world{self: "Promoted", peer: "Unpromoted"}
-	if err := Run(context.Background(), o, w.node(), api); err != nil {
-		t.Fatal(err)
+	err := Run(context.Background(), o, w.node(), api)
+	if st := state(t, o); err == nil || st.Step != StepDone || !strings.Contains(st.Waiting, "the peer's etcd agent does not serve yet") ||
+		len(api.set) != 0 || w.refreshed != 0 {
+		t.Errorf("handed over before the peer: %v, state %+v, conditions set %v, refreshed %d", err, st, api.set, w.refreshed)
 	}
-	if st := state(t, o); st.Step != StepDone || len(api.set) != 0 || w.refreshed != 0 {
-		t.Errorf("first node handed over: state %+v, conditions set %v, refreshed %d", st, api.set, w.refreshed)
-	}
-	api.down = true // a completed handover asks nothing again
-	if err := Run(context.Background(), o, w.node(), api); err != nil {
-		t.Fatal(err)
-	}
-	o = options(t, "")
-	api = &conditions{}
 	w.peer = "Promoted"
 	if err := Run(context.Background(), o, w.node(), api); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(api.set, []string{ConditionCompleted}) {
-		t.Errorf("second node handed over: conditions set %v, want %s only", api.set, ConditionCompleted)
+		t.Errorf("both handed over: conditions set %v, want %s only", api.set, ConditionCompleted)
+	}
+	api.down = true
+	if err := Run(context.Background(), o, w.node(), api); err != nil {
+		t.Fatalf("a completed handover asked again: %v", err)
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -62,51 +62,35 @@ func (o *Operator) Ready(ctx context.Context) error {
 	return err
 }
 
-func (o *Operator) etcd(ctx context.Context) (*operatorv1.Etcd, error) {
-	u, err := o.dyn.Resource(EtcdResource).Get(ctx, EtcdName, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var e operatorv1.Etcd
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &e); err != nil {
-		return nil, fmt.Errorf("etcds/%s: %w", EtcdName, err)
-	}
-	return &e, nil
-}
-
-// Condition says whether the Etcd object's condition of type is True.
-func (o *Operator) Condition(ctx context.Context, condition string) (bool, error) {
-	e, err := o.etcd(ctx)
-	if err != nil {
-		return false, err
-	}
-	i := slices.IndexFunc(e.Status.Conditions, func(c operatorv1.OperatorCondition) bool { return c.Type == condition })
-	return i >= 0 && e.Status.Conditions[i].Status == operatorv1.ConditionTrue, nil
-}
-
 // SetTrue sets the Etcd object's condition of type to True, with reason and message, through
 // an update of the status at the version read (a conflict with the operator's own writes reads
-// again). A condition already True is left as it is.
+// again). The object is edited as it was read, so status fields newer than the API types this
+// layer pins survive. A condition already True is left as it is.
 func (o *Operator) SetTrue(ctx context.Context, condition, reason, message string) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		e, err := o.etcd(ctx)
+		u, err := o.dyn.Resource(EtcdResource).Get(ctx, EtcdName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		c := operatorv1.OperatorCondition{Type: condition, Status: operatorv1.ConditionTrue, Reason: reason, Message: message, LastTransitionTime: metav1.Now()}
-		switch i := slices.IndexFunc(e.Status.Conditions, func(c operatorv1.OperatorCondition) bool { return c.Type == condition }); {
+		conds, _, err := unstructured.NestedSlice(u.Object, "status", "conditions")
+		if err != nil {
+			return fmt.Errorf("etcds/%s: status.conditions: %w", EtcdName, err)
+		}
+		c := map[string]any{"type": condition, "status": string(operatorv1.ConditionTrue), "reason": reason, "message": message,
+			"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)}
+		i := slices.IndexFunc(conds, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == condition })
+		switch {
 		case i < 0:
-			e.Status.Conditions = append(e.Status.Conditions, c)
-		case e.Status.Conditions[i].Status == operatorv1.ConditionTrue:
+			conds = append(conds, c)
+		case conds[i].(map[string]any)["status"] == c["status"]:
 			return nil
 		default:
-			e.Status.Conditions[i] = c
+			conds[i] = c
 		}
-		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(e)
-		if err != nil {
+		if err := unstructured.SetNestedSlice(u.Object, conds, "status", "conditions"); err != nil {
 			return err
 		}
-		_, err = o.dyn.Resource(EtcdResource).UpdateStatus(ctx, &unstructured.Unstructured{Object: obj}, metav1.UpdateOptions{})
+		_, err = o.dyn.Resource(EtcdResource).UpdateStatus(ctx, u, metav1.UpdateOptions{})
 		return err
 	})
 }

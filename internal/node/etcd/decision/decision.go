@@ -99,8 +99,8 @@ type Input struct {
 	// data of that cluster, up to that index, no longer has to lead. Zero: nothing given up.
 	GivenUp Data
 	// Installer: the installer's etcd (the etcd container of the cluster-etcd-operator's static
-	// pod, or an etcd this agent did not launch holding its ports) still runs on this node. Nothing starts, joins or is moved aside
-	// here until the handover has taken that container out.
+	// pod, or an etcd this agent did not launch holding its ports) still runs on this node.
+	// Nothing starts, joins or is moved aside here until the handover has taken it out.
 	Installer bool
 	// Counted: the peer answers and its membership still counts the local member (MemberID) as
 	// a voter. No cluster was forced since that member last ran, so it starts again as itself and

@@ -203,6 +203,13 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 		if err != nil {
 			return failed(err)
 		}
+		// Once the installer's etcd is gone the peer reads this record (none was published
+		// behind it).
+		if !installer {
+			if err := a.publish(ctx, local); err != nil {
+				return failed(err)
+			}
+		}
 		return a.settle(ctx, local, installer, false)
 	}
 	if err := a.reloadTrust(ctx); err != nil {

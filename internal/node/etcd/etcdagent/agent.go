@@ -190,16 +190,16 @@ func (a *Agent) decideStopped(ctx context.Context, fenced bool) (decision.Data, 
 }
 
 // localData reads the local data dir (this agent's etcd is not running), unless the
-// installer's etcd still runs from it: the kubelet's static pod has an etcd container, or an
-// etcd this agent did not launch still holds the ports (the kubelet stops the container a moment
-// after its manifest dropped it). That data is not this agent's to read yet, and installer says so.
+// installer's etcd still runs from it: the kubelet's static pod has an etcd container (or cannot
+// be read), or an etcd this agent did not launch still holds the ports (the kubelet stops the
+// container a moment after its manifest dropped it). That data is not this agent's to read yet,
+// and installer says so.
 func (a *Agent) localData(ctx context.Context) (local decision.Data, installer bool, err error) {
 	installer, err = staticpod.InstallerEtcd(a.cfg.StaticPodManifest)
 	if err != nil {
-		if serr := a.cfg.SetDecision(ctx, a.store, "refuse: "+err.Error()); serr != nil {
-			a.log.Error("publishing the decision", "err", serr)
-		}
-		return local, false, err
+		// Counted as the installer's etcd (waiting), not as a failed action: the operator's
+		// installer rewrites the manifest in place, and a failure would count against the resource.
+		a.log.Warn("counted as the installer's etcd", "err", err)
 	}
 	if !installer {
 		if port := a.cfg.BusyPort(); port != "" {

@@ -47,18 +47,6 @@ type Config struct {
 // DefaultPodManifest is where the cluster-etcd-operator's installer writes the external etcd pod.
 const DefaultPodManifest = "/etc/kubernetes/static-pod-resources/etcd-certs/configmaps/external-etcd-pod/pod.yaml"
 
-// BusyPort is the first of this node's etcd ports something listens on, "" when both are free.
-func (c Config) BusyPort() string {
-	for _, port := range []int{c.ClientPort, c.PeerPort} {
-		l, err := net.Listen("tcp", HostPort(c.SelfIP, port))
-		if err != nil {
-			return HostPort(c.SelfIP, port)
-		}
-		l.Close()
-	}
-	return ""
-}
-
 // DefaultStaticPodManifest is where the cluster-etcd-operator's installer writes etcd's static
 // pod for the kubelet.
 const DefaultStaticPodManifest = "/etc/kubernetes/manifests/etcd-pod.yaml"
@@ -329,4 +317,16 @@ func ConfigOf(self, nodeIPMap string, params map[string]string) (Config, error) 
 		env["OCF_RESKEY_"+k] = v
 	}
 	return LoadConfig(ocf.MapEnv(env))
+}
+
+// BusyPort is the first of this node's etcd ports something listens on, "" when both are free.
+func (c Config) BusyPort() string {
+	for _, port := range []int{c.ClientPort, c.PeerPort} {
+		l, err := net.Listen("tcp", HostPort(c.SelfIP, port))
+		if err != nil {
+			return HostPort(c.SelfIP, port)
+		}
+		l.Close()
+	}
+	return ""
 }

@@ -5,8 +5,10 @@ package staticpod
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
@@ -38,16 +40,24 @@ func EtcdIndex(pod corev1.Pod) int {
 }
 
 // InstallerEtcd says whether the kubelet's static pod manifest at path still runs the
-// installer's etcd: it has an etcd container. No manifest: no installer etcd. A manifest that
-// cannot be read is an error, never "no etcd": a node that read it so would start a second
-// etcd on the same data dir.
+// installer's etcd: it has an etcd container. What cannot be told counts as yes, with the reason
+// as err: a manifest that cannot be read or holds no pod (the operator's installer removes the
+// file, then writes it anew, so a reader can find it missing, empty or half-written), and a
+// missing manifest on a node that holds revisions of the operator's static pod. A node read so
+// would start a second etcd on the same data dir. No manifest and no revision: no installer etcd.
 func InstallerEtcd(path string) (bool, error) {
 	pod, err := Read(path)
 	switch {
-	case os.IsNotExist(err):
+	case errors.Is(err, os.ErrNotExist):
+		revisions, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(path)), "static-pod-resources", "etcd-pod-*"))
+		if len(revisions) > 0 {
+			return true, fmt.Errorf("%s is missing while the operator's static pod has revisions here (%s): it is being rewritten", path, filepath.Base(revisions[0]))
+		}
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("the static pod manifest: %w", err)
+		return true, fmt.Errorf("the static pod manifest: %w", err)
+	case len(pod.Spec.Containers) == 0:
+		return true, fmt.Errorf("%s holds no pod with containers (being written?)", path)
 	}
 	return EtcdIndex(pod) >= 0, nil
 }

@@ -8,9 +8,13 @@ import (
 )
 
 func TestInstallerEtcd(t *testing.T) {
-	dir := t.TempDir()
+	root := t.TempDir()
+	manifests := filepath.Join(root, "manifests")
+	if err := os.Mkdir(manifests, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
+		p := filepath.Join(manifests, name)
 		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -18,16 +22,28 @@ func TestInstallerEtcd(t *testing.T) {
 	}
 	rows := []struct {
 		name, path string
+		revision   bool // the operator's static pod has a revision folder on the node
 		want       bool
 		err        string
 	}{
-		{"no manifest", filepath.Join(dir, "missing.yaml"), false, ""},
-		{"the installer's pod (YAML)", write("with.yaml", "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: etcdctl\n  - name: etcd\n"), true, ""},
-		{"after the handover (JSON)", write("without.json", `{"kind":"Pod","spec":{"containers":[{"name":"etcdctl"},{"name":"etcd-readyz"}]}}`), false, ""},
-		{"half-written", write("torn.json", `{"kind":"Pod","spec":{"containers":[{"name":`), false, "torn.json"},
-		{"a folder", dir, false, "is a directory"},
+		{"no manifest, no revision", filepath.Join(manifests, "etcd-pod.yaml"), false, false, ""},
+		{"no manifest while the operator rewrites it", filepath.Join(manifests, "etcd-pod.yaml"), true, true, "being rewritten"},
+		{"the installer's pod (YAML)", write("with.yaml", "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: etcdctl\n  - name: etcd\n"), true, true, ""},
+		{"after the handover (JSON)", write("without.json", `{"kind":"Pod","spec":{"containers":[{"name":"etcdctl"},{"name":"etcd-readyz"}]}}`), true, false, ""},
+		{"empty, being written", write("empty.yaml", ""), true, true, "holds no pod"},
+		{"half-written", write("torn.json", `{"kind":"Pod","spec":{"containers":[{"name":`), true, true, "torn.json"},
+		{"a folder", manifests, true, true, "is a directory"},
 	}
 	for _, r := range rows {
+		revision := filepath.Join(root, "static-pod-resources", "etcd-pod-3")
+		if err := os.RemoveAll(filepath.Dir(revision)); err != nil {
+			t.Fatal(err)
+		}
+		if r.revision {
+			if err := os.MkdirAll(revision, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
 		got, err := InstallerEtcd(r.path)
 		if got != r.want || (err == nil) != (r.err == "") || (err != nil && !strings.Contains(err.Error(), r.err)) {
 			t.Errorf("%s: got %v, %v; want %v, error with %q", r.name, got, err, r.want, r.err)
