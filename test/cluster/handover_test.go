@@ -231,14 +231,19 @@ func (c *cluster) waitAgentServes(node string) {
 	})
 }
 
-// waitHandedOver waits until node's tnf-handover.service is done: both agents serve and the
-// completion is set.
-func (c *cluster) waitHandedOver(node string) {
+// waitHandoverCompleted waits until the Etcd object says the transition completed and both
+// nodes' tnf-handover.service are done.
+func (c *cluster) waitHandoverCompleted(etcds dynamic.ResourceInterface) {
 	c.t.Helper()
-	c.waitFor(node+"'s handover done", settle, func() (bool, string) {
-		st, ok, err := handover.ReadState(c.layout.Nodes[node].path("disk", "var-lib", "tnf", "handover.json"))
-		return err == nil && ok && st.Done(), fmt.Sprint(st, err)
+	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
+		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
 	})
+	for _, node := range c.nodes {
+		c.waitFor(node+"'s handover done", settle, func() (bool, string) {
+			st, ok, err := handover.ReadState(c.layout.Nodes[node].path("disk", "var-lib", "tnf", "handover.json"))
+			return err == nil && ok && st.Done(), fmt.Sprint(st, err)
+		})
+	}
 }
 
 // firstLaunch is when node's agent first launched etcd (its log), zero when it did not.
@@ -304,12 +309,7 @@ func TestHandover(t *testing.T) {
 		c.t.Logf("%s handed over: longest API write gap %v, etcd's %v", node, gaps[node].Round(time.Millisecond),
 			etcdWrites.LongestGap(began, time.Now()).Round(time.Millisecond))
 	}
-	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
-		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
-	})
-	for _, node := range c.nodes {
-		c.waitHandedOver(node)
-	}
+	c.waitHandoverCompleted(etcds)
 
 	relists := c.stopAPIClients(apiWrites)
 	c.stopAndCheck(etcdWrites)
@@ -484,24 +484,10 @@ func TestHandoverAgentNodeLost(t *testing.T) {
 	t.Parallel()
 	c := newInstalledCluster(t)
 	etcds, w := c.handOverNode1()
-	cut := time.Now()
-	c.power("off", "node1")
-	c.waitFenced("node2", "node1", 1)
+	c.cutMidHandover("node1", w)
 	c.t.Logf("node2: %s", c.waitHandoverTookOut("node2"))
-	c.waitRoles("node2", map[string]string{"node2": "Promoted"})
-	c.waitWrites(w, "node2 alone")
-	back, _ := w.BackAfter(cut)
-	c.t.Logf("node1's power cut mid-handover → etcd's writes back after %.1f s", back.Sub(cut).Seconds())
 	c.powerBackOn("node1")
-	c.waitRoles("node2", bothPromoted)
-	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
-		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
-	})
-	for _, node := range c.nodes {
-		c.waitHandedOver(node)
-	}
-	c.waitWrites(w, "both back")
-	c.stopAndCheck(w)
+	c.waitBothHandedOver(etcds, w)
 }
 
 // TestHandoverInstallerNodeLost: in the middle of the handover, node2, whose etcd is still the
@@ -514,21 +500,32 @@ func TestHandoverInstallerNodeLost(t *testing.T) {
 	t.Parallel()
 	c := newInstalledCluster(t)
 	etcds, w := c.handOverNode1()
-	cut := time.Now()
-	c.power("off", "node2")
-	c.waitFenced("node1", "node2", 1)
-	c.waitWrites(w, "node1 alone")
-	back, _ := w.BackAfter(cut)
-	c.t.Logf("node2's power cut mid-handover → etcd's writes back after %.1f s", back.Sub(cut).Seconds())
+	c.cutMidHandover("node2", w)
 	c.powerBackOn("node2")
 	c.t.Logf("node2: %s", c.waitHandoverTookOut("node2"))
+	c.waitBothHandedOver(etcds, w)
+}
+
+// cutMidHandover cuts node's power and waits until the other node fenced it and serves alone;
+// it logs when etcd's writes came back.
+func (c *cluster) cutMidHandover(node string, w *writer) {
+	c.t.Helper()
+	survivor := c.other(node)
+	cut := time.Now()
+	c.power("off", node)
+	c.waitFenced(survivor, node, 1)
+	c.waitRoles(survivor, map[string]string{survivor: "Promoted"})
+	c.waitWrites(w, survivor+" alone")
+	back, _ := w.BackAfter(cut)
+	c.t.Logf("%s's power cut mid-handover → etcd's writes back after %.1f s", node, back.Sub(cut).Seconds())
+}
+
+// waitBothHandedOver waits until both agents serve and the handover completed on both nodes,
+// then checks every write w had acknowledged is on both members.
+func (c *cluster) waitBothHandedOver(etcds dynamic.ResourceInterface, w *writer) {
+	c.t.Helper()
 	c.waitRoles("node1", bothPromoted)
-	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
-		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
-	})
-	for _, node := range c.nodes {
-		c.waitHandedOver(node)
-	}
+	c.waitHandoverCompleted(etcds)
 	c.waitWrites(w, "both back")
 	c.stopAndCheck(w)
 }
