@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -68,13 +69,19 @@ func (e etcdNodes) members(ctx context.Context) (*metrics.EtcdMembers, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := countMembers(list.Members)
+	return &m, nil
+}
+
+// countMembers counts the voting members and the learners of a member list.
+func countMembers(members []*etcdserverpb.Member) metrics.EtcdMembers {
 	var m metrics.EtcdMembers
-	for _, member := range list.Members {
+	for _, member := range members {
 		if member.IsLearner {
 			m.Learners++
 		} else {
 			m.Voters++
 		}
 	}
-	return &m, nil
+	return m
 }

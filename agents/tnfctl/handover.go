@@ -36,9 +36,11 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 			"Etcd object (the operator then rolls its static pod out without the etcd container, one node at a time), waits until " +
 			"the kubelet's manifest here has no etcd container, has Pacemaker probe the etcd resource at once, and waits until the " +
 			"agent's member serves here, promoted: the same member on the same data dir, no learner join, nothing moved aside, no " +
-			"cluster forced. The node whose peer is already handed over sets " + handover.ConditionCompleted + ", and the operator " +
-			"stops managing the membership. A run resumes where the node stands (after a reboot, say); tnfctl status shows the " +
-			"step and why it waits. Running it again after it completed changes nothing.",
+			"cluster forced. Once both agents serve, it sets " + handover.ConditionCompleted + ", and the operator stops managing " +
+			"the membership. If a node fails during the handover, and the peer's agent has already run etcd, it takes the etcd " +
+			"container out of this node's static pod itself, as the operator's revision does. A run resumes where the node " +
+			"stands (after a reboot, say); tnfctl status shows the step and why it waits. Running it again after it completed " +
+			"changes nothing.",
 		Example: "  tnfctl handover\n  systemctl status tnf-handover.service",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -116,14 +118,8 @@ func (e etcdNodes) twoVoters(ctx context.Context) (string, error) {
 	if err != nil {
 		return "etcd's member list: " + err.Error(), nil
 	}
-	voters := 0
-	for _, m := range list.Members {
-		if !m.IsLearner {
-			voters++
-		}
-	}
-	if voters != 2 || len(list.Members) != 2 {
-		return fmt.Sprintf("etcd has %d members, %d of them voting; the handover needs two voters", len(list.Members), voters), nil
+	if m := countMembers(list.Members); m.Voters != 2 || m.Learners != 0 {
+		return fmt.Sprintf("etcd has %d members, %d of them voting; the handover needs two voters", m.Voters+m.Learners, m.Voters), nil
 	}
 	for _, ep := range e.endpoints {
 		st, err := cli.Status(rctx, ep)

@@ -249,11 +249,7 @@ func (c *cluster) waitHandoverCompleted(etcds dynamic.ResourceInterface) {
 // firstLaunch is when node's agent first launched etcd (its log), zero when it did not.
 func (c *cluster) firstLaunch(node string) time.Time {
 	for _, line := range strings.Split(readFile(c.pacemakerLog(node)), "\n") {
-		i := strings.Index(line, "time=")
-		if i < 0 || !strings.Contains(line, `msg="launching etcd"`) {
-			continue
-		}
-		if at, ok := logline.AgentTime(line[i:]); ok {
+		if at, ok := logline.AgentTime(line); ok && logline.Field(line, "msg") == "launching etcd" {
 			return at
 		}
 	}

@@ -55,7 +55,7 @@ func (s State) Done() bool { return s.Step == StepDone && s.Waiting == "" }
 // ReadState reads the state file; ok is false when this node never ran a handover.
 func ReadState(path string) (s State, ok bool, err error) {
 	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+	if errors.Is(err, os.ErrNotExist) {
 		return s, false, nil
 	}
 	if err == nil {
