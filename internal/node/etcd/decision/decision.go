@@ -69,9 +69,13 @@ const (
 	// for a member that is down (this node's, when it comes back from a loss whose fencing
 	// never completed), or it is a cluster of one in its first election.
 	PeerLeaderless
+	// PeerUnknown: something accepts connections on the peer's client port but its status
+	// cannot be read (a TLS failure, a reset, no answer to the handshake), and Pacemaker has
+	// not told us the peer stopped. It may be a member that serves: never "not running".
+	PeerUnknown
 )
 
-var peerNames = []string{"absent", "ready", "fenced", "voter", "learner", "leaderless"}
+var peerNames = []string{"absent", "ready", "fenced", "voter", "learner", "leaderless", "unknown"}
 
 func (p Peer) String() string { return peerNames[p] }
 
@@ -106,6 +110,15 @@ type Input struct {
 	// a voter. No cluster was forced since that member last ran, so it starts again as itself and
 	// raft catches it up: the handover from the installer's etcd, node by node, is this case.
 	Counted bool
+	// Served is the etcd cluster ID this Pacemaker cluster has served (0: none recorded). It is
+	// kept in the CIB, where it outlives both data dirs: once recorded, no node creates a new
+	// cluster in its place (both data disks missing after a power loss look like a first boot)
+	// or leads from data of another cluster, until an administrator gives it up by name.
+	Served uint64
+	// PeerGaveUp is the local data record an administrator gave up on the peer (its tnfctl
+	// accept-data-loss). Local data of that cluster may be moved aside to join the peer's new
+	// cluster; other data of its own never is.
+	PeerGaveUp Data
 }
 
 // covers says a given-up record takes in the peer's data: same cluster, not further on.
@@ -176,7 +189,13 @@ func decided(a Action, format string, args ...any) Decision {
 //   - a node never forces while it is itself a learner, never leads from a removed member's data,
 //     and never leads from data older than the peer's, nor from data of another cluster,
 //     unless an administrator gave that peer data up (GivenUp): then the local data is restored
-//     as a new cluster, never with no local data at all.
+//     as a new cluster, never with no local data at all;
+//   - once the CIB records a cluster this one served, no node creates a new cluster or leads
+//     from data of another cluster, unless an administrator gave data up;
+//   - a node with data of its own never moves it aside to join a peer of another cluster,
+//     unless the peer's administrator gave that cluster's data up;
+//   - beside a peer whose etcd port answers but whose status cannot be read, a node neither
+//     leads nor joins.
 func Decide(in Input) Decision {
 	d := decide(in)
 	d.ReleaseClaim = in.Claim == ClaimSelf && !d.Action.NeedsClaim()
@@ -190,6 +209,9 @@ func decide(in Input) Decision {
 			"holding its ports) runs on this node: nothing starts here until the handover takes it out (tnfctl handover)")
 	}
 	switch in.Peer {
+	case PeerUnknown:
+		return decided(Refuse, "something answers on peer %s's etcd client port but its status cannot be read (see the agent's log): "+
+			"it may be serving, so this node neither leads nor joins until it can tell", in.PeerName)
 	case PeerVoter:
 		if in.Counted && l.Present && l.outOfService() == "" && l.ClusterID == p.ClusterID {
 			return decided(StartExisting, "peer %s serves and its membership still counts the local member %x as a voter: "+
@@ -198,6 +220,11 @@ func decide(in Input) Decision {
 		if l.Present && l.outOfService() == "" && l.ClusterID == p.ClusterID && Compare(l, p) > 0 {
 			return decided(Refuse, "local data (cluster %x, index %d) is newer than the serving peer's (index %d): "+
 				"the nodes diverged; keep one data dir and move the other aside by hand", l.ClusterID, l.Index, p.Index)
+		}
+		if l.Present && !l.Removed && l.ClusterID != p.ClusterID && in.PeerGaveUp.ClusterID != l.ClusterID {
+			return decided(Refuse, "local data belongs to cluster %x but peer %s serves cluster %x: data of its own is never moved "+
+				"aside for another cluster; if the peer's cluster is the one to keep, move the local data dir away by hand",
+				l.ClusterID, in.PeerName, p.ClusterID)
 		}
 		return decided(JoinAsLearner, "peer %s serves as a voter (cluster %x, index %d): move local data aside and join as a learner",
 			in.PeerName, p.ClusterID, p.Index)
@@ -237,6 +264,11 @@ func decide(in Input) Decision {
 		if peerComing && in.PeerName < in.Self {
 			return decided(Wait, "neither node has data; %s bootstraps the cluster (first by name)", in.PeerName)
 		}
+		if in.Served != 0 {
+			return decided(Refuse, "no data on either node, but this cluster has served etcd cluster %x: never create an empty one "+
+				"in its place (did a data disk not mount?); bring its data back, or give it up with tnfctl start-empty --give-up %x",
+				in.Served, in.Served)
+		}
 		lead = decided(NewCluster, "no data on either node: bootstrap a new cluster of one")
 	case l.outOfService() != "":
 		return blocked("%s", l.outOfService())
@@ -250,6 +282,9 @@ func decide(in Input) Decision {
 			position(l), in.PeerName, position(p))
 	case peerComing && p.Present && Compare(l, p) == 0 && in.PeerName < in.Self:
 		return decided(Wait, "same data as peer %s (index %d); it leads (first by name)", in.PeerName, l.Index)
+	case in.Served != 0 && l.ClusterID != in.Served:
+		return decided(Refuse, "local data belongs to cluster %x but this cluster has served cluster %x: never lead from data of "+
+			"another cluster", l.ClusterID, in.Served)
 	default:
 		lead = decided(ForceNewCluster, "local data (cluster %x, index %d) is the most recent (peer %s: %s): restart it as a cluster of one",
 			l.ClusterID, l.Index, in.PeerName, describe(p))

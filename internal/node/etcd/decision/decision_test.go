@@ -2,6 +2,7 @@ package decision
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -41,6 +42,7 @@ func TestDecideTable(t *testing.T) {
 		{"none", PeerVoter, [3]Action{J, J, J}},
 		{"none", PeerLearner, [3]Action{R, R, R}},
 		{"none", PeerLeaderless, [3]Action{W, W, W}},
+		{"none", PeerUnknown, [3]Action{R, R, R}},
 
 		{"older", PeerAbsent, [3]Action{R, R, R}},
 		{"older", PeerReady, [3]Action{W, W, W}},
@@ -48,6 +50,7 @@ func TestDecideTable(t *testing.T) {
 		{"older", PeerVoter, [3]Action{J, J, J}},
 		{"older", PeerLearner, [3]Action{S, S, S}},
 		{"older", PeerLeaderless, [3]Action{S, S, W}},
+		{"older", PeerUnknown, [3]Action{R, R, R}},
 
 		{"equal", PeerAbsent, [3]Action{F, F, W}},
 		{"equal", PeerReady, [3]Action{F, F, W}},
@@ -55,6 +58,7 @@ func TestDecideTable(t *testing.T) {
 		{"equal", PeerVoter, [3]Action{J, J, J}},
 		{"equal", PeerLearner, [3]Action{S, S, S}},
 		{"equal", PeerLeaderless, [3]Action{S, S, W}},
+		{"equal", PeerUnknown, [3]Action{R, R, R}},
 
 		{"newer", PeerAbsent, [3]Action{F, F, W}},
 		{"newer", PeerReady, [3]Action{F, F, W}},
@@ -62,13 +66,15 @@ func TestDecideTable(t *testing.T) {
 		{"newer", PeerVoter, [3]Action{R, R, R}},
 		{"newer", PeerLearner, [3]Action{S, S, S}},
 		{"newer", PeerLeaderless, [3]Action{S, S, W}},
+		{"newer", PeerUnknown, [3]Action{R, R, R}},
 
 		{"other", PeerAbsent, [3]Action{R, R, R}},
 		{"other", PeerReady, [3]Action{R, R, R}},
 		{"other", PeerFenced, [3]Action{R, R, R}},
-		{"other", PeerVoter, [3]Action{J, J, J}},
+		{"other", PeerVoter, [3]Action{R, R, R}},
 		{"other", PeerLearner, [3]Action{R, R, R}},
 		{"other", PeerLeaderless, [3]Action{R, R, W}},
+		{"other", PeerUnknown, [3]Action{R, R, R}},
 
 		{"learner", PeerAbsent, [3]Action{R, R, R}},
 		{"learner", PeerReady, [3]Action{W, W, W}},
@@ -76,6 +82,7 @@ func TestDecideTable(t *testing.T) {
 		{"learner", PeerVoter, [3]Action{J, J, J}},
 		{"learner", PeerLearner, [3]Action{R, R, R}},
 		{"learner", PeerLeaderless, [3]Action{W, W, W}},
+		{"learner", PeerUnknown, [3]Action{R, R, R}},
 
 		{"removed", PeerAbsent, [3]Action{R, R, R}},
 		{"removed", PeerReady, [3]Action{W, W, W}},
@@ -83,6 +90,7 @@ func TestDecideTable(t *testing.T) {
 		{"removed", PeerVoter, [3]Action{J, J, J}},
 		{"removed", PeerLearner, [3]Action{R, R, R}},
 		{"removed", PeerLeaderless, [3]Action{W, W, W}},
+		{"removed", PeerUnknown, [3]Action{R, R, R}},
 
 		{"longer-earlier-term", PeerAbsent, [3]Action{R, R, R}},
 		{"longer-earlier-term", PeerReady, [3]Action{W, W, W}},
@@ -90,6 +98,7 @@ func TestDecideTable(t *testing.T) {
 		{"longer-earlier-term", PeerVoter, [3]Action{J, J, J}},
 		{"longer-earlier-term", PeerLearner, [3]Action{S, S, S}},
 		{"longer-earlier-term", PeerLeaderless, [3]Action{S, S, W}},
+		{"longer-earlier-term", PeerUnknown, [3]Action{R, R, R}},
 
 		{"shorter-later-term", PeerAbsent, [3]Action{F, F, W}},
 		{"shorter-later-term", PeerReady, [3]Action{F, F, W}},
@@ -97,6 +106,7 @@ func TestDecideTable(t *testing.T) {
 		{"shorter-later-term", PeerVoter, [3]Action{R, R, R}},
 		{"shorter-later-term", PeerLearner, [3]Action{S, S, S}},
 		{"shorter-later-term", PeerLeaderless, [3]Action{S, S, W}},
+		{"shorter-later-term", PeerUnknown, [3]Action{R, R, R}},
 	}
 	if got, want := checkTable(t, rows, Input{Self: "node1", PeerName: "node2"}), len(localData)*len(peerNames)*len(claimNames); got != want {
 		t.Fatalf("table covers %d combinations, want all %d", got, want)
@@ -445,7 +455,7 @@ func TestDecideCounted(t *testing.T) {
 		J = JoinAsLearner
 	)
 	want := map[string]Action{
-		"none": J, "older": S, "equal": S, "newer": S, "other": J, "learner": J, "removed": J,
+		"none": J, "older": S, "equal": S, "newer": S, "other": Refuse, "learner": J, "removed": J,
 		"longer-earlier-term": S, "shorter-later-term": S,
 	}
 	if len(want) != len(localData) {
@@ -490,6 +500,71 @@ func TestHandoverKeepsBothMembers(t *testing.T) {
 						t.Errorf("%+v beside a %s peer, installer %v, claim %s: %s (%s), want %s", l, p, installer, c, d.Action, d.Reason, want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestServedClusterIsNeverReplaced: once the CIB records the cluster this one served, no view
+// of either node creates a new cluster, and none forces data of another cluster, unless an
+// administrator gave data up. Both data disks missing after a power loss is the case that
+// created a new empty cluster before the record existed.
+func TestServedClusterIsNeverReplaced(t *testing.T) {
+	empty, unknown := Data{Known: true}, Data{}
+	for local, l := range localData {
+		for p := range Peer(len(peerNames)) {
+			for c := range Claim(len(claimNames)) {
+				for _, pd := range []Data{peerRecord, empty, unknown} {
+					for _, served := range []uint64{clusterC, clusterD} {
+						in := Input{Self: "node1", PeerName: "node2", Local: l, PeerData: pd, Peer: p, Claim: c, Served: served}
+						d := Decide(in)
+						name := fmt.Sprintf("%s/%s/claim-%s/peer-data %s/served %x", local, p, c, describe(pd), served)
+						if d.Action == NewCluster {
+							t.Errorf("%s: new cluster: %s", name, d.Reason)
+						}
+						if d.Action == ForceNewCluster && l.ClusterID != served {
+							t.Errorf("%s: forces data of another cluster: %s", name, d.Reason)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, self := range []string{"node1", "node2"} {
+		in := Input{Self: self, PeerName: "node0", Local: localData["none"], PeerData: empty, Peer: PeerFenced}
+		if d := Decide(in); d.Action != NewCluster {
+			t.Fatalf("%s without a record: %s (%s), want %s", self, d.Action, d.Reason, NewCluster)
+		}
+		in.Served = clusterC
+		if d := Decide(in); d.Action != Refuse || !strings.Contains(d.Reason, "start-empty --give-up c0ffee") {
+			t.Errorf("%s with cluster c0ffee recorded: %s (%s), want %s naming the command", self, d.Action, d.Reason, Refuse)
+		}
+	}
+}
+
+// TestOwnDataNeverMovedForAnotherCluster: beside a serving peer of another cluster, a node with
+// data of its own refuses; it joins when it has none, when its member was removed, or when the
+// peer's administrator gave that cluster's data up.
+func TestOwnDataNeverMovedForAnotherCluster(t *testing.T) {
+	peerD := Data{Known: true, Present: true, ClusterID: clusterD, Index: 50, Term: 2}
+	rows := []struct {
+		name   string
+		local  Data
+		gaveUp Data
+		want   Action
+	}{
+		{"data of its own", localData["equal"], Data{}, Refuse},
+		{"a learner's data of its own", localData["learner"], Data{}, Refuse},
+		{"given up on the peer", localData["equal"], localData["older"], JoinAsLearner},
+		{"another cluster given up on the peer", localData["equal"], Data{Known: true, Present: true, ClusterID: 0xbad}, Refuse},
+		{"no data", localData["none"], Data{}, JoinAsLearner},
+		{"removed", localData["removed"], Data{}, JoinAsLearner},
+	}
+	for _, r := range rows {
+		for _, counted := range []bool{false, true} {
+			d := Decide(Input{Self: "node1", PeerName: "node2", Local: r.local, PeerData: peerD, Peer: PeerVoter, PeerGaveUp: r.gaveUp, Counted: counted})
+			if d.Action != r.want {
+				t.Errorf("%s (counted %v): %s (%s), want %s", r.name, counted, d.Action, d.Reason, r.want)
 			}
 		}
 	}
