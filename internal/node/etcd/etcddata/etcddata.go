@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
 	bolt "go.etcd.io/bbolt"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/raft/v3/raftpb"
@@ -82,7 +83,48 @@ func hasWAL(dataDir string) (bool, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return false, fmt.Errorf("%s: %w", db, err)
 	}
+	switch file, err := firstFile(dataDir); {
+	case err != nil:
+		return false, fmt.Errorf("%s: %w", dataDir, err)
+	case file != "":
+		return false, fmt.Errorf("%s holds %s but no WAL: not data etcd starts from, and not no data (move it away to start empty)", dataDir, file)
+	}
 	return false, nil
+}
+
+// firstFile is the first entry under dir that is not a folder, "" when there is none (a missing
+// dir, or folders only: what etcd's first steps leave). It skips a file system's lost+found and
+// the data moved aside inside a mount point (MoveAside).
+func firstFile(dir string) (string, error) {
+	var found string
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && path == dir:
+			return fs.SkipAll
+		case err != nil:
+			return err
+		case path != dir && filepath.Dir(path) == dir && skippedAtTop(e.Name()):
+			return fs.SkipDir
+		case !e.IsDir():
+			found = path
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found, err
+}
+
+// RequireMount fails unless dataDir is a mount point (the parameter require_mountpoint): an
+// empty folder where a disk did not mount is not "no data".
+func RequireMount(dataDir string) error {
+	mounted, err := mountinfo.Mounted(dataDir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: telling whether it is a mount point: %w", dataDir, err)
+	case !mounted:
+		return fmt.Errorf("%s is not a mount point (require_mountpoint is set): its disk did not mount; nothing is read as no data", dataDir)
+	}
+	return nil
 }
 
 type walRead struct {

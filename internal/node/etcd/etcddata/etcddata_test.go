@@ -3,10 +3,12 @@ package etcddata
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"go.etcd.io/etcd/raft/v3/raftpb"
+	"golang.org/x/sys/unix"
 )
 
 func TestInspectMissing(t *testing.T) {
@@ -29,6 +31,12 @@ func TestInspectFailsClosed(t *testing.T) {
 		{"a database without a WAL", map[string]string{"member/snap/db": "bolt"}, true},
 		{"a WAL folder that is a file", map[string]string{"member/wal": "x"}, true},
 		{"a member folder that is a file", map[string]string{"member": "x"}, true},
+		{"folders only (etcd's first steps)", map[string]string{"member/snap/": "", "member/wal.tmp/": ""}, false},
+		{"a file system's lost+found", map[string]string{"lost+found/x": "y"}, false},
+		{"data moved aside inside", map[string]string{"tnf-moved-20260101T000000.000000000Z/member/snap/db": "bolt"}, false},
+		{"a WAL being created", map[string]string{"member/wal.tmp/0.tmp": "x"}, true},
+		{"a snapshot without a WAL", map[string]string{"member/snap/0000000000000001-0000000000000002.snap": "x"}, true},
+		{"files of something else", map[string]string{"notes.txt": "x"}, true},
 	} {
 		dir := t.TempDir()
 		for path, content := range tc.files {
@@ -135,5 +143,93 @@ func TestMembershipReplay(t *testing.T) {
 	var m membership
 	if err := m.replay([]raftpb.Entry{{Type: raftpb.EntryConfChange, Data: []byte{0xff}}}); err == nil {
 		t.Error("a corrupt configuration change was read")
+	}
+}
+
+// mountTmpfs mounts a new tmpfs on dir until the test ends: a data dir on a disk of its own. It
+// needs root, as the node does.
+func mountTmpfs(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=16m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, 0); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// TestMountPoint: require_mountpoint refuses an empty folder where a disk did not mount and
+// accepts the mounted disk (a fresh file system's lost+found included); moving data aside on a
+// mount point moves its entries into a folder inside it, keeps lost+found, and prunes there.
+func TestMountPoint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "etcd")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := RequireMount(dir); err == nil || !strings.Contains(err.Error(), "not a mount point") {
+		t.Fatalf("an unmounted folder: %v", err)
+	}
+	mountTmpfs(t, dir)
+	if err := RequireMount(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"lost+found/", "member/snap/db", "member/wal/0.wal"} {
+		path := filepath.Join(dir, p)
+		if strings.HasSuffix(p, "/") {
+			if err := os.MkdirAll(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	first, err := MoveAside(dir, 1, base)
+	if err != nil {
+		t.Fatalf("moving a mount point's data aside: %v", err)
+	}
+	if filepath.Dir(first) != dir {
+		t.Fatalf("moved to %s, want a folder inside %s", first, dir)
+	}
+	if _, err := os.Stat(filepath.Join(first, "member", "wal", "0.wal")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lost+found")); err != nil {
+		t.Fatalf("lost+found moved: %v", err)
+	}
+	if info, err := Inspect(dir); err != nil || info.Present {
+		t.Fatalf("after moving aside: %+v, %v", info, err)
+	}
+	if got, err := MoveAside(dir, 1, base.Add(time.Second)); err != nil || got != "" {
+		t.Fatalf("nothing left to move: %q, %v", got, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "member", "snap"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "member", "snap", "db"), []byte("y"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	second, err := MoveAside(dir, 1, base.Add(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(first); !os.IsNotExist(err) {
+		t.Fatalf("the older backup was not pruned: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(second, "member", "snap", "db")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
 )
@@ -35,17 +36,25 @@ func RestoreAsNewCluster(dataDir, name, peerURL string, keep int, now time.Time)
 	if _, err := os.Stat(db); err != nil {
 		return Restored{}, fmt.Errorf("restoring %s: %w", dataDir, err)
 	}
-	staging := dataDir + ".restoring"
-	if err := os.RemoveAll(staging); err != nil {
+	mounted, err := mountinfo.Mounted(dataDir)
+	if err != nil {
+		return Restored{}, fmt.Errorf("restoring %s: telling whether it is a mount point: %w", dataDir, err)
+	}
+	// The new data is built on the data dir's own file system, to be renamed into place.
+	staged := dataDir + ".restoring"
+	if mounted {
+		staged = filepath.Join(dataDir, staging)
+	}
+	if err := os.RemoveAll(staged); err != nil {
 		return Restored{}, err
 	}
 	// The token is hashed into the member and cluster IDs: one that was never used before gives
 	// a cluster ID the given-up peer's data can never match.
 	token := "tnf-restore-" + strconv.FormatInt(now.UnixNano(), 36)
-	err := snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
+	err = snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
 		SnapshotPath:        db,
 		Name:                name,
-		OutputDataDir:       staging,
+		OutputDataDir:       staged,
 		PeerURLs:            []string{peerURL},
 		InitialCluster:      name + "=" + peerURL,
 		InitialClusterToken: token,
@@ -54,14 +63,22 @@ func RestoreAsNewCluster(dataDir, name, peerURL string, keep int, now time.Time)
 		MarkCompacted:       true,
 	})
 	if err != nil {
-		os.RemoveAll(staging)
+		os.RemoveAll(staged)
 		return Restored{}, fmt.Errorf("restoring %s as a new cluster: %w", dataDir, err)
 	}
 	backup, err := MoveAside(dataDir, keep, now)
 	if err != nil {
 		return Restored{}, err
 	}
-	if err := os.Rename(staging, dataDir); err != nil {
+	if mounted {
+		err = os.Rename(filepath.Join(staged, "member"), filepath.Join(dataDir, "member"))
+		if err == nil {
+			err = os.Remove(staged)
+		}
+	} else {
+		err = os.Rename(staged, dataDir)
+	}
+	if err != nil {
 		return Restored{}, fmt.Errorf("putting the restored data in place: %w", err)
 	}
 	return Restored{Backup: backup, Token: token}, nil

@@ -42,6 +42,8 @@ type Config struct {
 	LivenessTimeout time.Duration
 	AttributeStore  string
 	GracefulLeave   bool
+	// RequireMountpoint: data_dir must be a mount point (etcd on a disk of its own).
+	RequireMountpoint bool
 }
 
 // DefaultPodManifest is where the cluster-etcd-operator's installer writes the external etcd pod.
@@ -84,6 +86,8 @@ var Parameters = []ocf.Parameter{
 		Longdesc: "Deadline of a member's status read, which etcd answers without raft. A local member that does not answer it in time is frozen: the monitor fails at once and the member is killed without a grace period. Chosen far above the status latency measured under a heavy write load (see README)."},
 	{Name: "graceful_leave", Type: "boolean", Default: "true", Shortdesc: "Leave the member list on a planned stop",
 		Longdesc: "On a planned stop or demote of a voter whose peer serves as a voter, hand leadership to the peer and remove the local member first, so the peer keeps quorum alone and nothing is forced. Of two nodes stopping at once only one leaves; the last voter never does."},
+	{Name: "require_mountpoint", Type: "boolean", Default: "false", Shortdesc: "data_dir must be a mount point",
+		Longdesc: "For etcd on a disk of its own: while data_dir is not a mount point (the disk did not mount), every action that reads it fails, naming the reason, instead of reading an empty folder as no data."},
 	{Name: "attribute_store", Type: "string", Default: "crm", Shortdesc: "Where attributes are published",
 		Longdesc: "crm: Pacemaker's CIB through crm_attribute and cibadmin. file:PATH: a file shared by both nodes, for tests without a cluster."},
 }
@@ -175,17 +179,28 @@ func LoadConfig(env ocf.Env) (Config, error) {
 	default:
 		return c, configured("parameter runtime: %q is neither exec nor podman", c.Runtime)
 	}
-	switch v := get("graceful_leave"); strings.ToLower(v) {
-	case "true", "yes", "1", "on":
-		c.GracefulLeave = true
-	case "false", "no", "0", "off":
-	default:
-		return c, configured("parameter graceful_leave: %q is not a boolean (true or false)", v)
+	if c.GracefulLeave, err = boolean(get, "graceful_leave"); err != nil {
+		return c, err
+	}
+	if c.RequireMountpoint, err = boolean(get, "require_mountpoint"); err != nil {
+		return c, err
 	}
 	if c.AttributeStore != "crm" && !strings.HasPrefix(c.AttributeStore, "file:/") {
 		return c, configured("parameter attribute_store: %q is neither crm nor file:/ABSOLUTE/PATH", c.AttributeStore)
 	}
 	return c, nil
+}
+
+// boolean reads a boolean parameter as Pacemaker spells them.
+func boolean(get func(string) string, name string) (bool, error) {
+	switch v := get(name); strings.ToLower(v) {
+	case "true", "yes", "1", "on":
+		return true, nil
+	case "false", "no", "0", "off":
+		return false, nil
+	default:
+		return false, configured("parameter %s: %q is not a boolean (true or false)", name, v)
+	}
 }
 
 // nodeName is this node's Pacemaker name: Pacemaker passes it with every action; a manual run
