@@ -27,7 +27,7 @@ func (r refused) Unwrap() error { return r.error }
 
 // asRefusal makes the unblock package's refusals exit 3; other errors stay errors.
 func asRefusal(err error) error {
-	for _, r := range []error{unblock.ErrPeerMember, unblock.ErrNothingToGiveUp, unblock.ErrNoLocalData} {
+	for _, r := range []error{unblock.ErrPeerMember, unblock.ErrNothingToGiveUp, unblock.ErrNoLocalData, unblock.ErrNotTheServed} {
 		if errors.Is(err, r) {
 			return refused{err}
 		}

@@ -110,6 +110,49 @@ func acceptLossCommand(nf *nodeFlags) *cobra.Command {
 	return cmd
 }
 
+func startEmptyCommand(nf *nodeFlags) *cobra.Command {
+	var giveUp string
+	var yes bool
+	cmd := &cobra.Command{
+		Use:     "start-empty --give-up CLUSTER_ID",
+		Short:   "Let the nodes start a new, empty etcd, giving up the etcd cluster this cluster served",
+		Example: `  tnfctl start-empty --give-up 5e1c0a7b9d2f4e61   # the ID tnfctl status names`,
+		Long: "For a site where neither node holds its etcd data any more (both data disks replaced or lost) and the etcd " +
+			"agents refuse to create a new cluster because this cluster has served one (tnfctl status names its ID). " +
+			"Everything OpenShift stored in that cluster is given up. If a data disk only failed to mount, mount it instead: " +
+			"the agents then start from it. Deletes the record of the served cluster; the agents create the new cluster at " +
+			"their next check.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			nc, err := nf.load()
+			if err != nil {
+				return err
+			}
+			agent, err := etcdnode.ConfigOf(nc.Self.Name, nc.Config.NodeIPMap(), nc.Config.Resources.Etcd)
+			if err != nil {
+				return fmt.Errorf("%s: resources.etcd: %w", nf.config, err)
+			}
+			store := agent.Store()
+			served, err := unblock.NamedServed(cmd.Context(), store, giveUp)
+			if err != nil {
+				return asRefusal(err)
+			}
+			if err := ask(cmd, yes, fmt.Sprintf("Give up etcd cluster %x and everything stored in it? Type yes to confirm: ", served)); err != nil {
+				return err
+			}
+			if err := unblock.GiveUpServed(cmd.Context(), store); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "given up: etcd cluster %x; two nodes without data now create a new one at their next check\n", served)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&giveUp, "give-up", "", "the ID of the etcd cluster given up, in hex (required)")
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (for scripts)")
+	_ = cmd.MarkFlagRequired("give-up")
+	return cmd
+}
+
 func autoUnblockCommand(nf *nodeFlags) *cobra.Command {
 	a := unblock.Auto{}
 	var timeout time.Duration

@@ -16,6 +16,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencealert"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
+	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
 )
 
 const (
@@ -352,7 +353,8 @@ func TestOtherClusterDataNeverReused(t *testing.T) {
 	catchUpAndPromote(t, a, b)
 	sameKeys(t, a, acked)
 
-	// Foreign data found while the peer serves: moved aside, joined.
+	// Foreign data found while the peer serves: refused, never moved aside for the peer's
+	// cluster; once the administrator moves it away, joined.
 	a.must("stop", ocfSuccess)
 	b.notify("stop", a.name)
 	if err := os.RemoveAll(a.params["data_dir"]); err != nil {
@@ -360,12 +362,114 @@ func TestOtherClusterDataNeverReused(t *testing.T) {
 	}
 	plant(a)
 	a.must("start", ocfSuccess)
-	catchUpAndPromote(t, a, b)
-	if len(backups(t, a)) != 1 {
-		t.Fatal("foreign data was not moved aside")
+	a.must("monitor", ocfSuccess)
+	if _, ok := a.score(); ok || a.pid() != 0 {
+		t.Fatalf("%s has a score or runs etcd beside a peer of another cluster\n%s", a.name, c.dump())
 	}
+	if why := decisionOf(t, c, a); !strings.Contains(why, "never moved aside for another cluster") {
+		t.Fatalf("published decision %q", why)
+	}
+	if len(backups(t, a)) != 0 {
+		t.Fatal("data of its own was moved aside for another cluster")
+	}
+	a.must("stop", ocfSuccess)
+	if err := os.Rename(a.params["data_dir"], a.params["data_dir"]+".foreign-again"); err != nil {
+		t.Fatal(err)
+	}
+	a.must("start", ocfSuccess)
+	catchUpAndPromote(t, a, b)
 	if got := a.keys("/k/"); len(got) != len(acked) {
 		t.Fatalf("%s has %d keys, want the peer's %d: %v", a.name, len(got), len(acked), got)
+	}
+}
+
+// decisionOf is the reason n published for neither leading nor joining.
+func decisionOf(t *testing.T, c *cluster, n *node) string {
+	t.Helper()
+	why, _, err := c.store.Get(context.Background(), n.name, etcdnode.AttrDecision, attrs.Reboot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return why
+}
+
+// TestServedClusterNeverRecreated: both data disks missing after a power loss (the data dirs
+// empty where the disks did not mount) looks like a first boot, and created a new, empty
+// cluster. The CIB's record of the served cluster makes both refuse, naming it; when the disks
+// are back, the cluster comes back with every acknowledged write; only the administrator's
+// start-empty lets two nodes without data create a new one.
+func TestServedClusterNeverRecreated(t *testing.T) {
+	c := newCluster(t)
+	leader, other := formCluster(t, c)
+	acked := writeKeys(t, leader, 0, 10)
+	served, err := etcdnode.ReadServed(context.Background(), c.store)
+	if err != nil || served == 0 {
+		t.Fatalf("no served cluster recorded after the monitors: %x, %v", served, err)
+	}
+	for _, n := range []*node{leader, other} {
+		n.fence() // the site's power loss
+	}
+	unmount := func(n *node) {
+		if err := os.Rename(n.params["data_dir"], n.params["data_dir"]+".disk"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(n.params["data_dir"], 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mount := func(n *node) {
+		if err := os.Remove(n.params["data_dir"]); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(n.params["data_dir"]+".disk", n.params["data_dir"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := c.nodes["node1"], c.nodes["node2"]
+	unmount(a)
+	unmount(b)
+	startBoth := func() {
+		for _, n := range []*node{a, b} {
+			n.must("start", ocfSuccess)
+		}
+		for _, n := range []*node{a, b} {
+			n.must("monitor", ocfSuccess)
+		}
+	}
+	startBoth()
+	for _, n := range []*node{a, b} {
+		if _, ok := n.score(); ok {
+			t.Fatalf("%s may lead with no data while cluster %x was served\n%s", n.name, served, c.dump())
+		}
+	}
+	if why := decisionOf(t, c, a); !strings.Contains(why, fmt.Sprintf("start-empty --give-up %x", served)) {
+		t.Fatalf("%s's published decision %q does not name the way out", a.name, why)
+	}
+
+	// The disks mount: the cluster comes back from its data.
+	for _, n := range []*node{a, b} {
+		n.must("stop", ocfSuccess)
+		mount(n)
+	}
+	startBoth()
+	newLeader, newOther := promoteTheScored(t, c)
+	catchUpAndPromote(t, newOther, newLeader)
+	sameKeys(t, newLeader, acked)
+
+	// Both disks lost for good: the administrator gives the cluster up; a new one starts.
+	for _, n := range []*node{a, b} {
+		n.fence()
+		if err := os.RemoveAll(n.params["data_dir"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unblock.GiveUpServed(context.Background(), c.store); err != nil {
+		t.Fatal(err)
+	}
+	startBoth()
+	fresh, _ := promoteTheScored(t, c)
+	if got := fresh.keys("/k/"); len(got) != 0 {
+		t.Fatalf("the new cluster holds %d keys of the given-up one", len(got))
 	}
 }
 
@@ -500,7 +604,8 @@ func TestLearnerIsNeverForcedOver(t *testing.T) {
 
 // TestUnreadableDataNeverEmpty: a data dir that holds a member's database without its WAL is not
 // "no data": the start fails on that node, the reason is published for tnfctl status, and no
-// cluster is created from it; once the administrator moves it away, the node starts empty.
+// cluster is created from it; once the administrator moves it away, the node starts empty
+// (unless require_mountpoint is set and the folder is no mount point).
 func TestUnreadableDataNeverEmpty(t *testing.T) {
 	c := newCluster(t)
 	a := c.nodes["node1"]
@@ -524,6 +629,11 @@ func TestUnreadableDataNeverEmpty(t *testing.T) {
 	}
 	if err := os.RemoveAll(filepath.Join(a.params["data_dir"], "member")); err != nil {
 		t.Fatal(err)
+	}
+	// An empty folder where a disk did not mount: with require_mountpoint, not "no data".
+	code, out = a.run("start", map[string]string{"OCF_RESKEY_require_mountpoint": "true"})
+	if code == ocfSuccess || !strings.Contains(out, "is not a mount point") {
+		t.Fatalf("start on a data dir that is not a mount point, require_mountpoint set: exit %d\n%s", code, out)
 	}
 	a.must("start", ocfSuccess)
 }

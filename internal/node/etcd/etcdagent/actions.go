@@ -241,6 +241,9 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 			if err := a.cfg.MarkLeaderSeen(); err != nil {
 				return failed(err)
 			}
+			if err := a.cfg.RecordServed(ctx, a.store, st.ClusterID); err != nil {
+				return failed(err)
+			}
 		}
 		return ocf.RunningPromoted, a.setScore(ctx, etcdnode.ScoreVoter)
 	}

@@ -72,7 +72,8 @@ func (a *Agent) peerView(ctx context.Context, fenced bool) (decision.Peer, decis
 	if fenced {
 		connect = fencedConnectTimeout
 	}
-	if st, err := a.probeWithin(ctx, a.peerURL(), connect); err == nil {
+	st, perr := a.probeWithin(ctx, a.peerURL(), connect)
+	if perr == nil {
 		switch {
 		case st.Learner:
 			return decision.PeerLearner, fromStatus(st), nil
@@ -86,7 +87,12 @@ func (a *Agent) peerView(ctx context.Context, fenced bool) (decision.Peer, decis
 		return 0, rec, err
 	}
 	if fenced {
+		// Pacemaker's word: whatever answers now is not the etcd that ran.
 		return decision.PeerFenced, rec, nil
+	}
+	if !errors.As(perr, &unreachable{}) {
+		a.log.Warn("the peer's etcd client port answers but its status cannot be read", "err", perr)
+		return decision.PeerUnknown, rec, nil
 	}
 	_, started, err := a.store.Get(ctx, a.cfg.Peer, etcdnode.AttrInstance, attrs.Reboot)
 	if err != nil {
@@ -113,15 +119,16 @@ func (a *Agent) claimState(ctx context.Context) (decision.Claim, error) {
 	}
 }
 
-// givenUp reads the peer record an administrator gave up on this node (zero when none).
-func (a *Agent) givenUp(ctx context.Context) (decision.Data, error) {
-	v, ok, err := a.store.Get(ctx, a.cfg.Self, etcdnode.AttrGivenUp, attrs.Forever)
+// givenUp reads the record an administrator gave up on node (zero when none): on this node, the
+// peer's; on the peer, this node's.
+func (a *Agent) givenUp(ctx context.Context, node string) (decision.Data, error) {
+	v, ok, err := a.store.Get(ctx, node, etcdnode.AttrGivenUp, attrs.Forever)
 	if err != nil || !ok {
 		return decision.Data{}, err
 	}
 	d, err := etcdnode.ParseRecord(v)
 	if err != nil {
-		return d, fmt.Errorf("%s on %s: %w", etcdnode.AttrGivenUp, a.cfg.Self, err)
+		return d, fmt.Errorf("%s on %s: %w", etcdnode.AttrGivenUp, node, err)
 	}
 	return d, nil
 }
@@ -153,16 +160,25 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenc
 	if err != nil {
 		return decision.Input{}, decision.Decision{}, err
 	}
-	givenUp, err := a.givenUp(ctx)
+	givenUp, err := a.givenUp(ctx, a.cfg.Self)
+	if err != nil {
+		return decision.Input{}, decision.Decision{}, err
+	}
+	peerGaveUp, err := a.givenUp(ctx, a.cfg.Peer)
+	if err != nil {
+		return decision.Input{}, decision.Decision{}, err
+	}
+	served, err := etcdnode.ReadServed(ctx, a.store)
 	if err != nil {
 		return decision.Input{}, decision.Decision{}, err
 	}
 	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim,
-		GivenUp: givenUp, Installer: installer, Counted: counted}
+		GivenUp: givenUp, Installer: installer, Counted: counted, Served: served, PeerGaveUp: peerGaveUp}
 	d := decision.Decide(in)
 	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
-		"installer", installer, "counted", counted,
-		"local", describeData(local), "peer_data", describeData(peerData), "given_up", describeData(givenUp))
+		"installer", installer, "counted", counted, "served", fmt.Sprintf("%x", served),
+		"local", describeData(local), "peer_data", describeData(peerData), "given_up", describeData(givenUp),
+		"peer_gave_up", describeData(peerGaveUp))
 	if d.ReleaseClaim {
 		if err := a.store.Release(ctx, a.cfg.Self); err != nil {
 			return decision.Input{}, decision.Decision{}, fmt.Errorf("releasing the force-new-cluster claim an earlier run left: %w", err)
@@ -226,7 +242,14 @@ func describeData(d decision.Data) string {
 
 // inspect reads the local data dir (etcd must be stopped).
 func (a *Agent) inspect(ctx context.Context) (decision.Data, error) {
-	info, err := etcddata.Inspect(a.cfg.DataDir)
+	var info etcddata.Info
+	var err error
+	if a.cfg.RequireMountpoint {
+		err = etcddata.RequireMount(a.cfg.DataDir)
+	}
+	if err == nil {
+		info, err = etcddata.Inspect(a.cfg.DataDir)
+	}
 	if err != nil {
 		// The action fails; tnfctl status says why.
 		if serr := a.cfg.SetDecision(ctx, a.store, "refuse: the data dir cannot be read as data or as empty: "+err.Error()); serr != nil {

@@ -2,8 +2,10 @@ package etcdagent
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/url"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -79,6 +81,9 @@ func (a *Agent) probeWithin(ctx context.Context, endpoint string, connect time.D
 	}
 	conn, err := (&net.Dialer{Timeout: min(connect, a.cfg.RequestTimeout)}).DialContext(ctx, "tcp", u.Host)
 	if err != nil {
+		if notListening(err) {
+			err = unreachable{err}
+		}
 		return status{}, err
 	}
 	conn.Close()
@@ -98,6 +103,19 @@ func (a *Agent) probeWithin(ctx context.Context, endpoint string, connect time.D
 		ClusterID: r.Header.ClusterId, MemberID: r.Header.MemberId, Leader: r.Leader,
 		Index: r.RaftIndex, Term: r.RaftTerm, Applied: r.RaftAppliedIndex, Learner: r.IsLearner,
 	}, nil
+}
+
+// unreachable is a probe that found nothing listening: the connect was refused, or found no
+// machine at the address (a timeout, no route). Only this reads as "not running"; any other
+// failure is something that answers and may serve (decision.PeerUnknown).
+type unreachable struct{ error }
+
+func (u unreachable) Unwrap() error { return u.error }
+
+func notListening(err error) bool {
+	var ne net.Error
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
+		(errors.As(err, &ne) && ne.Timeout())
 }
 
 func fromStatus(s status) decision.Data {

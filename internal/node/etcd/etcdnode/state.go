@@ -51,6 +51,43 @@ const (
 	AttrForced = "tnf-etcd-forced"
 )
 
+// PropServed (a cluster-wide option in the CIB) is the etcd cluster ID, in hex, this Pacemaker
+// cluster has served. It outlives both data dirs: with it, two nodes whose data disks did not
+// mount never create an empty cluster in its place (decision.Input.Served). tnfctl start-empty
+// deletes it, naming what it gives up.
+const PropServed = "tnf-etcd-served-cluster"
+
+// ReadServed reads PropServed (0: none recorded).
+func ReadServed(ctx context.Context, store attrs.Store) (uint64, error) {
+	v, ok, err := store.Property(ctx, PropServed)
+	if err != nil || !ok {
+		return 0, err
+	}
+	id, err := strconv.ParseUint(v, 16, 64)
+	if err != nil || id == 0 {
+		return 0, fmt.Errorf("cluster option %s: %q is not an etcd cluster ID", PropServed, v)
+	}
+	return id, nil
+}
+
+// RecordServed records that this cluster serves the etcd cluster clusterID (PropServed). It reads
+// the CIB at most once per cacheFor and writes only a changed value.
+func (c Config) RecordServed(ctx context.Context, store attrs.Store, clusterID uint64) error {
+	value := strconv.FormatUint(clusterID, 16)
+	path := filepath.Join(c.StateDir, "served")
+	if fresh(path, value) {
+		return nil
+	}
+	if old, ok, err := store.Property(ctx, PropServed); err != nil {
+		return err
+	} else if !ok || old != value {
+		if err := store.SetProperty(ctx, PropServed, value); err != nil {
+			return err
+		}
+	}
+	return c.cache(path, value)
+}
+
 // Forced is what AttrForced holds.
 type Forced struct {
 	Count int       `json:"count"`
@@ -238,14 +275,25 @@ const cacheFor = time.Minute
 // setCached writes an attribute unless this node wrote the same value less than cacheFor ago.
 func (c Config) setCached(ctx context.Context, store attrs.Store, cache, name, value string, lt attrs.Lifetime) error {
 	path := filepath.Join(c.StateDir, cache)
-	if st, err := os.Stat(path); err == nil && time.Since(st.ModTime()) < cacheFor {
-		if old, err := os.ReadFile(path); err == nil && string(old) == value {
-			return nil
-		}
+	if fresh(path, value) {
+		return nil
 	}
 	if err := store.Set(ctx, c.Self, name, value, lt); err != nil {
 		return err
 	}
+	return c.cache(path, value)
+}
+
+// fresh says the cache file at path holds value and was written less than cacheFor ago.
+func fresh(path, value string) bool {
+	if st, err := os.Stat(path); err == nil && time.Since(st.ModTime()) < cacheFor {
+		old, err := os.ReadFile(path)
+		return err == nil && string(old) == value
+	}
+	return false
+}
+
+func (c Config) cache(path, value string) error {
 	if err := os.MkdirAll(c.StateDir, 0o700); err != nil {
 		return err
 	}

@@ -85,6 +85,9 @@ func Run(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	if err := c.MarkLeaderSeen(); err != nil {
 		return 0, false
 	}
+	if err := c.RecordServed(ctx, store, cid); err != nil {
+		return 0, false
+	}
 	return ocf.RunningPromoted, true
 }
 

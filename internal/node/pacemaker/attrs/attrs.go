@@ -22,6 +22,11 @@ type Store interface {
 	Holder(ctx context.Context) (string, error)
 	// Release gives the claim up if owner holds it.
 	Release(ctx context.Context, owner string) error
+	// Property returns a cluster-wide value (a crm_config option); ok is false when it is not
+	// set. It outlives every node's attributes and data.
+	Property(ctx context.Context, name string) (value string, ok bool, err error)
+	// SetProperty sets a cluster-wide value, or deletes it when value is "".
+	SetProperty(ctx context.Context, name, value string) error
 	// ReportFailure tells the cluster that resource failed on node, so that it recovers it now
 	// rather than at the next monitor.
 	ReportFailure(ctx context.Context, node, resource string) error

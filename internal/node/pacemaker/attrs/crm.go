@@ -28,7 +28,19 @@ func (c CRM) Get(ctx context.Context, node, name string, lt Lifetime) (string, b
 }
 
 func (c CRM) Set(ctx context.Context, node, name, value string, lt Lifetime) error {
-	args := []string{"--node", node, "--name", name, "--lifetime", lt.String()}
+	return c.set(ctx, value, "--node", node, "--name", name, "--lifetime", lt.String())
+}
+
+func (c CRM) Property(ctx context.Context, name string) (string, bool, error) {
+	return c.tools().Attribute(ctx, "--type", "crm_config", "--name", name)
+}
+
+func (c CRM) SetProperty(ctx context.Context, name, value string) error {
+	return c.set(ctx, value, "--type", "crm_config", "--name", name)
+}
+
+// set updates the attribute args name to value, or deletes it when value is "".
+func (c CRM) set(ctx context.Context, value string, args ...string) error {
 	if value == "" {
 		_, err := c.tools().Run(ctx, "crm_attribute", append(args, "--delete")...)
 		if command.ExitCode(err) == pcmk.ExitNoSuch {
@@ -41,7 +53,7 @@ func (c CRM) Set(ctx context.Context, node, name, value string, lt Lifetime) err
 }
 
 func (c CRM) Holder(ctx context.Context) (string, error) {
-	v, _, err := c.tools().Attribute(ctx, "--type", "crm_config", "--name", claimName)
+	v, _, err := c.Property(ctx, claimName)
 	return v, err
 }
 

@@ -23,6 +23,7 @@ type fileState struct {
 	Nodes     map[string]map[string]string `json:"nodes"`
 	Transient map[string]map[string]string `json:"transient"`
 	Claim     string                       `json:"claim,omitempty"`
+	Cluster   map[string]string            `json:"cluster,omitempty"`
 }
 
 func (st *fileState) section(lt Lifetime) map[string]map[string]string {
@@ -112,6 +113,25 @@ func (f File) ReportFailure(_ context.Context, node, resource string) error {
 func (f File) NodeLeft(node string) error {
 	return f.update(func(st *fileState) (bool, error) {
 		delete(st.Transient, node)
+		return true, nil
+	})
+}
+
+func (f File) Property(_ context.Context, name string) (v string, ok bool, err error) {
+	err = f.update(func(st *fileState) (bool, error) { v, ok = st.Cluster[name]; return false, nil })
+	return v, ok, err
+}
+
+func (f File) SetProperty(_ context.Context, name, value string) error {
+	return f.update(func(st *fileState) (bool, error) {
+		if value == "" {
+			delete(st.Cluster, name)
+			return true, nil
+		}
+		if st.Cluster == nil {
+			st.Cluster = map[string]string{}
+		}
+		st.Cluster[name] = value
 		return true, nil
 	})
 }

@@ -53,6 +53,23 @@ func exercise(t *testing.T, s Store) {
 	if h, _ := s.Holder(ctx); h != "" {
 		t.Fatalf("claim not released: %q", h)
 	}
+	if _, ok, err := s.Property(ctx, "p"); err != nil || ok {
+		t.Fatalf("unset property: ok=%v err=%v", ok, err)
+	}
+	for _, v := range []string{"1", "2"} {
+		if err := s.SetProperty(ctx, "p", v); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := s.Property(ctx, "p"); err != nil || !ok || got != v {
+			t.Fatalf("property: %q %v %v, want %q", got, ok, err, v)
+		}
+	}
+	if err := s.SetProperty(ctx, "p", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Property(ctx, "p"); ok {
+		t.Fatal("deleted property still set")
+	}
 }
 
 func TestFileStore(t *testing.T) {
