@@ -33,7 +33,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "tnf-fencing-alert: ignored: %s\n", why)
 		return
 	}
-	if err := fencealert.Send(ctx, self, ev.Target); err != nil {
+	if err := fencealert.Send(ctx, fencealert.DefaultSocket, ev.Target); err != nil {
 		fmt.Fprintf(os.Stderr, "tnf-fencing-alert: %s fenced: %v\n", ev.Target, err)
 		return
 	}

@@ -178,7 +178,7 @@ func TestFencingAlertWhileRestarting(t *testing.T) {
 	leader.fence()
 	signalAndWait(other.pidOf("watcher.pid"), syscall.SIGKILL)
 	sent := make(chan error, 1)
-	go func() { sent <- fencealert.Send(context.Background(), other.name, leader.name) }()
+	go func() { sent <- fencealert.Send(context.Background(), other.params["fencing_socket"], leader.name) }()
 	other.notify("stop", leader.name)
 	if err := <-sent; err != nil {
 		t.Fatalf("the alert was not delivered: %v", err)

@@ -103,6 +103,7 @@ func newCluster(t testing.TB) *cluster {
 			"node_ip_map":     ipMap,
 			"data_dir":        filepath.Join(nd.dir, "etcd"),
 			"state_dir":       filepath.Join(nd.dir, "run"),
+			"fencing_socket":  filepath.Join(nd.dir, "fencing", "alert.sock"),
 			"log_file":        filepath.Join(nd.dir, "etcd.log"),
 			"etcd_binary":     testbin.Etcd(t),
 			"attribute_store": "file:" + c.store.Path,

@@ -118,7 +118,7 @@ func (a *Agent) leaderOutlivingPeer(ctx context.Context, st status) (status, err
 // peer was fenced starts peer-fenced, detached (it restarts etcd, and with it this watcher).
 // Without the socket the notification and the monitor still act, only later.
 func (a *Agent) listenForFencing() {
-	ln, err := fencealert.Listen(a.cfg.Self)
+	ln, err := fencealert.Listen(a.cfg.FencingSocket)
 	if err != nil {
 		a.log.Warn("no fencing alerts: the notification and the monitor still act", "err", err)
 		return

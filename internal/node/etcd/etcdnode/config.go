@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencealert"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
 )
@@ -44,6 +45,8 @@ type Config struct {
 	GracefulLeave   bool
 	// RequireMountpoint: data_dir must be a mount point (etcd on a disk of its own).
 	RequireMountpoint bool
+	// FencingSocket is where the watcher takes the fencing alert (fencealert.Listen).
+	FencingSocket string
 }
 
 // DefaultPodManifest is where the cluster-etcd-operator's installer writes the external etcd pod.
@@ -88,6 +91,8 @@ var Parameters = []ocf.Parameter{
 		Longdesc: "On a planned stop or demote of a voter whose peer serves as a voter, hand leadership to the peer and remove the local member first, so the peer keeps quorum alone and nothing is forced. Of two nodes stopping at once only one leaves; the last voter never does."},
 	{Name: "require_mountpoint", Type: "boolean", Default: "false", Shortdesc: "data_dir must be a mount point",
 		Longdesc: "For etcd on a disk of its own: while data_dir is not a mount point (the disk did not mount), every action that reads it fails, naming the reason, instead of reading an empty folder as no data."},
+	{Name: "fencing_socket", Type: "string", Default: fencealert.DefaultSocket, Shortdesc: "Where the fencing alert reaches the agent",
+		Longdesc: "The Unix socket the agent's watcher listens on for the fencing alert agent (tnf-fencing-alert). Its folder must be writable by root alone."},
 	{Name: "attribute_store", Type: "string", Default: "crm", Shortdesc: "Where attributes are published",
 		Longdesc: "crm: Pacemaker's CIB through crm_attribute and cibadmin. file:PATH: a file shared by both nodes, for tests without a cluster."},
 }
@@ -123,7 +128,7 @@ func LoadConfig(env ocf.Env) (Config, error) {
 	c := Config{
 		DataDir: get("data_dir"), Runtime: get("runtime"), EtcdBinary: get("etcd_binary"),
 		PodManifest: get("pod_manifest"), StaticPodManifest: get("static_pod_manifest"), PodmanBinary: get("podman_binary"), StateDir: get("state_dir"),
-		LogFile: get("log_file"), AttributeStore: get("attribute_store"),
+		LogFile: get("log_file"), AttributeStore: get("attribute_store"), FencingSocket: get("fencing_socket"),
 	}
 	if c.Resource = env.Get("OCF_RESOURCE_INSTANCE"); c.Resource == "" {
 		c.Resource = "etcd"
@@ -156,7 +161,7 @@ func LoadConfig(env ocf.Env) (Config, error) {
 		return c, err
 	}
 	c.LivenessTimeout = time.Duration(secs) * time.Second
-	for _, p := range []struct{ name, val string }{{"data_dir", c.DataDir}, {"static_pod_manifest", c.StaticPodManifest}, {"state_dir", c.StateDir}, {"log_file", c.LogFile}} {
+	for _, p := range []struct{ name, val string }{{"data_dir", c.DataDir}, {"static_pod_manifest", c.StaticPodManifest}, {"state_dir", c.StateDir}, {"log_file", c.LogFile}, {"fencing_socket", c.FencingSocket}} {
 		if !filepath.IsAbs(p.val) {
 			return c, configured("parameter %s: %q is not an absolute path", p.name, p.val)
 		}

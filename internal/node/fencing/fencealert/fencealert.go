@@ -4,9 +4,10 @@
 // survivor then waited for its next monitor. Pacemaker's alert interface is not dropped: the
 // controller of every node runs the alert agent (agents/tnf-fencing-alert, as the hacluster
 // user) for every fencing result. The agent passes a successful fencing of another node to the
-// etcd agent's watcher, which runs as root beside etcd and listens on an abstract Unix socket
-// named after its node. The watcher verifies the fencing in Pacemaker's own history before
-// anything is done, so a message proves nothing by itself.
+// etcd agent's watcher, which runs as root beside etcd and listens on a Unix socket in a folder
+// only root may write (DefaultSocket). The watcher verifies the fencing in Pacemaker's own
+// history before anything is done, so a message proves nothing by itself; the sender checks the
+// socket is root's, so no other process can take the alerts in its place.
 package fencealert
 
 import (
@@ -16,8 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -60,21 +64,22 @@ func Relevant(e Event, self string) (bool, string) {
 	return true, e.Target + " fenced (" + e.Task + ")"
 }
 
-// Socket is the abstract socket the watcher of node's etcd agent listens on. Abstract sockets
-// need no directory the hacluster user may enter, and belong to the network namespace.
-func Socket(node string) string { return "@tnf-etcd-agent/" + node + "/fencing" }
+// DefaultSocket is where the etcd agent's watcher listens (the agent's fencing_socket). Not an
+// abstract socket: those belong to the network namespace, and any hostNetwork pod could bind
+// the name first and swallow the alerts. A path in a folder only root may write cannot be taken.
+const DefaultSocket = "/run/tnf-fencing/alert.sock"
 
-// Send tells node's etcd agent that target was fenced; it returns once the watcher has handled
+// Send tells the etcd agent listening at socket that target was fenced; it returns once the watcher has handled
 // it. The watcher is down while the agent restarts etcd (a post-stop notification that came
 // first, say) and is back within a second: a refused connection, or one closed before the
 // reply, is tried again every retryInterval until ctx or sendTimeout ends. A message handled
 // twice is harmless (the agent acts once, under its lock).
-func Send(ctx context.Context, node, target string) error {
+func Send(ctx context.Context, socket, target string) error {
 	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
 	var last error
 	err := poll.Every(ctx, retryInterval, func(ctx context.Context) (bool, error) {
-		last = sendOnce(ctx, node, target)
+		last = sendOnce(ctx, socket, target)
 		var final *refusedError
 		if errors.As(last, &final) {
 			return false, last
@@ -98,13 +103,19 @@ type refusedError struct{ reply string }
 
 func (e *refusedError) Error() string { return "the etcd agent's watcher: " + e.reply }
 
-func sendOnce(ctx context.Context, node, target string) error {
+func sendOnce(ctx context.Context, socket, target string) error {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", Socket(node))
+	conn, err := d.DialContext(ctx, "unix", socket)
 	if err != nil {
-		return fmt.Errorf("the etcd agent's watcher on %s does not listen (etcd not running there?): %w", node, err)
+		return fmt.Errorf("the etcd agent's watcher does not listen at %s (etcd not running here?): %w", socket, err)
 	}
 	defer conn.Close()
+	switch cred, err := peerCred(conn); {
+	case err != nil:
+		return err
+	case cred.Uid != 0:
+		return &refusedError{reply: fmt.Sprintf("%s is served by uid %d, not root: not the etcd agent's", socket, cred.Uid)}
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
@@ -121,8 +132,38 @@ func sendOnce(ctx context.Context, node, target string) error {
 	return nil
 }
 
-// Listen opens node's socket.
-func Listen(node string) (net.Listener, error) { return net.Listen("unix", Socket(node)) }
+// Listen opens the socket at path. Its folder is created for root alone to write, and refused
+// when someone else could (a socket another process bound there first, or replaced, would take
+// the alerts); the socket itself may be connected to by anyone: Serve reads the sender's uid.
+func Listen(path string) (net.Listener, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != uint32(os.Geteuid()) || st.Mode&0o022 != 0 {
+		return nil, fmt.Errorf("%s: not a folder only this user (uid %d) may write: refusing to listen for fencing alerts there", dir, os.Geteuid())
+	}
+	// A socket left by an earlier watcher (killed with etcd) holds the name.
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	// Go's listener removes the file when closed: a later watcher must not lose its socket to
+	// an earlier one's close.
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(path, 0o666); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
 
 // Allowed are the users whose messages are read: root, and the user Pacemaker runs alert agents
 // as (hacluster).
@@ -161,21 +202,9 @@ func Serve(ln net.Listener, allowed map[uint32]bool, fenced func(target string) 
 
 func read(conn net.Conn, allowed map[uint32]bool) (string, error) {
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return "", errors.New("not a Unix connection")
-	}
-	raw, err := uc.SyscallConn()
+	cred, err := peerCred(conn)
 	if err != nil {
 		return "", err
-	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) { cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return "", err
-	}
-	if credErr != nil {
-		return "", credErr
 	}
 	if !allowed[cred.Uid] {
 		return "", fmt.Errorf("uid %d may not send fencing events", cred.Uid)
@@ -189,4 +218,23 @@ func read(conn net.Conn, allowed map[uint32]bool) (string, error) {
 		return "", errors.New("not a fencing message")
 	}
 	return target, nil
+}
+
+// peerCred is the credentials of the process at the other end of a Unix connection: for the
+// sender, the one that listens; for the watcher, the one that connected.
+func peerCred(conn net.Conn) (*unix.Ucred, error) {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return nil, errors.New("not a Unix connection")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var cred *unix.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) { cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
+		return nil, err
+	}
+	return cred, credErr
 }

@@ -1,20 +1,24 @@
 package fencealert
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// node is a socket name of this test's own, so parallel runs never meet.
+// node is a socket path of this test's own, so parallel runs never meet.
 func node(t *testing.T) string {
-	return fmt.Sprintf("test-%d-%s", os.Getpid(), t.Name())
+	return filepath.Join(t.TempDir(), "fencing", "alert.sock")
 }
 
 func self() map[uint32]bool { return map[uint32]bool{uint32(os.Getuid()): true} }
@@ -113,9 +117,9 @@ func TestServeRefuses(t *testing.T) {
 		t.Fatalf("err = %v, want the uid refused", err)
 	}
 
-	other := node(t) + "-malformed"
+	other := node(t)
 	serve(t, other, func(string) error { t.Error("a malformed message was handled"); return nil })
-	conn, err := net.Dial("unix", Socket(other))
+	conn, err := net.Dial("unix", other)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,5 +129,70 @@ func TestServeRefuses(t *testing.T) {
 	n, _ := conn.Read(reply)
 	if !strings.Contains(string(reply[:n]), "not a fencing message") {
 		t.Fatalf("reply %q, want the message refused", reply[:n])
+	}
+}
+
+// A folder others may write is refused: a socket bound there first would take the alerts.
+func TestListenRefusesAFolderOthersWrite(t *testing.T) {
+	path := node(t)
+	if err := os.Mkdir(filepath.Dir(path), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(path), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if ln, err := Listen(path); err == nil || !strings.Contains(err.Error(), "not a folder only this user") {
+		if ln != nil {
+			ln.Close()
+		}
+		t.Fatalf("err = %v, want the folder refused", err)
+	}
+}
+
+// A socket served by anyone but root is not the etcd agent's: the sender refuses to hand it
+// the alert, without trying again.
+func TestSendRefusesAWatcherNotRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a listener as another user")
+	}
+	dir, err := os.MkdirTemp("", "fencealert-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "alert.sock")
+	// Python's socket module (Debian's, which fence-agents needs): a listener running as nobody.
+	listener := exec.Command("/usr/bin/python3", "-c", `import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen()
+print("ready", flush=True)
+sys.stdin.read()`, path)
+	listener.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	stdin, err := listener.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := listener.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := listener.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = listener.Process.Kill()
+		_ = listener.Wait()
+	})
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("the listener did not start: %q, %v", line, err)
+	}
+	err = Send(context.Background(), path, "node2")
+	if err == nil || !strings.Contains(err.Error(), "not root") {
+		t.Fatalf("err = %v, want a watcher that is not root refused", err)
 	}
 }
