@@ -49,8 +49,20 @@ func (a *Agent) localStatus(ctx context.Context) (status, error) {
 	return a.probe(ctx, a.selfURL())
 }
 
-// running says whether this node launched etcd and it is still alive.
-func (a *Agent) running(ctx context.Context) (bool, error) { return a.rt.Running(ctx) }
+// running says whether this node launched etcd and it is still alive. When the runtime cannot
+// tell (podman's own failure: its storage locked, podman killed), a local member that answers
+// its status is alive: the runtime's failure is never reported as etcd's.
+func (a *Agent) running(ctx context.Context) (bool, error) {
+	alive, err := a.rt.Running(ctx)
+	if err == nil {
+		return alive, nil
+	}
+	if _, serr := a.localStatus(ctx); serr == nil {
+		a.log.Warn("the runtime cannot tell whether etcd runs, but etcd answers: running", "err", err)
+		return true, nil
+	}
+	return false, err
+}
 
 // publish writes this node's data record for the peer.
 func (a *Agent) publish(ctx context.Context, d decision.Data) error {

@@ -157,11 +157,20 @@ func (p Runtime) Start(ctx context.Context, s etcdrun.Spec) error {
 	return err
 }
 
+// Running says whether the container runs. Only podman's own "no such container" (container
+// exists: exit 1) is "not running"; any other failure of podman (its storage locked or broken,
+// podman killed) is an error, never a healthy etcd reported as failed.
 func (p Runtime) Running(ctx context.Context) (bool, error) {
+	switch _, err := p.podman(ctx, "container", "exists", p.Container); command.ExitCode(err) {
+	case 0:
+	case 1:
+		return false, nil
+	default:
+		return false, fmt.Errorf("asking podman whether %s exists: %w", p.Container, err)
+	}
 	out, err := p.podman(ctx, "container", "inspect", "--format={{.State.Running}}", p.Container)
 	if err != nil {
-		// No such container is "not running"; podman says so with a non-zero exit.
-		return false, nil
+		return false, fmt.Errorf("asking podman whether %s runs: %w", p.Container, err)
 	}
 	return out == "true", nil
 }

@@ -1,7 +1,9 @@
 package podman
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -348,6 +350,47 @@ func TestElectionTimeoutFromTheManifest(t *testing.T) {
 			if err != nil || got != c.want {
 				t.Errorf("%s, %s: %v, %v; want %v", manifest, c.name, got, err, c.want)
 			}
+		}
+	}
+}
+
+// standInPodman writes a stand-in for podman (podman is not on the test machines) that answers
+// `container exists` with exists's documented exit code (0 yes, 1 no, 125 podman's own
+// error) and `container inspect` with running.
+func standInPodman(t *testing.T, exists int, running string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "podman")
+	script := fmt.Sprintf(`#!/bin/sh
+case "$2" in
+exists) [ %d -eq 125 ] && echo "Error: database is locked" >&2; exit %d ;;
+inspect) echo %s ;;
+esac
+`, exists, exists, running)
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRunningTellsPodmanErrors: only "no such container" is "not running"; podman's own failure
+// is an error, never a running etcd reported as stopped.
+func TestRunningTellsPodmanErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		exists  int
+		running string
+		want    bool
+		err     bool
+	}{
+		{"running", 0, "true", true, false},
+		{"stopped", 0, "false", false, false},
+		{"no such container", 1, "", false, false},
+		{"podman's storage locked", 125, "", false, true},
+	} {
+		rt := Runtime{Binary: standInPodman(t, tc.exists, tc.running), Container: "etcd"}
+		got, err := rt.Running(context.Background())
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("%s: running %v, err %v; want %v, error %v", tc.name, got, err, tc.want, tc.err)
 		}
 	}
 }
