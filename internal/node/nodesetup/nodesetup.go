@@ -79,9 +79,18 @@ type Options struct {
 	Services Services  // default: systemd when it is the init system, else External
 }
 
+// stepsBound is what a run may take beside its waits: a few dozen tool calls and two BMC checks
+// of at most a minute each.
+const stepsBound = 15 * time.Minute
+
 // Run sets this node up, and records a failure's reason in FailedMarker (a completed run removes
 // it).
 func Run(ctx context.Context, o Options) error {
+	// The whole run is bounded: a tool that hangs outside the waits (pcs, cibadmin, a BMC check
+	// past its own deadline) fails the run, and the unit's Restart=on-failure runs it again,
+	// instead of holding the node inert for good. Three waits of o.Wait, and the steps between.
+	ctx, cancel := context.WithTimeout(ctx, 3*o.Wait+stepsBound)
+	defer cancel()
 	err := run(ctx, o)
 	if rmErr := os.Remove(WaitingMarker); rmErr != nil && !os.IsNotExist(rmErr) && err == nil {
 		err = rmErr
@@ -171,7 +180,7 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	tools := pcmk.Tools{}
-	if err := waitFor(ctx, o.Wait, "Corosync to answer", func() (bool, error) {
+	if err := waitFor(ctx, o.Wait, "Corosync to answer", func(ctx context.Context) (bool, error) {
 		_, err := tools.Members(ctx)
 		return err == nil, nil
 	}); err != nil {
@@ -206,7 +215,7 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 	if err := fsutil.WriteFileAtomic(WaitingMarker, nil, 0o644); err != nil {
 		return err
 	}
-	if err := waitFor(ctx, o.Wait, peer+" to join the membership", func() (bool, error) {
+	if err := waitFor(ctx, o.Wait, peer+" to join the membership", func(ctx context.Context) (bool, error) {
 		m, err := tools.Members(ctx)
 		return err == nil && m.Nodes[peer], nil
 	}); err != nil {
@@ -231,7 +240,7 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 	// cluster_property_set. A configuration built offline before that carries a set of the same
 	// id, and the CIB refuses the patch that would add a second one ("Update does not conform to
 	// the configured schema").
-	if err := waitFor(ctx, o.Wait, "Pacemaker to elect its DC", func() (bool, error) {
+	if err := waitFor(ctx, o.Wait, "Pacemaker to elect its DC", func(ctx context.Context) (bool, error) {
 		_, set, err := tools.Attribute(ctx, "--type", "crm_config", "--name", "dc-version")
 		return err == nil && set, nil
 	}); err != nil {
@@ -312,10 +321,12 @@ func writeStep(step func(string, string), path string, data []byte, mode os.File
 }
 
 // waitFor polls ok once a second until it is true, for at most limit.
-func waitFor(ctx context.Context, limit time.Duration, what string, ok func() (bool, error)) error {
+func waitFor(ctx context.Context, limit time.Duration, what string, ok func(context.Context) (bool, error)) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	err := poll.Every(wctx, time.Second, func(context.Context) (bool, error) { return ok() })
+	// Each look has the wait's deadline: a tool that hangs (corosync-cmapctl on a Corosync that
+	// does not answer) ends with it.
+	err := poll.Every(wctx, time.Second, ok)
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		return fmt.Errorf("gave up after %v waiting for %s", limit, what)
 	}
