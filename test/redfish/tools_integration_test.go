@@ -24,8 +24,13 @@ const password = "Tr1cky-p4ss"
 // emulator starts bin/redfish-emulator --fake 2 on free loopback ports and returns its base URL,
 // its fault endpoint and the CA it wrote.
 func emulator(t *testing.T, pwFile string) (url, admin, ca string) {
+	return emulatorOn(t, pwFile, "127.0.0.1:0")
+}
+
+// emulatorOn is emulator with the Redfish service on listen.
+func emulatorOn(t *testing.T, pwFile, listen string) (url, admin, ca string) {
 	certs := t.TempDir()
-	cmd := exec.Command(testbin.Path(t, "redfish-emulator"), "--fake", "2", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+	cmd := exec.Command(testbin.Path(t, "redfish-emulator"), "--fake", "2", "--listen", listen, "--admin-listen", "127.0.0.1:0",
 		"--user", "admin", "--password-file", pwFile, "--cert-out", certs)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -121,6 +126,27 @@ func TestFenceCheck(t *testing.T) {
 	out, code := tnfctl(t, "--address", addr, "--username", "admin", "--password-file", pw, "--ca-file", ca, "--timeout", "2s")
 	if code != 1 || !strings.Contains(out, "redfish: FAILED") || !strings.Contains(out, "fence_redfish: FAILED: no answer within 2s") {
 		t.Fatalf("hung BMC: exit %d\n%s", code, out)
+	}
+}
+
+// TestFenceCheckIPv6AndVendorSchemes: a BMC on an IPv6 address, named in the vendor forms of
+// metal3's bare-metal hosts, passes both checks: the Redfish API and the real fence_redfish.
+func TestFenceCheckIPv6AndVendorSchemes(t *testing.T) {
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, _, ca := emulatorOn(t, pw, "[::1]:0")
+	hostPort := strings.TrimPrefix(url, "https://")
+	if !strings.HasPrefix(hostPort, "[::1]:") {
+		t.Fatalf("the emulator serves %s, want [::1]", url)
+	}
+	for _, scheme := range []string{"redfish+https", "idrac-redfish+https", "idrac-virtualmedia", "ilo5-redfish+https", "redfish-virtualmedia+https"} {
+		addr := scheme + "://" + hostPort + "/redfish/v1/Systems/2"
+		out, code := tnfctl(t, "--address", addr, "--username", "admin", "--password-file", pw, "--ca-file", ca, "--timeout", "5s")
+		if code != 0 || !strings.Contains(out, "redfish: ok") || !strings.Contains(out, "fence_redfish: ok") {
+			t.Errorf("%s: exit %d\n%s", addr, code, out)
+		}
 	}
 }
 

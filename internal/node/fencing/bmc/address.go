@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// Address is a parsed fencing address: redfish+https://host:port/redfish/v1/Systems/<id>.
+// Address is a parsed fencing address: redfish+https://host:port/redfish/v1/Systems/<id>, or
+// one of the vendor forms the installer takes from the bare-metal hosts (redfishDrivers).
 type Address struct {
 	Scheme     string // https or http
 	Host       string // IP or name, without brackets
@@ -20,6 +22,13 @@ type Address struct {
 }
 
 const systemsPrefix = "/redfish/v1/Systems/"
+
+// redfishDrivers are the address schemes of metal3's bare-metal hosts (and so of the installer)
+// that name a Redfish service: each is "<driver>", "<driver>+https" or "<driver>+http", and
+// without a suffix the service speaks https. The vendor drivers differ in how Ironic boots
+// and configures the host; for power, which is all fencing does, each is the same Redfish
+// ComputerSystem. Schemes of other protocols (ipmi, the iLO 4/5 and iRMC drivers) are refused.
+var redfishDrivers = []string{"redfish", "redfish-virtualmedia", "idrac-redfish", "idrac-virtualmedia", "ilo5-redfish", "ilo5-virtualmedia"}
 
 // ParseAddress parses the installer's address format. field names the field in errors (for
 // example "controlPlane.fencing.credentials[0].address").
@@ -32,13 +41,16 @@ func ParseAddress(field, s string) (Address, error) {
 		return bad(err.Error())
 	}
 	var a Address
-	switch u.Scheme {
-	case "redfish+https":
+	driver, transport, _ := strings.Cut(u.Scheme, "+")
+	switch {
+	case !slices.Contains(redfishDrivers, driver):
+		return bad("scheme must name a Redfish driver (" + strings.Join(redfishDrivers, ", ") + "), optionally +https or +http")
+	case transport == "https" || transport == "":
 		a.Scheme, a.Port = "https", 443
-	case "redfish+http":
+	case transport == "http":
 		a.Scheme, a.Port = "http", 80
 	default:
-		return bad("scheme must be redfish+https or redfish+http")
+		return bad("scheme must end in +https or +http, or name no transport (https)")
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return bad("no user info, query or fragment allowed")

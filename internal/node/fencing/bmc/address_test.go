@@ -16,6 +16,13 @@ func TestParseAddress(t *testing.T) {
 		{"redfish+http://192.0.2.10/redfish/v1/Systems/abc/", "http://192.0.2.10:80", "/redfish/v1/Systems/abc", "abc"},
 		{"redfish+https://[fd00::10]:8443/redfish/v1/Systems/1", "https://[fd00::10]:8443", "/redfish/v1/Systems/1", "1"},
 		{"redfish+https://[fd00::10]/redfish/v1/Systems/1", "https://[fd00::10]:443", "/redfish/v1/Systems/1", "1"},
+		// The vendor forms of metal3's bare-metal hosts: the same Redfish service.
+		{"idrac-redfish+https://192.0.2.20/redfish/v1/Systems/System.Embedded.1", "https://192.0.2.20:443", "/redfish/v1/Systems/System.Embedded.1", "System.Embedded.1"},
+		{"idrac-virtualmedia://192.0.2.20/redfish/v1/Systems/System.Embedded.1", "https://192.0.2.20:443", "/redfish/v1/Systems/System.Embedded.1", "System.Embedded.1"},
+		{"ilo5-redfish+https://192.0.2.21/redfish/v1/Systems/1", "https://192.0.2.21:443", "/redfish/v1/Systems/1", "1"},
+		{"ilo5-virtualmedia+http://192.0.2.21:8080/redfish/v1/Systems/1", "http://192.0.2.21:8080", "/redfish/v1/Systems/1", "1"},
+		{"redfish-virtualmedia+https://[fd00::21]/redfish/v1/Systems/1", "https://[fd00::21]:443", "/redfish/v1/Systems/1", "1"},
+		{"redfish://192.0.2.22/redfish/v1/Systems/1", "https://192.0.2.22:443", "/redfish/v1/Systems/1", "1"},
 	}
 	for _, g := range good {
 		a, err := ParseAddress("address", g.in)
@@ -26,6 +33,10 @@ func TestParseAddress(t *testing.T) {
 	bad := []struct{ in, why string }{
 		{"https://192.0.2.10/redfish/v1/Systems/1", "scheme"},
 		{"ipmi://192.0.2.10", "scheme"},
+		{"ilo5://192.0.2.21/redfish/v1/Systems/1", "scheme"},
+		{"idrac://192.0.2.20/redfish/v1/Systems/1", "scheme"},
+		{"redfish+ftp://192.0.2.10/redfish/v1/Systems/1", "+https or +http"},
+		{"idrac-virtualmedia://192.0.2.20", "path"},
 		{"redfish+https:///redfish/v1/Systems/1", "no host"},
 		{"redfish+https://192.0.2.10:0/redfish/v1/Systems/1", "port"},
 		{"redfish+https://192.0.2.10:99999/redfish/v1/Systems/1", "port"},
