@@ -111,7 +111,8 @@ FUZZTIME ?= 30s
 FUZZ := ./internal/node/pacemaker/pcmk:FuzzMembership ./internal/node/pacemaker/pcmk:FuzzStatusAttribute \
 	./internal/node/pacemaker/pcmk:FuzzParseStatus ./internal/node/pacemaker/pcmk:FuzzParseLinks \
 	./internal/node/etcd/etcdnode:FuzzParseRecord ./internal/node/etcd/etcdnode:FuzzParseForced \
-	./internal/node/pacemaker/pcsconfig:FuzzNodeConfig ./internal/node/etcd/etcdrun/podman:FuzzLoadPod
+	./internal/node/pacemaker/pcsconfig:FuzzNodeConfig ./internal/node/etcd/etcdrun/podman:FuzzLoadPod \
+	./internal/node/fencing/bmc:FuzzReadPower
 fuzz:
 	@for t in $(FUZZ); do echo "== $$t"; $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; done
 

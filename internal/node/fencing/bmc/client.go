@@ -43,6 +43,7 @@ func (o Options) withDefaults() Options {
 // Client is a connection to one BMC's system.
 type Client struct {
 	api  *gofish.APIClient
+	http *http.Client
 	path string
 	opts Options
 }
@@ -62,12 +63,18 @@ func httpClient(c Credential, timeout time.Duration) (*http.Client, error) {
 		// answer is taken as it is, and a redirect is an error.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Timeout:       timeout,
-		Transport: limitedBodies{&http.Transport{
-			DialContext:         (&net.Dialer{Timeout: timeout}).DialContext,
-			TLSHandshakeTimeout: timeout,
-			TLSClientConfig:     tlsConf,
-		}},
+		Transport:     limitedBodies{newTransport(tlsConf, timeout)},
 	}, nil
+}
+
+// newTransport is the connection to the BMC. The fuzz test serves its bodies in memory
+// instead: hundreds of thousands of reads would use up the machine's ephemeral ports.
+var newTransport = func(tlsConf *tls.Config, timeout time.Duration) http.RoundTripper {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: timeout}).DialContext,
+		TLSHandshakeTimeout: timeout,
+		TLSClientConfig:     tlsConf,
+	}
 }
 
 // maxBody bounds a BMC's answer: a ComputerSystem is a few kilobytes.
@@ -76,6 +83,15 @@ const maxBody = 1 << 20
 // limitedBodies fails the read of an answer longer than maxBody, so a BMC cannot make the node
 // read (and gofish decode) without end.
 type limitedBodies struct{ next http.RoundTripper }
+
+// CloseIdleConnections lets Client.Close end the kept-alive connection: each read has a
+// transport of its own, and one left open per read piles up in a process that reads again and
+// again (tnfctl metrics, a proof of power off).
+func (l limitedBodies) CloseIdleConnections() {
+	if c, ok := l.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
 
 func (l limitedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := l.next.RoundTrip(req)
@@ -98,9 +114,10 @@ func Connect(ctx context.Context, c Credential, o Options) (*Client, error) {
 		HTTPClient: hc, BasicAuth: o.BasicAuth,
 	})
 	if err != nil {
+		hc.CloseIdleConnections()
 		return nil, fmt.Errorf("connecting to %s: %w", c.Address.Endpoint(), err)
 	}
-	return &Client{api: api, path: c.Address.SystemPath, opts: o}, nil
+	return &Client{api: api, http: hc, path: c.Address.SystemPath, opts: o}, nil
 }
 
 // System reads the ComputerSystem.
@@ -133,5 +150,8 @@ func (cl *Client) Reset(t redfish.ResetType) error {
 	return nil
 }
 
-// Close ends the session, if one was opened.
-func (cl *Client) Close() { cl.api.Logout() }
+// Close ends the session, if one was opened, and the connection.
+func (cl *Client) Close() {
+	cl.api.Logout()
+	cl.http.CloseIdleConnections()
+}
