@@ -20,9 +20,10 @@ import (
 
 func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	var (
-		target, address, username, passwordFile, verification, caFile, agent, format string
-		timeout                                                                      time.Duration
-		basicAuth                                                                    bool
+		target, agent, format string
+		cf                    credentialFlags
+		timeout               time.Duration
+		basicAuth             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fence-check",
@@ -49,7 +50,7 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 				}
 			} else {
 				var err error
-				if cred, err = credentialFromFlags(address, username, passwordFile, verification, caFile); err != nil {
+				if cred, err = cf.credential(); err != nil {
 					return err
 				}
 			}
@@ -70,11 +71,12 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&target, "target", "", "check this node's BMC as the node configuration (--config) names it")
-	f.StringVar(&address, "address", "", "BMC address: redfish+https://host[:port]/redfish/v1/Systems/<id>")
-	f.StringVar(&username, "username", "", "BMC user")
-	f.StringVar(&passwordFile, "password-file", "", "file holding the BMC password")
-	f.StringVar(&verification, "certificate-verification", "Enabled", "Enabled or Disabled, as in the install-config")
-	f.StringVar(&caFile, "ca-file", "", "CA bundle of the BMC's certificate (default: the system's)")
+	f.StringVar(&cf.address, "address", "", "BMC address: redfish+https://host[:port]/redfish/v1/Systems/<id>")
+	f.StringVar(&cf.username, "username", "", "BMC user")
+	f.StringVar(&cf.passwordFile, "password-file", "", "file holding the BMC password")
+	f.StringVar(&cf.verification, "certificate-verification", "Enabled", "Enabled or Disabled, as in the install-config")
+	f.StringVar(&cf.caFile, "ca-file", "", "CA bundle of the BMC's certificate (default: the system's)")
+	f.StringVar(&cf.pin, "certificate-sha256", "", "the BMC certificate's SHA-256 (colons allowed): only that certificate is accepted")
 	f.StringVar(&agent, "fence-agent", fencerun.DefaultAgent, "fence_redfish to run")
 	f.DurationVar(&timeout, "timeout", 20*time.Second, "deadline of each check")
 	f.BoolVar(&basicAuth, "basic-auth", false, "Basic auth instead of a Redfish session (for BMCs without sessions)")
@@ -84,28 +86,36 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	return cmd
 }
 
-// credentialFromFlags is the credential the flags name; errors name the flag.
-func credentialFromFlags(address, username, passwordFile, verification, caFile string) (bmc.Credential, error) {
-	for _, f := range []struct{ flag, value string }{{"--address", address}, {"--username", username}, {"--password-file", passwordFile}} {
+// credentialFlags name a BMC credential without a node configuration.
+type credentialFlags struct{ address, username, passwordFile, verification, caFile, pin string }
+
+// credential is the credential the flags name; errors name the flag.
+func (cf credentialFlags) credential() (bmc.Credential, error) {
+	for _, f := range []struct{ flag, value string }{{"--address", cf.address}, {"--username", cf.username}, {"--password-file", cf.passwordFile}} {
 		if f.value == "" {
 			return bmc.Credential{}, fmt.Errorf("%s: missing (or give --target NODE)", f.flag)
 		}
 	}
-	addr, err := bmc.ParseAddress("--address", address)
+	addr, err := bmc.ParseAddress("--address", cf.address)
 	if err != nil {
 		return bmc.Credential{}, err
 	}
-	data, err := os.ReadFile(passwordFile)
+	data, err := os.ReadFile(cf.passwordFile)
 	if err != nil {
 		return bmc.Credential{}, fmt.Errorf("--password-file: %w", err)
 	}
-	cred := bmc.Credential{Address: addr, Username: username, Password: strings.TrimRight(string(data), "\r\n"), CAFile: caFile}
-	switch verification {
+	cred := bmc.Credential{Address: addr, Username: cf.username, Password: strings.TrimRight(string(data), "\r\n"), CAFile: cf.caFile}
+	switch cf.verification {
 	case "Enabled":
 		cred.VerifyCertificate = true
 	case "Disabled":
 	default:
-		return bmc.Credential{}, fmt.Errorf("--certificate-verification: %q is neither Enabled nor Disabled", verification)
+		return bmc.Credential{}, fmt.Errorf("--certificate-verification: %q is neither Enabled nor Disabled", cf.verification)
+	}
+	if cf.pin != "" {
+		if cred.PinSHA256, err = bmc.ParsePin(cf.pin); err != nil {
+			return bmc.Credential{}, fmt.Errorf("--certificate-sha256: %w", err)
+		}
 	}
 	return cred, nil
 }

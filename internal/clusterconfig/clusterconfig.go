@@ -107,6 +107,12 @@ type BMC struct {
 	Username                string `json:"username"`
 	PasswordFile            string `json:"passwordFile"`
 	CertificateVerification string `json:"certificateVerification,omitempty"` // Enabled (default) or Disabled
+	// CertificateSHA256 pins the BMC's certificate (openssl x509 -fingerprint -sha256, colons
+	// allowed): checked instead of the chain and the name, which BMC certificates rarely match.
+	CertificateSHA256 string `json:"certificateSHA256,omitempty"`
+	// UnverifiedPowerOffProof lets this BMC's "Off" prove the node off (fencing level 1,
+	// auto-unblock) although its certificate is neither verified nor pinned.
+	UnverifiedPowerOffProof bool `json:"unverifiedPowerOffProof,omitempty"`
 }
 
 // FenceDelay is pcmk_delay_base on the device that fences the race winner (Winner) and on the
@@ -207,6 +213,14 @@ func (c Config) Validate() error {
 		}
 		if v := n.BMC.CertificateVerification; v != "Enabled" && v != "Disabled" {
 			return fmt.Errorf("%s.bmc.certificateVerification: %q is neither Enabled nor Disabled", f, v)
+		}
+		if pin := n.BMC.CertificateSHA256; pin != "" {
+			if _, err := bmc.ParsePin(pin); err != nil {
+				return fmt.Errorf("%s.bmc.certificateSHA256: %w", f, err)
+			}
+			if a.Scheme != "https" {
+				return fmt.Errorf("%s.bmc.certificateSHA256: %s has no certificate to pin (not https)", f, n.BMC.Address)
+			}
 		}
 	}
 	if c.CorosyncAuthkeyFile != AuthkeyFile {
@@ -348,6 +362,12 @@ func (n Node) CredentialWith(password string) (bmc.Credential, error) {
 	if err != nil {
 		return bmc.Credential{}, err
 	}
-	return bmc.Credential{Address: addr, Username: n.BMC.Username, Password: password,
-		VerifyCertificate: n.BMC.CertificateVerification != "Disabled"}, nil
+	cred := bmc.Credential{Address: addr, Username: n.BMC.Username, Password: password,
+		VerifyCertificate: n.BMC.CertificateVerification != "Disabled", UnverifiedProof: n.BMC.UnverifiedPowerOffProof}
+	if n.BMC.CertificateSHA256 != "" {
+		if cred.PinSHA256, err = bmc.ParsePin(n.BMC.CertificateSHA256); err != nil {
+			return bmc.Credential{}, fmt.Errorf("nodes[%s].bmc.certificateSHA256: %w", n.Name, err)
+		}
+	}
+	return cred, nil
 }

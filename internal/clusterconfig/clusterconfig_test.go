@@ -131,6 +131,10 @@ func TestBadInputs(t *testing.T) {
 		{"clusterName: lab", "clusterName: lab\nautoUnblock: {enabled: true, after: 720h}", "autoUnblock.after"},
 		{"clusterName: lab", "clusterName: lab\noutOfService: {kubeconfigFile: kubeconfig}", "outOfService.kubeconfigFile"},
 		{"clusterName: lab", "clusterName: lab\noutOfService: {kubeconfigFile: /etc/../kubeconfig}", "outOfService.kubeconfigFile"},
+		// A certificate pin that is no SHA-256, or on a BMC without TLS.
+		{"username: admin, passwordFile: pw2", "username: admin, passwordFile: pw2, certificateSHA256: abc", "nodes[0].bmc.certificateSHA256"},
+		{`"redfish+https://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: pw2`,
+			`"redfish+http://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: pw2, certificateSHA256: "` + strings.Repeat("ab", 32) + `"`, "nodes[0].bmc.certificateSHA256"},
 		// A password file with nothing in it.
 		{"passwordFile: pw2", "passwordFile: empty", "nodes[0].bmc.passwordFile"},
 		{"clusterName: lab", "clusterName: lab\netcdPodManifestFile: missing.yaml", "etcdPodManifestFile"},

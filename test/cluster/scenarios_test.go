@@ -146,10 +146,15 @@ func TestNodeFailure(t *testing.T) {
 			w := c.upAndWriting()
 			c.power("off", victim)
 			c.waitFor(survivor+" fenced "+victim, settle, func() (bool, string) { return c.fences(survivor, victim) >= 1, "" })
+			// The first level proved it off: the BMC's certificate names no address, and its pin
+			// (cluster.yaml) is what lets its "Off" count.
+			disk := filepath.Join(c.layout.Nodes[survivor].Dir, "disk", "var-log")
+			if log := readFile(filepath.Join(disk, "pacemaker", "pacemaker.log")); !strings.Contains(log, "using fence-"+victim+"-poweroff returned 0") {
+				t.Fatalf("%s was not fenced by the first level: %s", victim, lastLineWith(log, "fence-"+victim))
+			}
 			c.waitWrites(w, survivor+" alone")
 			// The survivor's etcd agent heard of the fencing from Pacemaker's alert too: at once,
 			// or, when the notification was restarting etcd, from the alert agent's next try.
-			disk := filepath.Join(c.layout.Nodes[survivor].Dir, "disk", "var-log")
 			c.waitFor(survivor+"'s agent heard the fencing alert", time.Minute, func() (bool, string) {
 				if strings.Contains(readFile(filepath.Join(disk, "tnf-etcd.log")), "fencing alert: the peer was fenced") {
 					return true, ""

@@ -6,6 +6,7 @@ package redfish_test
 
 import (
 	"bufio"
+	"encoding/pem"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
@@ -89,6 +91,12 @@ func TestFenceCheck(t *testing.T) {
 	url, admin, ca := emulator(t, pw)
 	addr := "redfish+" + url + "/redfish/v1/Systems/2"
 	base := []string{"--address", addr, "--username", "admin", "--timeout", "5s"}
+	certPEM, err := os.ReadFile(filepath.Join(filepath.Dir(ca), "cert.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(certPEM)
+	pin := bmc.Pin(block.Bytes)
 
 	rows := []struct {
 		name  string
@@ -100,6 +108,10 @@ func TestFenceCheck(t *testing.T) {
 			[]string{"redfish: ok: system 2 (System 2) is On", "fence_redfish: ok: Status: ON"}},
 		{"good, basic auth", []string{"--password-file", pw, "--ca-file", ca, "--basic-auth"}, 0, []string{"redfish: ok", "fence_redfish: ok"}},
 		{"verification disabled", []string{"--password-file", pw, "--certificate-verification", "Disabled"}, 0, []string{"redfish: ok", "fence_redfish: ok"}},
+		{"pinned", []string{"--password-file", pw, "--certificate-verification", "Disabled", "--certificate-sha256", pin}, 0,
+			[]string{"redfish: ok", "fence_redfish: ok"}},
+		{"a wrong pin", []string{"--password-file", pw, "--certificate-verification", "Disabled", "--certificate-sha256", strings.Repeat("0", 64)}, 1,
+			[]string{"redfish: FAILED", "not the pinned"}},
 		{"unknown CA", []string{"--password-file", pw}, 1,
 			[]string{"redfish: FAILED", "certificate", "fence_redfish: FAILED", "CERTIFICATE_VERIFY_FAILED"}},
 		{"wrong password", []string{"--password-file", wrong, "--ca-file", ca}, 1, []string{"redfish: FAILED", "401", "fence_redfish: FAILED"}},

@@ -2,10 +2,14 @@ package bmc
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/stmcginnis/gofish"
@@ -23,6 +27,35 @@ type Credential struct {
 	VerifyCertificate bool
 	// CAFile, when set, is the CA bundle that signs the BMC's certificate (default: the system's).
 	CAFile string
+	// PinSHA256, when set, is the SHA-256 of the BMC's certificate (lowercase hex, ParsePin):
+	// the certificate must be exactly that one, whatever VerifyCertificate says. BMC
+	// certificates rarely name the address they are reached at, so a pin is how most of them
+	// can be checked at all.
+	PinSHA256 string
+	// UnverifiedProof lets an answer of a BMC that is neither verified nor pinned prove a node
+	// off (ProveOff): anyone on the BMC network could give that answer.
+	UnverifiedProof bool
+}
+
+// Authenticated says the BMC's certificate is checked: pinned, or verified, over https.
+func (c Credential) Authenticated() bool {
+	return c.Address.Scheme == "https" && (c.PinSHA256 != "" || c.VerifyCertificate)
+}
+
+// ParsePin reads a certificate's SHA-256 as openssl x509 -fingerprint -sha256 prints it
+// (colons, any case) or as plain hex, and returns it as lowercase hex.
+func ParsePin(s string) (string, error) {
+	h := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), ":", ""))
+	if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size {
+		return "", fmt.Errorf("%q is not a SHA-256 (64 hex digits, colons allowed)", s)
+	}
+	return h, nil
+}
+
+// Pin is the SHA-256 of a DER certificate, as PinSHA256 holds it.
+func Pin(der []byte) string {
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:])
 }
 
 // Options tune a connection.
@@ -50,7 +83,19 @@ type Client struct {
 
 func httpClient(c Credential, timeout time.Duration) (*http.Client, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: !c.VerifyCertificate} //nolint:gosec // the installer's certificateVerification: Disabled
-	if c.CAFile != "" {
+	if c.PinSHA256 != "" {
+		// The pin replaces the chain and name checks: it names the one certificate accepted.
+		tlsConf.InsecureSkipVerify = true
+		tlsConf.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("the BMC sent no certificate")
+			}
+			if got := Pin(cs.PeerCertificates[0].Raw); got != c.PinSHA256 {
+				return fmt.Errorf("the BMC's certificate has SHA-256 %s, not the pinned %s", got, c.PinSHA256)
+			}
+			return nil
+		}
+	} else if c.CAFile != "" {
 		pool, err := certpool.Load(c.CAFile)
 		if err != nil {
 			return nil, err

@@ -110,7 +110,15 @@ func ProvenOff(reads []PowerRead, gap time.Duration) (bool, string) {
 // ProveOff reads the PowerState twice, gap apart, and says whether the reads prove the system
 // off (ProvenOff). A first read that is not Off ends it at once: the caller's fallback (the next
 // fencing level, or waiting) then starts without the gap. Each read is passed to seen.
+//
+// Only a BMC whose certificate is checked (Authenticated) can prove anything, unless the
+// administrator allowed unverified proofs (UnverifiedProof): with certificate verification off
+// and no pin, anyone on the BMC network can answer "Off" twice for a node that runs.
 func ProveOff(ctx context.Context, c Credential, gap time.Duration, o Options, seen func(PowerRead)) (bool, string) {
+	if !c.Authenticated() && !c.UnverifiedProof {
+		return false, "the BMC's certificate is neither verified nor pinned (certificateSHA256), so what it says about power proves " +
+			"nothing (anyone on its network could answer); pin it, or allow unverified proofs (unverifiedPowerOffProof)"
+	}
 	var reads []PowerRead
 	for i := 0; i < 2; i++ {
 		if i > 0 {

@@ -3,14 +3,19 @@ package poweroffagent
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/xml"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/duration"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/test/redfish/emulator"
+	"github.com/tnf-layer/tnf-layer/test/testca"
 )
 
 const password = "pw-7f3a9c"
@@ -24,7 +29,14 @@ func bmcFor(t *testing.T) *emulator.Emulator {
 	return emulator.StartForTest(t, emulator.Config{Systems: []emulator.System{sys("on", "On"), sys("off", "Off")}})
 }
 
+// stdin is what the fencer gives the agent for system on e's BMC: its certificate pinned.
 func stdin(t *testing.T, e *emulator.Emulator, system, action string, extra ...string) string {
+	t.Helper()
+	return unpinned(t, e, system, action, append([]string{"ssl_fingerprint=" + pinOf(t, e)}, extra...)...)
+}
+
+// unpinned is stdin without the pin, certificate verification off.
+func unpinned(t *testing.T, e *emulator.Emulator, system, action string, extra ...string) string {
 	t.Helper()
 	host, port, err := net.SplitHostPort(strings.TrimPrefix(e.URL(), "https://"))
 	if err != nil {
@@ -33,6 +45,17 @@ func stdin(t *testing.T, e *emulator.Emulator, system, action string, extra ...s
 	lines := []string{"action=" + action, "ip=" + host, "ipport=" + port, "username=admin", "password=" + password,
 		"systems_uri=/redfish/v1/Systems/" + system, "ssl_insecure=1", "nodename=node2", "pcmk_host_list=node2"}
 	return strings.Join(append(lines, extra...), "\n") + "\n"
+}
+
+// pinOf is the SHA-256 of the certificate e serves, read as a client sees it.
+func pinOf(t *testing.T, e *emulator.Emulator) string {
+	t.Helper()
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(e.URL(), "https://"), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // reading the certificate to pin it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	return bmc.Pin(conn.ConnectionState().PeerCertificates[0].Raw)
 }
 
 type result struct {
@@ -138,7 +161,7 @@ func TestMetadata(t *testing.T) {
 	for _, p := range md.Parameters {
 		params = append(params, p.Name)
 	}
-	if got, want := strings.Join(params, " "), "action ip ipport username password systems_uri ssl_insecure gap read_timeout"; got != want {
+	if got, want := strings.Join(params, " "), "action ip ipport username password systems_uri ssl_insecure ssl_fingerprint unverified_proof gap read_timeout"; got != want {
 		t.Errorf("parameters %q, want %q", got, want)
 	}
 	for _, a := range md.Actions {
@@ -149,4 +172,63 @@ func TestMetadata(t *testing.T) {
 	if len(md.Actions) != len(Actions) || md.Name != Name {
 		t.Errorf("metadata %+v", md)
 	}
+}
+
+// certWithoutIPs writes a certificate that names no address, as most BMC certificates name
+// none they are reached at, and returns its files.
+func certWithoutIPs(t *testing.T) (cert, key string) {
+	t.Helper()
+	ca, err := testca.New("BMC vendor CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := ca.Issue("bmc.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	for path, data := range map[string][]byte{cert: certPEM, key: keyPEM} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cert, key
+}
+
+// TestProofNeedsACheckedCertificate: a BMC whose certificate names no address proves a node
+// off when its certificate is pinned; unverified and unpinned, its "Off" proves nothing unless
+// the administrator allowed that; a wrong pin and a verification the name fails prove nothing.
+func TestProofNeedsACheckedCertificate(t *testing.T) {
+	cert, key := certWithoutIPs(t)
+	e := emulator.StartForTest(t, emulator.Config{TLS: emulator.TLS{Cert: cert, Key: key}, Systems: []emulator.System{
+		{ID: "off", Username: "admin", Password: password, Power: emulator.Power{Backend: "fake", Fake: emulator.FakePower{Initial: "Off"}}}}})
+	verified := strings.Replace(unpinned(t, e, "off", "off", "gap=0.2"), "ssl_insecure=1\n", "", 1)
+	for _, tc := range []struct {
+		name   string
+		in     string
+		code   int
+		output string
+	}{
+		{"pinned", stdin(t, e, "off", "off", "gap=0.2"), 0, "proven off"},
+		{"pinned, colons and capitals", unpinned(t, e, "off", "off", "gap=0.2", "ssl_fingerprint="+colons(pinOf(t, e))), 0, "proven off"},
+		{"a wrong pin", unpinned(t, e, "off", "off", "gap=0.2", "ssl_fingerprint="+strings.Repeat("0", 64)), 1, "not the pinned"},
+		{"unverified, unpinned", unpinned(t, e, "off", "off", "gap=0.2"), 1, "neither verified nor pinned"},
+		{"unverified, proofs allowed", unpinned(t, e, "off", "off", "gap=0.2", "unverified_proof=1"), 0, "proven off"},
+		{"verified, the name does not match", verified, 1, "certificate"},
+	} {
+		r := run(t, nil, tc.in)
+		if r.code != tc.code || !strings.Contains(r.out+r.errOut, tc.output) {
+			t.Errorf("%s: exit %d, want %d with %q:\n%s%s", tc.name, r.code, tc.code, tc.output, r.out, r.errOut)
+		}
+	}
+}
+
+// colons spells a hex pin as openssl prints a fingerprint: capitals, a colon between bytes.
+func colons(pin string) string {
+	var parts []string
+	for i := 0; i < len(pin); i += 2 {
+		parts = append(parts, strings.ToUpper(pin[i:i+2]))
+	}
+	return strings.Join(parts, ":")
 }

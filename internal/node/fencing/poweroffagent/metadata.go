@@ -77,6 +77,8 @@ func Metadata() ([]byte, error) {
 			param("password", true, "string", "", "BMC login password"),
 			param("systems_uri", true, "string", "", "Redfish ComputerSystem of the target, /redfish/v1/Systems/<id>"),
 			param("ssl_insecure", false, "boolean", "", "Do not verify the BMC's certificate"),
+			param("ssl_fingerprint", false, "string", "", "SHA-256 of the BMC's certificate: only that certificate is accepted"),
+			param("unverified_proof", false, "boolean", "", "Let a BMC that is neither verified nor pinned prove the target off"),
 			param("gap", false, "second", fmt.Sprint(DefaultGap.Seconds()), "Seconds between the two PowerState reads"),
 			param("read_timeout", false, "second", fmt.Sprint(DefaultReadTimeout.Seconds()), "Seconds each read may take, connection included"),
 		},

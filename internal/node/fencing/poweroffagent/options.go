@@ -110,6 +110,16 @@ func (o *Options) parseBMC(vals map[string]string) error {
 		}
 	}
 	o.Credential = bmc.Credential{Address: addr, Username: vals["username"], Password: vals["password"], VerifyCertificate: !insecure}
+	if v := vals["ssl_fingerprint"]; v != "" {
+		if o.Credential.PinSHA256, err = bmc.ParsePin(v); err != nil {
+			return fmt.Errorf("ssl_fingerprint: %w", err)
+		}
+	}
+	if v, ok := vals["unverified_proof"]; ok {
+		if o.Credential.UnverifiedProof, err = parseBool(v); err != nil {
+			return fmt.Errorf("unverified_proof: %w", err)
+		}
+	}
 	return nil
 }
 

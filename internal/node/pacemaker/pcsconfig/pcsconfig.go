@@ -55,7 +55,8 @@ type param struct{ Name, Value string }
 
 type fencing struct {
 	ID, PowerOffID, Node, Delay string
-	Options                     []fencerun.Option
+	Options                     []fencerun.Option // fence_redfish's
+	PowerOffOptions             []fencerun.Option // fence_tnf_poweroff's: those, and how it checks the BMC is the BMC
 }
 
 type agent struct {
@@ -97,7 +98,17 @@ func from(c clusterconfig.Config) (inputs, error) {
 		if n.Name == c.FenceRaceWinner {
 			delay = c.FenceDelay.Winner.Duration
 		}
-		in.Fencing = append(in.Fencing, fencing{ID: FenceDevice(n.Name), PowerOffID: PowerOffDevice(n.Name), Node: n.Name, Delay: pcsDuration(delay.Milliseconds()), Options: opts})
+		// fence_redfish can check no pin: it reboots, it proves nothing by a read. Level 1 proves
+		// a node off by what the BMC says, so it checks the pin.
+		powerOff := append([]fencerun.Option(nil), opts...)
+		if cred.PinSHA256 != "" {
+			powerOff = append(powerOff, fencerun.Option{Name: "ssl_fingerprint", Value: cred.PinSHA256})
+		}
+		if cred.UnverifiedProof {
+			powerOff = append(powerOff, fencerun.Option{Name: "unverified_proof", Value: "1"})
+		}
+		in.Fencing = append(in.Fencing, fencing{ID: FenceDevice(n.Name), PowerOffID: PowerOffDevice(n.Name), Node: n.Name,
+			Delay: pcsDuration(delay.Milliseconds()), Options: opts, PowerOffOptions: powerOff})
 	}
 	in.NodeIPMap = c.NodeIPMap()
 	var err error
@@ -116,7 +127,7 @@ func from(c clusterconfig.Config) (inputs, error) {
 		}
 	}
 	for _, f := range in.Fencing {
-		for _, o := range f.Options {
+		for _, o := range f.PowerOffOptions {
 			if err := word(fmt.Sprintf("nodes[%s].bmc (%s)", f.Node, o.Name), o.Value); err != nil {
 				return inputs{}, err
 			}

@@ -106,6 +106,36 @@ func TestRaceWinnersDeviceWaitsLonger(t *testing.T) {
 	}
 }
 
+// TestPinReachesTheFirstLevel: a BMC's pin and an allowed unverified proof go to the first
+// level's device, which proves a node off by a read; fence_redfish takes neither.
+func TestPinReachesTheFirstLevel(t *testing.T) {
+	c := config()
+	c.Nodes[0].BMC.CertificateSHA256 = strings.Repeat("AB:", 31) + "AB"
+	c.Nodes[1].BMC.UnverifiedPowerOffProof = true
+	cmds, err := Commands(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{PowerOffDevice("master-1"): "ssl_fingerprint=" + strings.Repeat("ab", 32), PowerOffDevice("master-0"): "unverified_proof=1"}
+	for _, cmd := range cmds {
+		if len(cmd) < 4 || cmd[0] != "stonith" || cmd[1] != "create" {
+			continue
+		}
+		line := strings.Join(cmd, " ")
+		if w, ok := want[cmd[2]]; ok {
+			if !strings.Contains(line, w) {
+				t.Errorf("%s lacks %s", line, w)
+			}
+			delete(want, cmd[2])
+		} else if strings.Contains(line, "ssl_fingerprint") || strings.Contains(line, "unverified_proof") {
+			t.Errorf("fence_redfish given a first level's option: %s", line)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("devices not created: %v", want)
+	}
+}
+
 func TestSecrets(t *testing.T) {
 	got := Secrets(map[string]string{"master-0": "hunter2"})
 	if len(got) != 4 {
