@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,9 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/identity"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
 func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
@@ -35,11 +39,14 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 			"--action status with the options on standard input, as Pacemaker's fencer does. Prints one " +
 			"line per check; exits 1 if any check fails. The password is read from a file and never " +
 			"appears in any command line or output. --target NODE checks that node's BMC as the node " +
-			"configuration names it (what the cluster's fence devices use); otherwise --address, " +
+			"configuration names it (what the cluster's fence devices use) and, once both nodes have published their " +
+			"machine's identity (tnfctl setup does), also whether the BMC's system is NODE's machine (its UUID or a NIC's " +
+			"MAC address), and that it does not say Off for a live Corosync member; otherwise --address, " +
 			"--username and --password-file say what to check.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var cred bmc.Credential
+			fo := fencecheck.Options{Timeout: timeout, Agent: agent, BasicAuth: basicAuth}
 			if target != "" {
 				nc, err := clusterconfig.LoadNode(nf.config, target)
 				if err != nil {
@@ -48,13 +55,14 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 				if cred, err = nc.Self.Credential(); err != nil {
 					return fmt.Errorf("--target %s: %w", target, err)
 				}
+				fo.Target, fo.Machines, fo.Member = identityOf(cmd.Context(), target, nc.Peer.Name)
 			} else {
 				var err error
 				if cred, err = cf.credential(); err != nil {
 					return err
 				}
 			}
-			results := fencecheck.Check(cmd.Context(), cred, fencecheck.Options{Timeout: timeout, Agent: agent, BasicAuth: basicAuth})
+			results := fencecheck.Check(cmd.Context(), cred, fo)
 			err := output.Print(cmd.OutOrStdout(), format, results, func(w io.Writer) {
 				for _, r := range results {
 					fmt.Fprintln(w, r)
@@ -84,6 +92,20 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	output.Flag(cmd.Flags(), &format)
 	hide(cmd, "fence-agent")
 	return cmd
+}
+
+// identityOf is what the identity check of target's BMC needs, from the running cluster: the
+// nodes' published identities and whether target is a Corosync member. Without a cluster that
+// answers (before setup), or before both nodes published theirs, there is no identity check:
+// target is "" then.
+func identityOf(ctx context.Context, target, other string) (string, map[string]identity.Identity, bool) {
+	tools := pcmk.Tools{}
+	machines, ok, err := identity.Published([]string{target, other}, nodesetup.PublishedBy(ctx, tools))
+	if err != nil || !ok {
+		return "", nil, false
+	}
+	m, err := tools.Members(ctx)
+	return target, machines, err == nil && m.Nodes[target]
 }
 
 // credentialFlags name a BMC credential without a node configuration.

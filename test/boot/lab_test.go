@@ -82,8 +82,10 @@ func newLab(t testing.TB, base string) *lab {
 			t.Fatalf("qemu-img: %v: %s", err, out)
 		}
 		cmd := l.qemuCommand(v, i, disk)
+		// The guest's NICs (qemuCommand), as a BMC lists its machine's: the race winner's setup
+		// checks each BMC entry reaches its node by them (TCG guests have no SMBIOS UUID).
 		cfg.Systems = append(cfg.Systems, emulator.System{ID: v.systemID, Name: name, Username: "admin",
-			PasswordFile: filepath.Join(image.cluster, name+".password"),
+			PasswordFile: filepath.Join(image.cluster, name+".password"), MACs: []string{guestMAC(1, i), guestMAC(2, i)},
 			Power: emulator.Power{Backend: "qemu", QEMU: emulator.QEMUPower{Command: cmd,
 				Console: filepath.Join(l.dir, name+".qemu.log"), PIDFile: v.pidFile}}})
 		l.vms[name] = v
@@ -139,10 +141,10 @@ func (l *lab) qemuCommand(v *vm, i int, disk string) []string {
 		"-kernel", image.boot.Kernel, "-initrd", image.boot.Initrd, "-append", cmdline,
 		"-drive", "file=" + disk + ",if=virtio,format=qcow2,cache=unsafe",
 		"-netdev", "user,id=mgmt,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:" + sshPort + "-:22",
-		"-device", fmt.Sprintf("virtio-net-pci,netdev=mgmt,mac=52:54:00:00:01:%02x", i+1),
+		"-device", "virtio-net-pci,netdev=mgmt,mac=" + guestMAC(1, i),
 		"-netdev", "dgram,id=l2,local.type=inet,local.host=127.0.0.1,local.port=" + strconv.Itoa(port.vm) +
 			",remote.type=inet,remote.host=127.0.0.1,remote.port=" + strconv.Itoa(port.sw),
-		"-device", fmt.Sprintf("virtio-net-pci,netdev=l2,mac=52:54:00:00:02:%02x", i+1),
+		"-device", "virtio-net-pci,netdev=l2,mac=" + guestMAC(2, i),
 		"-device", "virtio-rng-pci",
 		"-chardev", "file,id=console,path=" + v.console + ",append=on", "-serial", "chardev:console",
 	}
@@ -287,3 +289,6 @@ func tailFile(path string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// guestMAC is the address of guest i's NIC on network net (1: management, 2: the nodes' link).
+func guestMAC(net, i int) string { return fmt.Sprintf("52:54:00:00:%02x:%02x", net, i+1) }

@@ -127,6 +127,9 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	n1, n2 := c.layout.Nodes["node1"], c.layout.Nodes["node2"]
 	c.must("ip", "link", "add", "cl", "netns", n1.NetNS, "type", "veth", "peer", "name", "cl", "netns", n2.NetNS)
 	for _, name := range c.nodes {
+		// A known address: the BMC emulator lists it as the machine's NIC, which is how the
+		// race winner's setup tells that each BMC entry reaches its own node.
+		c.inNS(c.layout.Nodes[name].NetNS, "ip", "link", "set", "cl", "address", nodeMAC(name))
 		c.inNS(c.layout.Nodes[name].NetNS, "ip", "link", "set", "cl", "up")
 	}
 	data, _ := json.Marshal(c.layout)
@@ -135,6 +138,12 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	c.writeNodeConfig(change)
 	c.startEmulator()
 	return c
+}
+
+// nodeMAC is the address of node's cluster link (node1: 02:77:00:00:00:01): a namespace node has
+// no SMBIOS UUID, so its NIC is what its BMC and it have in common.
+func nodeMAC(node string) string {
+	return "02:77:00:00:00:" + fmt.Sprintf("%02x", strings.TrimPrefix(node, "node")[0]-'0')
 }
 
 // bmcCertificate writes the BMC emulator's certificate, which names no address (verification
@@ -208,7 +217,7 @@ func (c *cluster) startEmulator() {
 		TLS: emulator.TLS{Cert: filepath.Join(c.dir, "bmc", "cert.pem"), Key: filepath.Join(c.dir, "bmc", "key.pem")}}
 	for _, n := range c.nodes {
 		power := func(action string) []string { return []string{self, "tnf-power", action, c.dir, n} }
-		cfg.Systems = append(cfg.Systems, emulator.System{ID: n, Username: bmcUser, PasswordFile: filepath.Join(c.dir, "bmc", n+".password"),
+		cfg.Systems = append(cfg.Systems, emulator.System{ID: n, Username: bmcUser, PasswordFile: filepath.Join(c.dir, "bmc", n+".password"), MACs: []string{nodeMAC(n)},
 			Power: emulator.Power{Backend: "exec", Exec: emulator.ExecPower{PowerOn: power("power-on"), PowerOff: power("off"), Status: power("status")}}})
 	}
 	data, err := yaml.Marshal(cfg)

@@ -236,3 +236,30 @@ func (c *cluster) waitDevicesStopped(node string, devices ...string) {
 		return stopped == len(devices), strings.Join(roles, ", ")
 	})
 }
+
+// TestSwappedBMCEntries: node1's BMC entry names node2's BMC and the other way round (address,
+// user and password: each works, on the wrong machine). The race winner's setup reads each
+// system's NICs, finds the entries swapped before anything is configured, and fails saying so:
+// no fence device exists that would power off the survivor.
+func TestSwappedBMCEntries(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, func(cfg *clusterconfig.Config) {
+		cfg.Nodes[0].BMC, cfg.Nodes[1].BMC = cfg.Nodes[1].BMC, cfg.Nodes[0].BMC
+	})
+	c.power("on", "node1")
+	c.power("on", "node2")
+	c.waitState("node1", "setup-failed")
+	failed := readFile(c.layout.Nodes["node1"].path("disk", "var-lib", "tnf", "setup.failed"))
+	for _, n := range c.nodes {
+		if want := n + "'s identity: FAILED: " + n + "'s BMC entry reaches "; !strings.Contains(failed, want) || !strings.Contains(failed, "swapped") {
+			t.Errorf("setup.failed lacks %q and swapped:\n%s", want, failed)
+		}
+	}
+	if out, _ := c.run("node1", "cibadmin", "--query", "--scope", "resources"); strings.Contains(out, "fence_") {
+		t.Fatalf("fence devices configured despite swapped BMC entries:\n%s", out)
+	}
+	// What an administrator's check says, on either node.
+	if out, err := c.tnfctl("node2", "fence-check", "--target", "node2"); err == nil || !strings.Contains(out, "identity: FAILED: node2's BMC entry reaches node1's machine") {
+		t.Fatalf("fence-check --target node2 with swapped entries: %v\n%s", err, out)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/identity"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcsconfig"
 )
@@ -77,6 +78,32 @@ type Options struct {
 	Fence    fencecheck.Options
 	Out      io.Writer // one line per step
 	Services Services  // default: systemd when it is the init system, else External
+}
+
+// publishIdentity publishes this machine's identity (identity.Attr) for the race winner's check
+// of the BMC entries, once the CIB takes attributes.
+func publishIdentity(ctx context.Context, wait time.Duration, tools pcmk.Tools, self string, step func(string, string)) error {
+	id, err := identity.Local()
+	if err != nil {
+		return err
+	}
+	if err := waitFor(ctx, wait, "the CIB to take this node's identity", func(ctx context.Context) (bool, error) {
+		_, err := tools.Run(ctx, "crm_attribute", "--node", self, "--name", identity.Attr, "--update", id.String(), "--lifetime", "forever")
+		return err == nil, nil
+	}); err != nil {
+		return err
+	}
+	step("identity", id.String())
+	return nil
+}
+
+// PublishedBy reads a node's published identity from the CIB. A read that fails is "not yet":
+// the CIB may not answer while Pacemaker starts, and the caller's wait is bounded.
+func PublishedBy(ctx context.Context, tools pcmk.Tools) func(string) (string, bool, error) {
+	return func(node string) (string, bool, error) {
+		v, ok, err := tools.Attribute(ctx, "--node", node, "--name", identity.Attr, "--lifetime", "forever")
+		return v, ok && err == nil, nil
+	}
 }
 
 // stepsBound is what a run may take beside its waits: a few dozen tool calls and two BMC checks
@@ -187,6 +214,9 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	step("corosync", "running")
+	if err := publishIdentity(ctx, o.Wait, tools, self.Name, step); err != nil {
+		return err
+	}
 	if err := reregister(ctx, tools, rotated, step); err != nil {
 		return err
 	}
@@ -225,16 +255,31 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 	if err := os.Remove(WaitingMarker); err != nil {
 		return err
 	}
+	// Each BMC entry must reach its own node's machine: swapped entries would make the first
+	// fencing power off the survivor.
+	var machines map[string]identity.Identity
+	if err := waitFor(ctx, o.Wait, "both nodes' identities ("+identity.Attr+")", func(ctx context.Context) (bool, error) {
+		m, ok, err := identity.Published([]string{cfg.Nodes[0].Name, cfg.Nodes[1].Name}, PublishedBy(ctx, tools))
+		machines = m
+		return ok, err
+	}); err != nil {
+		return err
+	}
 	// The checks need no DC: they run while the controllers still wait for one (dc-deadtime).
-	failed := false
+	var failed []string
 	for _, n := range cfg.Nodes {
-		for _, r := range fencecheck.Check(ctx, creds[n.Name], o.Fence) {
+		fo := o.Fence
+		fo.Target, fo.Machines, fo.Member = n.Name, machines, true // both have joined
+		for _, r := range fencecheck.Check(ctx, creds[n.Name], fo) {
 			step("fence check "+n.Name, r.String())
-			failed = failed || !r.OK
+			if !r.OK {
+				failed = append(failed, n.Name+"'s "+r.String())
+			}
 		}
 	}
-	if failed {
-		return fmt.Errorf("a BMC check failed: the cluster configuration was not applied (fix the credential, then run tnfctl setup again)")
+	if len(failed) > 0 {
+		return fmt.Errorf("a BMC check failed: the cluster configuration was not applied (fix the node configuration, then run tnfctl setup again): %s",
+			strings.Join(failed, "; "))
 	}
 	// The elected DC writes its options (dc-version and others) as the CIB's first
 	// cluster_property_set. A configuration built offline before that carries a set of the same

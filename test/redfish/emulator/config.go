@@ -42,10 +42,13 @@ type TLS struct {
 
 // System is one ComputerSystem with its own credentials and power backend.
 type System struct {
-	ID       string `json:"id"`
-	Name     string `json:"name,omitempty"`
-	UUID     string `json:"uuid,omitempty"`
-	Username string `json:"username"`
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	UUID string `json:"uuid,omitempty"`
+	// MACs are the system's network interfaces (EthernetInterfaces), as a BMC lists its
+	// machine's NICs.
+	MACs     []string `json:"macs,omitempty"`
+	Username string   `json:"username"`
 	// One of Password, PasswordHash (bcrypt) or PasswordFile.
 	Password     string `json:"password,omitempty"`
 	PasswordHash string `json:"passwordHash,omitempty"`

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -317,6 +318,8 @@ func (e *Emulator) handler() http.Handler {
 		root + "/Systems":      {"GET", true, e.systemsCollection},
 		root + "/Systems/{id}": {"GET", true, e.computerSystem},
 		root + "/Systems/{id}/Actions/ComputerSystem.Reset": {"POST", true, e.resetAction},
+		root + "/Systems/{id}/EthernetInterfaces":           {"GET", true, e.nicCollection},
+		root + "/Systems/{id}/EthernetInterfaces/{nic}":     {"GET", true, e.nic},
 		root + "/SessionService":                            {"GET", true, e.sessionService},
 		root + "/SessionService/Sessions":                   {"GET POST", false, e.sessionsCollection},
 		root + "/SessionService/Sessions/{sid}":             {"GET DELETE", true, e.sessionResource},
@@ -425,12 +428,46 @@ func (e *Emulator) computerSystem(w http.ResponseWriter, r *http.Request, ids ma
 	writeJSON(w, http.StatusOK, map[string]any{
 		"@odata.id": path, "@odata.type": "#ComputerSystem.v1_13_0.ComputerSystem",
 		"Id": s.ID, "Name": s.Name, "UUID": s.UUID, "SystemType": "Physical",
-		"PowerState": state,
-		"Status":     map[string]string{"State": "Enabled", "Health": "OK"},
+		"PowerState":         state,
+		"EthernetInterfaces": map[string]string{"@odata.id": path + "/EthernetInterfaces"},
+		"Status":             map[string]string{"State": "Enabled", "Health": "OK"},
 		"Actions": map[string]any{"#ComputerSystem.Reset": map[string]any{
 			"target":                            path + "/Actions/ComputerSystem.Reset",
 			"ResetType@Redfish.AllowableValues": e.allowedResets(s),
 		}},
+	})
+}
+
+// nicCollection lists the system's network interfaces, one per configured MAC, named by index.
+func (e *Emulator) nicCollection(w http.ResponseWriter, r *http.Request, ids map[string]bool) {
+	s := e.lookup(w, r, ids)
+	if s == nil {
+		return
+	}
+	path := root + "/Systems/" + s.ID + "/EthernetInterfaces"
+	members := []map[string]string{}
+	for i := range s.MACs {
+		members = append(members, map[string]string{"@odata.id": fmt.Sprintf("%s/%d", path, i+1)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"@odata.id": path, "@odata.type": "#EthernetInterfaceCollection.EthernetInterfaceCollection",
+		"Name": "Ethernet Interface Collection", "Members@odata.count": len(members), "Members": members,
+	})
+}
+
+func (e *Emulator) nic(w http.ResponseWriter, r *http.Request, ids map[string]bool) {
+	s := e.lookup(w, r, ids)
+	if s == nil {
+		return
+	}
+	i, err := strconv.Atoi(r.PathValue("nic"))
+	if err != nil || i < 1 || i > len(s.MACs) {
+		redfishError(w, http.StatusNotFound, "ResourceMissingAtURI", "no resource at "+r.URL.Path)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"@odata.id": r.URL.Path, "@odata.type": "#EthernetInterface.v1_6_0.EthernetInterface",
+		"Id": strconv.Itoa(i), "Name": "NIC " + strconv.Itoa(i), "MACAddress": s.MACs[i-1], "PermanentMACAddress": s.MACs[i-1],
 	})
 }
 

@@ -174,6 +174,20 @@ func (cl *Client) System() (*redfish.ComputerSystem, error) {
 	return sys, nil
 }
 
+// MACs reads the system's network interfaces' MAC addresses (none when the BMC lists no
+// interfaces).
+func (cl *Client) MACs(sys *redfish.ComputerSystem) ([]string, error) {
+	nics, err := sys.EthernetInterfaces()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s's network interfaces: %w", cl.path, err)
+	}
+	var macs []string
+	for _, n := range nics {
+		macs = append(macs, n.MACAddress, n.PermanentMACAddress)
+	}
+	return macs, nil
+}
+
 // PowerState reads the system's power state.
 func (cl *Client) PowerState() (redfish.PowerState, error) {
 	sys, err := cl.System()

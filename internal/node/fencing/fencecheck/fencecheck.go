@@ -5,11 +5,15 @@ package fencecheck
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/stmcginnis/gofish/redfish"
+
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/identity"
 )
 
 // Result is one check's outcome.
@@ -31,33 +35,70 @@ type Options struct {
 	Timeout   time.Duration // per check; default 20 s
 	Agent     string        // fence_redfish path
 	BasicAuth bool          // gofish with Basic auth instead of a session
+
+	// Target, when set, is the node whose BMC the credential names: a third check tells
+	// whether the BMC's system is that node's machine (identity.Verify against Machines, the
+	// nodes' published identities).
+	Target   string
+	Machines map[string]identity.Identity
+	// Member: Target is a live Corosync member, so its BMC must not say Off.
+	Member bool
 }
 
-// Check runs both checks; it never returns early, so both lines always appear.
+// Check runs the checks; it never returns early, so every line always appears.
 func Check(ctx context.Context, c bmc.Credential, o Options) []Result {
 	if o.Timeout == 0 {
 		o.Timeout = 20 * time.Second
 	}
-	return []Result{checkGofish(ctx, c, o), checkFenceAgent(ctx, c, o)}
+	results := checkGofish(ctx, c, o)
+	return slices.Insert(results, 1, checkFenceAgent(ctx, c, o))
 }
 
-func checkGofish(ctx context.Context, c bmc.Credential, o Options) Result {
-	r := Result{Check: "redfish"}
+// checkGofish reads the system through the Redfish API, and with a Target whether it is that
+// node's machine: the redfish result, then the identity result when there is a Target.
+func checkGofish(ctx context.Context, c bmc.Credential, o Options) []Result {
+	r, id := Result{Check: "redfish"}, Result{Check: "identity"}
+	results := func() []Result {
+		if o.Target == "" {
+			return []Result{r}
+		}
+		if id.Detail == "" {
+			id.Detail = "the system could not be read"
+		}
+		return []Result{r, id}
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	cl, err := bmc.Connect(ctx, c, bmc.Options{Timeout: o.Timeout, BasicAuth: o.BasicAuth})
 	if err != nil {
 		r.Detail = bmc.Redact(err.Error(), c.Password)
-		return r
+		return results()
 	}
 	defer cl.Close()
 	sys, err := cl.System()
 	if err != nil {
 		r.Detail = bmc.Redact(err.Error(), c.Password)
-		return r
+		return results()
 	}
 	r.OK, r.Detail = true, fmt.Sprintf("system %s (%s) is %s", sys.ID, sys.Name, sys.PowerState)
-	return r
+	if o.Target == "" {
+		return results()
+	}
+	macs, err := cl.MACs(sys)
+	if err != nil {
+		id.Detail = bmc.Redact(err.Error(), c.Password)
+		return results()
+	}
+	machine := identity.New(sys.UUID, macs)
+	switch err := identity.Verify(o.Target, machine, o.Machines); {
+	case err != nil:
+		id.Detail = err.Error()
+	case o.Member && sys.PowerState == redfish.OffPowerState:
+		id.Detail = fmt.Sprintf("the BMC says %s is Off while it is a live Corosync member: not its BMC", o.Target)
+	default:
+		id.OK, id.Detail = true, fmt.Sprintf("system %s is %s's machine (%s)", sys.ID, o.Target, machine)
+	}
+	return results()
 }
 
 func checkFenceAgent(ctx context.Context, c bmc.Credential, o Options) Result {

@@ -1,6 +1,15 @@
 package fencecheck
 
-import "testing"
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/identity"
+	"github.com/tnf-layer/tnf-layer/test/redfish/emulator"
+)
 
 func TestVerdict(t *testing.T) {
 	rows := map[string]string{
@@ -15,5 +24,47 @@ func TestVerdict(t *testing.T) {
 	}
 	if got := (Result{Check: "redfish", Detail: "401"}).String(); got != "redfish: FAILED: 401" {
 		t.Error(got)
+	}
+}
+
+// TestIdentity reads two BMC systems through the real gofish client from the emulator, which
+// lists each machine's NICs: an entry that reaches its own node's machine passes, swapped
+// entries and a BMC that says Off for a live member are refused, naming why.
+func TestIdentity(t *testing.T) {
+	machines := map[string]identity.Identity{
+		"node1": identity.New("", []string{"02:77:00:00:00:01"}),
+		"node2": identity.New("", []string{"02:77:00:00:00:02"}),
+	}
+	sys := func(id, mac, power string) emulator.System {
+		return emulator.System{ID: id, Username: "admin", Password: "pw", MACs: []string{mac},
+			Power: emulator.Power{Backend: "fake", Fake: emulator.FakePower{Initial: power}}}
+	}
+	e := emulator.StartForTest(t, emulator.Config{Systems: []emulator.System{
+		sys("1", "02:77:00:00:00:01", "On"), sys("2", "02:77:00:00:00:02", "On"), sys("3", "02:77:00:00:00:03", "Off")}})
+	cred := func(system string) bmc.Credential {
+		a, err := bmc.ParseAddress("test", "redfish+"+e.URL()+"/redfish/v1/Systems/"+system)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bmc.Credential{Address: a, Username: "admin", Password: "pw"}
+	}
+	machines["node3"] = identity.New("", []string{"02:77:00:00:00:03"})
+	for _, tc := range []struct {
+		name, target, system string
+		ok                   bool
+		detail               string
+	}{
+		{"its own machine", "node1", "1", true, "is node1's machine"},
+		{"swapped", "node1", "2", false, "swapped"},
+		{"Off for a live member", "node3", "3", false, "live Corosync member"},
+	} {
+		results := Check(context.Background(), cred(tc.system), Options{Timeout: 5 * time.Second, Agent: "/nonexistent", BasicAuth: true,
+			Target: tc.target, Machines: machines, Member: true})
+		if len(results) != 3 || results[2].Check != "identity" {
+			t.Fatalf("%s: %v", tc.name, results)
+		}
+		if r := results[2]; r.OK != tc.ok || !strings.Contains(r.Detail, tc.detail) {
+			t.Errorf("%s: %s, want ok %v with %q", tc.name, r, tc.ok, tc.detail)
+		}
 	}
 }

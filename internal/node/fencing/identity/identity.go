@@ -1,0 +1,184 @@
+// Package identity tells whether a BMC is the one of the machine a node runs on: the Redfish
+// ComputerSystem's UUID against the node's SMBIOS UUID, or the system's network interfaces'
+// MAC addresses against the node's. Swapped BMC entries (node1's BMC listed for node2) would
+// make the first fencing power off the survivor; each node publishes its identity (Attr) and
+// the race winner's setup checks both BMCs against them before anything is configured.
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Attr is the node attribute (lifetime forever) in which each node publishes its identity.
+const Attr = "tnf-machine-identity"
+
+// ProductUUIDFile is where Linux shows the machine's SMBIOS UUID.
+const ProductUUIDFile = "/sys/class/dmi/id/product_uuid"
+
+// Identity is what names a machine: its UUID (lowercase, "" when unknown) and its MAC addresses
+// (lowercase, sorted).
+type Identity struct {
+	UUID string
+	MACs []string
+}
+
+// New normalises what a machine or a BMC says: a UUID that is all zeros or all Fs (firmware
+// that set none) is unknown, and MAC addresses that are not Ethernet's or are zero are dropped.
+func New(uuid string, macs []string) Identity {
+	id := Identity{UUID: strings.ToLower(strings.TrimSpace(uuid))}
+	if strings.Trim(id.UUID, "0-") == "" || strings.Trim(id.UUID, "f-") == "" {
+		id.UUID = ""
+	}
+	for _, m := range macs {
+		hw, err := net.ParseMAC(strings.TrimSpace(m))
+		if err != nil || len(hw) != 6 || slices.Equal(hw, make(net.HardwareAddr, 6)) {
+			continue
+		}
+		if s := hw.String(); !slices.Contains(id.MACs, s) {
+			id.MACs = append(id.MACs, s)
+		}
+	}
+	slices.Sort(id.MACs)
+	return id
+}
+
+// Local is this machine's identity: its SMBIOS UUID, when the firmware gives one, and the MAC
+// addresses of its interfaces.
+func Local() (Identity, error) {
+	uuid, err := os.ReadFile(ProductUUIDFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Identity{}, fmt.Errorf("%s: %w", ProductUUIDFile, err)
+	}
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return Identity{}, fmt.Errorf("this machine's interfaces: %w", err)
+	}
+	var macs []string
+	for _, i := range ifaces {
+		if i.Flags&net.FlagLoopback == 0 {
+			macs = append(macs, i.HardwareAddr.String())
+		}
+	}
+	return New(string(uuid), macs), nil
+}
+
+// String is the identity as Attr holds it: "uuid=<uuid> macs=<mac>,<mac>".
+func (id Identity) String() string {
+	return "uuid=" + id.UUID + " macs=" + strings.Join(id.MACs, ",")
+}
+
+// Parse reads Attr's value.
+func Parse(s string) (Identity, error) {
+	uuidPart, macPart, ok := strings.Cut(strings.TrimSpace(s), " ")
+	uuid, ok1 := strings.CutPrefix(uuidPart, "uuid=")
+	macs, ok2 := strings.CutPrefix(macPart, "macs=")
+	if !ok || !ok1 || !ok2 {
+		return Identity{}, fmt.Errorf("node attribute %s: %q is not \"uuid=<uuid> macs=<mac>,...\"", Attr, s)
+	}
+	var list []string
+	if macs != "" {
+		list = strings.Split(macs, ",")
+	}
+	return New(uuid, list), nil
+}
+
+// Published reads the identities nodes published, through get (a node attribute reader: value,
+// whether it is set). ok is false when one has published none yet.
+func Published(nodes []string, get func(node string) (string, bool, error)) (machines map[string]Identity, ok bool, err error) {
+	machines = map[string]Identity{}
+	for _, n := range nodes {
+		v, set, err := get(n)
+		if err != nil || !set {
+			return nil, false, err
+		}
+		if machines[n], err = Parse(v); err != nil {
+			return nil, false, fmt.Errorf("%s: %w", n, err)
+		}
+	}
+	return machines, true, nil
+}
+
+// Verdict is how a BMC's system compares with a machine.
+type Verdict int
+
+const (
+	// Unknown: nothing to compare (no UUID on one side and no MAC on one side).
+	Unknown Verdict = iota
+	// Same: the UUIDs are equal, or a MAC address is on both.
+	Same
+	// Different: there was something to compare, and nothing matched.
+	Different
+)
+
+// Compare tells whether the BMC's system (sys) is machine m. Some firmware gives the SMBIOS
+// UUID's first three fields in the other byte order than Linux shows them: that form matches too.
+func Compare(sys, m Identity) Verdict {
+	comparable := false
+	if sys.UUID != "" && m.UUID != "" {
+		comparable = true
+		if sys.UUID == m.UUID || sys.UUID == swapped(m.UUID) {
+			return Same
+		}
+	}
+	if len(sys.MACs) > 0 && len(m.MACs) > 0 {
+		comparable = true
+		for _, mac := range sys.MACs {
+			if slices.Contains(m.MACs, mac) {
+				return Same
+			}
+		}
+	}
+	if comparable {
+		return Different
+	}
+	return Unknown
+}
+
+// swapped is a UUID with its first three fields' bytes reversed (the mixed-endian form of the
+// SMBIOS table).
+func swapped(u string) string {
+	parts := strings.Split(u, "-")
+	if len(parts) != 5 {
+		return u
+	}
+	for i := 0; i < 3; i++ {
+		p := parts[i]
+		var b strings.Builder
+		for j := len(p) - 2; j >= 0; j -= 2 {
+			b.WriteString(p[j : j+2])
+		}
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, "-")
+}
+
+// Verify says whether sys, reached through target's BMC entry, is target's machine, given the
+// published identities of the cluster's nodes. An error names what is wrong: the entry reaches
+// another node's machine (swapped entries), or a machine that is none of them, or nothing can
+// be compared (fail closed: an unchecked entry may power off the survivor).
+func Verify(target string, sys Identity, machines map[string]Identity) error {
+	own, ok := machines[target]
+	if !ok {
+		return fmt.Errorf("%s has published no identity (node attribute %s): its BMC cannot be checked", target, Attr)
+	}
+	switch Compare(sys, own) {
+	case Same:
+		return nil
+	case Unknown:
+		return fmt.Errorf("nothing to compare between %s's BMC system (%s) and %s's machine (%s): neither a UUID nor a MAC address on both",
+			target, sys, target, own)
+	}
+	for name, m := range machines {
+		if name != target && Compare(sys, m) == Same {
+			return fmt.Errorf("%s's BMC entry reaches %s's machine (%s): the entries are swapped; fencing %s would power off %s",
+				target, name, sys, target, name)
+		}
+	}
+	return fmt.Errorf("%s's BMC entry reaches a machine that is not %s's (BMC: %s; %s: %s)", target, target, sys, target, own)
+}

@@ -1,0 +1,111 @@
+package identity
+
+import (
+	"strings"
+	"testing"
+)
+
+const (
+	uuid1 = "4c4c4544-0035-4410-8051-b4c04f4b4e32"
+	uuid2 = "4c4c4544-0035-4410-8052-b4c04f4b4e32"
+	// uuid1 as some firmware gives it: the first three fields' bytes reversed.
+	uuid1Swapped = "44454c4c-3500-1044-8051-b4c04f4b4e32"
+	mac1, mac2   = "52:54:00:00:01:01", "52:54:00:00:01:02"
+)
+
+func TestNew(t *testing.T) {
+	id := New(" 4C4C4544-0035-4410-8051-B4C04F4B4E32\n", []string{"52:54:00:00:01:01", "52-54-00-00-01-01", "00:00:00:00:00:00", "", "not a mac", "52:54:00:00:01:0A"})
+	if id.UUID != uuid1 || strings.Join(id.MACs, " ") != "52:54:00:00:01:01 52:54:00:00:01:0a" {
+		t.Fatalf("%+v", id)
+	}
+	for _, none := range []string{"00000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF", ""} {
+		if got := New(none, nil).UUID; got != "" {
+			t.Errorf("%q read as UUID %q", none, got)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, id := range []Identity{New(uuid1, []string{mac1, mac2}), New("", []string{mac1}), New(uuid1, nil), {}} {
+		got, err := Parse(id.String())
+		if err != nil || got.String() != id.String() {
+			t.Errorf("%q: %+v, %v", id, got, err)
+		}
+	}
+	for _, bad := range []string{"", "uuid=x", "macs=a uuid=b", "uuid= mac="} {
+		if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), Attr) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sys, m Identity
+		want   Verdict
+	}{
+		{"same UUID", New(uuid1, nil), New(uuid1, []string{mac2}), Same},
+		{"UUID in the other byte order", New(uuid1Swapped, nil), New(uuid1, nil), Same},
+		{"a MAC on both", New("", []string{mac2, mac1}), New("", []string{mac1}), Same},
+		{"UUIDs differ, a MAC matches", New(uuid2, []string{mac1}), New(uuid1, []string{mac1}), Same},
+		{"different UUID", New(uuid2, nil), New(uuid1, nil), Different},
+		{"different MACs", New("", []string{mac2}), New("", []string{mac1}), Different},
+		{"UUID on one side, MACs on the other", New(uuid1, nil), New("", []string{mac1}), Unknown},
+		{"nothing", New("", nil), New("", nil), Unknown},
+	} {
+		if got := Compare(tc.sys, tc.m); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestVerify(t *testing.T) {
+	machines := map[string]Identity{"node1": New(uuid1, []string{mac1}), "node2": New(uuid2, []string{mac2})}
+	for _, tc := range []struct {
+		name   string
+		target string
+		sys    Identity
+		want   string // "" for no error
+	}{
+		{"its own machine", "node1", New(uuid1, nil), ""},
+		{"by MAC", "node2", New("", []string{mac2}), ""},
+		{"swapped entries", "node1", New(uuid2, nil), "swapped"},
+		{"swapped, by MAC", "node2", New("", []string{mac1}), "swapped"},
+		{"another machine", "node1", New("11111111-2222-3333-4444-555555555555", nil), "not node1's"},
+		{"nothing to compare", "node1", New("", nil), "nothing to compare"},
+		{"unpublished", "node3", New(uuid1, nil), "published no identity"},
+	} {
+		err := Verify(tc.target, tc.sys, machines)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestLocal reads this machine: whatever it has, it is an identity that parses back.
+func TestLocal(t *testing.T) {
+	id, err := Local()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Parse(id.String()); err != nil || got.String() != id.String() {
+		t.Fatalf("%q: %+v, %v", id, got, err)
+	}
+}
+
+func TestPublished(t *testing.T) {
+	attrs := map[string]string{"node1": New(uuid1, nil).String(), "node2": New("", []string{mac2}).String()}
+	get := func(n string) (string, bool, error) { v, ok := attrs[n]; return v, ok, nil }
+	m, ok, err := Published([]string{"node1", "node2"}, get)
+	if err != nil || !ok || m["node1"].UUID != uuid1 || m["node2"].MACs[0] != mac2 {
+		t.Fatalf("%+v %v %v", m, ok, err)
+	}
+	if _, ok, err := Published([]string{"node1", "node3"}, get); ok || err != nil {
+		t.Fatalf("one not published: %v %v", ok, err)
+	}
+	attrs["node2"] = "garbage"
+	if _, _, err := Published([]string{"node1", "node2"}, get); err == nil || !strings.Contains(err.Error(), "node2") {
+		t.Fatalf("a bad value: %v", err)
+	}
+}
