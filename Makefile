@@ -112,7 +112,8 @@ FUZZ := ./internal/node/pacemaker/pcmk:FuzzMembership ./internal/node/pacemaker/
 	./internal/node/pacemaker/pcmk:FuzzParseStatus ./internal/node/pacemaker/pcmk:FuzzParseLinks \
 	./internal/node/etcd/etcdnode:FuzzParseRecord ./internal/node/etcd/etcdnode:FuzzParseForced \
 	./internal/node/pacemaker/pcsconfig:FuzzNodeConfig ./internal/node/etcd/etcdrun/podman:FuzzLoadPod \
-	./internal/node/fencing/bmc:FuzzReadPower
+	./internal/node/fencing/bmc:FuzzReadPower ./internal/node/etcd/staticpod:FuzzInstallerEtcd \
+	./internal/node/fencing/identity:FuzzParse
 fuzz:
 	@for t in $(FUZZ); do echo "== $$t"; $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; done
 

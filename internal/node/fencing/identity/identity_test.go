@@ -109,3 +109,21 @@ func TestPublished(t *testing.T) {
 		t.Fatalf("a bad value: %v", err)
 	}
 }
+
+// FuzzParse: whatever a node attribute holds, reading it never panics, and what reads is kept as
+// written (normalised): the identity a check compares is the one the node published.
+func FuzzParse(f *testing.F) {
+	f.Add(New(uuid1, []string{mac1, mac2}).String())
+	f.Add("uuid= macs=")
+	f.Add("uuid=x macs=zz:zz")
+	f.Fuzz(func(t *testing.T, v string) {
+		id, err := Parse(v)
+		if err != nil {
+			return
+		}
+		again, err := Parse(id.String())
+		if err != nil || again.String() != id.String() {
+			t.Fatalf("%q read as %q, which reads as %q (%v)", v, id, again, err)
+		}
+	})
+}
