@@ -53,6 +53,9 @@ nodes:
 - {name: node2, ip: 192.168.122.12, bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: node2.password, certificateVerification: Disabled, unverifiedPowerOffProof: true}}
 # The lab runs no Kubernetes API: no Node to taint after a fencing.
 outOfService: {disabled: true}
+# The lab's etcd is the Debian package's, run directly without certificates, on the lab's own
+# network: a test setting no site uses (the RHCOS layers run the release's etcd with its TLS).
+resources: {etcd: {insecure_plaintext: "true"}}
 EOF
 fi
 

@@ -71,6 +71,7 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	}
 	c := newCluster(t, func(cfg *clusterconfig.Config) {
 		cfg.OutOfService.KubeconfigFile = pkiDir + "/out-of-service.kubeconfig"
+		delete(cfg.Resources.Etcd, "insecure_plaintext")
 		cfg.Resources.Etcd["cert_file"] = pkiDir + "/etcd-serving.crt"
 		cfg.Resources.Etcd["key_file"] = pkiDir + "/etcd-serving.key"
 		cfg.Resources.Etcd["trusted_ca_file"] = pkiDir + "/ca.crt"

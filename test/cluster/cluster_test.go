@@ -175,7 +175,9 @@ func (c *cluster) writeNodeConfig(change func(*clusterconfig.Config)) {
 	}
 	// cri-o and kubelet stand-ins: a sleep each (assertInert looks for it).
 	cfg.Resources = clusterconfig.Resources{Crio: clusterconfig.Agent{Agent: standInAgent}, Kubelet: clusterconfig.Agent{Agent: standInAgent},
-		Etcd: map[string]string{"etcd_binary": testbin.Etcd(c.t)}}
+		// Plain etcd on the node addresses: the scenarios' test setting (the API scenarios turn
+		// TLS on and drop it).
+		Etcd: map[string]string{"etcd_binary": testbin.Etcd(c.t), "insecure_plaintext": "true"}}
 	if change != nil {
 		change(&cfg)
 	}

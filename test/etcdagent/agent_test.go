@@ -544,6 +544,9 @@ func TestBadParameters(t *testing.T) {
 		{"cert_file", ca, "key_file"},
 		{"request_timeout", "soon", "request_timeout"},
 		{"attribute_store", "redis", "attribute_store"},
+		// Without TLS on an address others reach: refused (loopback, as here, needs nothing).
+		{"node_ip_map", "node1:192.0.2.1;node2:192.0.2.2", "cert_file"},
+		{"insecure_plaintext", "perhaps", "insecure_plaintext"},
 	}
 	for _, r := range rows {
 		for _, action := range []string{"validate-all", "start"} {
@@ -558,6 +561,11 @@ func TestBadParameters(t *testing.T) {
 	}
 	n.params["node_ip_map"] = good
 	n.must("validate-all", ocfSuccess)
+	// The test setting allows it.
+	n.params["node_ip_map"], n.params["insecure_plaintext"] = "node1:192.0.2.1;node2:192.0.2.2", "true"
+	n.must("validate-all", ocfSuccess)
+	n.params["node_ip_map"] = good
+	delete(n.params, "insecure_plaintext")
 }
 
 // TestLearnerIsNeverForcedOver: while the peer is still a learner the voter alone has quorum.

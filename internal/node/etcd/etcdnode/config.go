@@ -91,6 +91,8 @@ var Parameters = []ocf.Parameter{
 		Longdesc: "On a planned stop or demote of a voter whose peer serves as a voter, hand leadership to the peer and remove the local member first, so the peer keeps quorum alone and nothing is forced. Of two nodes stopping at once only one leaves; the last voter never does."},
 	{Name: "require_mountpoint", Type: "boolean", Default: "false", Shortdesc: "data_dir must be a mount point",
 		Longdesc: "For etcd on a disk of its own: while data_dir is not a mount point (the disk did not mount), every action that reads it fails, naming the reason, instead of reading an empty folder as no data."},
+	{Name: "insecure_plaintext", Type: "boolean", Default: "false", Shortdesc: "Test setting: etcd without TLS on the node's address",
+		Longdesc: "Runtime exec without the TLS parameters serves clients and peers on the node's address with neither TLS nor client authentication: anyone who reaches the address reads and writes OpenShift's data. The agent refuses that unless this test setting is true (loopback addresses need no setting)."},
 	{Name: "fencing_socket", Type: "string", Default: fencealert.DefaultSocket, Shortdesc: "Where the fencing alert reaches the agent",
 		Longdesc: "The Unix socket the agent's watcher listens on for the fencing alert agent (tnf-fencing-alert). Its folder must be writable by root alone."},
 	{Name: "attribute_store", Type: "string", Default: "crm", Shortdesc: "Where attributes are published",
@@ -183,6 +185,14 @@ func LoadConfig(env ocf.Env) (Config, error) {
 		}
 	default:
 		return c, configured("parameter runtime: %q is neither exec nor podman", c.Runtime)
+	}
+	plaintext, err := boolean(get, "insecure_plaintext")
+	if err != nil {
+		return c, err
+	}
+	if ip := net.ParseIP(c.SelfIP); c.Runtime == "exec" && c.TLS == nil && !plaintext && (ip == nil || !ip.IsLoopback()) {
+		return c, configured("parameter cert_file: etcd would serve clients and peers on %s without TLS or client authentication; "+
+			"set cert_file, key_file and trusted_ca_file (or insecure_plaintext=true, a test setting)", c.SelfIP)
 	}
 	if c.GracefulLeave, err = boolean(get, "graceful_leave"); err != nil {
 		return c, err
