@@ -95,10 +95,10 @@ var all = []alert{
 	},
 	{
 		name:     "TNFSetupFailed",
-		expr:     `max by (node, reason) (tnf_setup_failure_info) == 1`,
+		expr:     `max by (node) (tnf_setup_state{state="failed"}) == 1`,
 		severity: critical, forDuration: "1m",
 		summary:     "The cluster setup failed on a node.",
-		description: "tnfctl setup failed on {{ $labels.node }}: {{ $labels.reason }}. It retries every 30 s; the node stays inert meanwhile.",
+		description: "tnfctl setup failed on {{ $labels.node }}: tnfctl status there says why. It retries every 30 s; the node stays inert meanwhile.",
 	},
 	{
 		name:        "TNFAutoUnblockRefused",

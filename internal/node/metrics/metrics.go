@@ -99,7 +99,7 @@ var (
 	etcdMembers   = desc("tnf_etcd_members", "etcd's members by type (voter, learner), from its member list", "type")
 	layerInfo     = desc("tnf_layer_info", "The layer version of this node's metrics endpoint, and of each node's etcd agent as it published it", "node", "version")
 	etcdRole      = desc("tnf_etcd_role", "The etcd agent's role on each node (voter, learner, ready, stopped) as Pacemaker last knew it (an unclean node's is its last known); 1 for the node's role", "node", "role")
-	etcdDecision  = desc("tnf_etcd_decision_info", "Why the etcd agent on the node neither leads nor joins, while it does not", "node", "decision")
+	etcdDecision  = desc("tnf_etcd_decision_info", "The etcd agent on the node neither leads nor joins, while it does not: decision is wait or refuse (tnfctl status says why)", "node", "decision")
 	peerMember    = desc("tnf_cluster_member", "Whether each configured node is a Corosync member as this node sees it", "node")
 	waitingForAll = desc("tnf_inert", "Whether this node boots inert: Corosync's wait_for_all holds quorum back until the peer is seen or an administrator confirms it down", "node")
 	fencingEvents = desc("tnf_fencing_events_total", "Fencing operations in Pacemaker's fencing history by target, action and result (the count restarts when the history is cleaned)", "target", "action", "result")
@@ -110,7 +110,6 @@ var (
 	aloneSince    = desc("tnf_waiting_alone_since_seconds", "When this node was first seen waiting alone (booted alone, or alone with the peer's fencing failing), Unix time; absent while it does not wait", "node")
 	unblockPasses = desc("tnf_auto_unblock_decisions_total", "auto-unblock's passes that asked the peer's BMC since the node booted, by outcome (confirmed, refused)", "node", "outcome")
 	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, waiting_for_peer, failed, done); 1 for the state", "node", "state")
-	setupFailure  = desc("tnf_setup_failure_info", "Why tnfctl setup failed on this node, while it has", "node", "reason")
 	readSeconds   = desc("tnf_scrape_duration_seconds", "How long reading Corosync and Pacemaker took for this scrape")
 	readings      = desc("tnf_scrape_readings_total", "Readings of the node's state the endpoint has taken since it started: scrapes close together share one")
 )
@@ -120,7 +119,7 @@ func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
 		up, etcdMembers, layerInfo, etcdRole, etcdDecision, forced, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
-		aloneSince, unblockPasses, setupState, setupFailure, readSeconds, readings}
+		aloneSince, unblockPasses, setupState, readSeconds, readings}
 }
 
 // Metrics turns a reading into metrics.
@@ -149,9 +148,6 @@ func Metrics(r Reading) []prometheus.Metric {
 	}
 	for _, o := range unblock.Outcomes {
 		add(unblockPasses, prometheus.CounterValue, float64(r.AutoUnblock[o]), r.Node, o)
-	}
-	if r.Setup.State == nodesetup.StateFailed {
-		add(setupFailure, prometheus.GaugeValue, 1, r.Node, r.Setup.Reason)
 	}
 	if c := r.Corosync; c != nil {
 		gauge(corosyncQuorate, c.Quorate)
@@ -208,8 +204,9 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 		for _, rl := range roles {
 			gauge(etcdRole, rl == role, n.Name, rl)
 		}
-		if decision != "" {
-			add(etcdDecision, prometheus.GaugeValue, 1, n.Name, decision)
+		// The action only: the reason is prose, and a label of prose makes a series per wording.
+		if action, _, _ := strings.Cut(decision, ":"); action == "wait" || action == "refuse" {
+			add(etcdDecision, prometheus.GaugeValue, 1, n.Name, action)
 		}
 		// A count the agent did not write leaves the node without these two series; the rest of
 		// the scrape stands.

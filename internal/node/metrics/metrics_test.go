@@ -94,7 +94,7 @@ func TestForcedNotTheAgents(t *testing.T) {
 		{Name: "node2", Online: true, Attributes: map[string]string{etcdnode.AttrForced: "2 1764012007"}},
 	}}}
 	text := render(t, r)
-	for _, want := range []string{`tnf_up{node="node1",source="pacemaker"} 1`, `tnf_etcd_decision_info{decision="wait: peer",node="node1"} 1`,
+	for _, want := range []string{`tnf_up{node="node1",source="pacemaker"} 1`, `tnf_etcd_decision_info{decision="wait",node="node1"} 1`,
 		`tnf_etcd_forced_clusters_total{node="node2"} 2`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing %s in\n%s", want, text)
