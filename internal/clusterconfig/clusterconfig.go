@@ -113,6 +113,16 @@ type BMC struct {
 	// UnverifiedPowerOffProof lets this BMC's "Off" prove the node off (fencing level 1,
 	// auto-unblock) although its certificate is neither verified nor pinned.
 	UnverifiedPowerOffProof bool `json:"unverifiedPowerOffProof,omitempty"`
+	// CAFile is the CA bundle that signs the BMC's certificate. In tnf.yaml a file on the build
+	// host; on the node BMCCAFile(node), in the system's trust anchors, where fence_redfish,
+	// which takes no CA parameter, finds it too.
+	CAFile string `json:"caFile,omitempty"`
+}
+
+// BMCCAFile is where a node's BMC CA bundle lives on the nodes: a trust anchor of the system
+// (RHCOS rebuilds the system bundle from these at boot).
+func BMCCAFile(node string) string {
+	return "/etc/pki/ca-trust/source/anchors/tnf-bmc-" + node + ".pem"
 }
 
 // FenceDelay is pcmk_delay_base on the device that fences the race winner (Winner) and on the
@@ -213,6 +223,9 @@ func (c Config) Validate() error {
 		}
 		if v := n.BMC.CertificateVerification; v != "Enabled" && v != "Disabled" {
 			return fmt.Errorf("%s.bmc.certificateVerification: %q is neither Enabled nor Disabled", f, v)
+		}
+		if ca := n.BMC.CAFile; ca != "" && ca != BMCCAFile(n.Name) {
+			return fmt.Errorf("%s.bmc.caFile: %q, want %s", f, ca, BMCCAFile(n.Name))
 		}
 		if pin := n.BMC.CertificateSHA256; pin != "" {
 			if _, err := bmc.ParsePin(pin); err != nil {
@@ -363,7 +376,7 @@ func (n Node) CredentialWith(password string) (bmc.Credential, error) {
 		return bmc.Credential{}, err
 	}
 	cred := bmc.Credential{Address: addr, Username: n.BMC.Username, Password: password,
-		VerifyCertificate: n.BMC.CertificateVerification != "Disabled", UnverifiedProof: n.BMC.UnverifiedPowerOffProof}
+		VerifyCertificate: n.BMC.CertificateVerification != "Disabled", UnverifiedProof: n.BMC.UnverifiedPowerOffProof, CAFile: n.BMC.CAFile}
 	if n.BMC.CertificateSHA256 != "" {
 		if cred.PinSHA256, err = bmc.ParsePin(n.BMC.CertificateSHA256); err != nil {
 			return bmc.Credential{}, fmt.Errorf("nodes[%s].bmc.certificateSHA256: %w", n.Name, err)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tnf-layer/tnf-layer/test/testca"
 )
 
 func write(t *testing.T, dir, name, body string) string {
@@ -135,6 +137,9 @@ func TestBadInputs(t *testing.T) {
 		{"username: admin, passwordFile: pw2", "username: admin, passwordFile: pw2, certificateSHA256: abc", "nodes[0].bmc.certificateSHA256"},
 		{`"redfish+https://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: pw2`,
 			`"redfish+http://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: pw2, certificateSHA256: "` + strings.Repeat("ab", 32) + `"`, "nodes[0].bmc.certificateSHA256"},
+		// A CA file that holds no certificate, or a node's pointing elsewhere.
+		{"username: admin, passwordFile: pw2", "username: admin, passwordFile: pw2, caFile: pw2", "nodes[0].bmc.caFile"},
+		{"username: admin, passwordFile: pw2", "username: admin, passwordFile: pw2, caFile: missing.pem", "nodes[0].bmc.caFile"},
 		// A password file with nothing in it.
 		{"passwordFile: pw2", "passwordFile: empty", "nodes[0].bmc.passwordFile"},
 		{"clusterName: lab", "clusterName: lab\netcdPodManifestFile: missing.yaml", "etcdPodManifestFile"},
@@ -195,5 +200,43 @@ func TestPasswordFileInSecretsDir(t *testing.T) {
 		} else if err != nil && !strings.Contains(err.Error(), "nodes[0].bmc.passwordFile") {
 			t.Errorf("%q: %v does not name the field", path, err)
 		}
+	}
+}
+
+// TestBMCCAFile: a BMC's CA bundle named in tnf.yaml reaches the nodes as a trust anchor (where
+// fence_redfish finds it too) and cluster.yaml names it there; cluster.yaml naming another
+// place is refused.
+func TestBMCCAFile(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "pw1", "one")
+	write(t, dir, "pw2", "two")
+	ca, err := testca.New("BMC vendor CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "bmc-ca.pem", string(ca.PEM()))
+	p := write(t, dir, "tnf.yaml", strings.Replace(goodTNF, "passwordFile: pw1}", "passwordFile: pw1, caFile: bmc-ca.pem}", 1))
+	in, err := LoadTNF(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := in.Config.Nodes[1]
+	if n.Name != "node1" || n.BMC.CAFile != BMCCAFile("node1") {
+		t.Fatalf("node %s: caFile %q", n.Name, n.BMC.CAFile)
+	}
+	found := false
+	for _, f := range in.Files {
+		found = found || (f.Path == BMCCAFile("node1") && string(f.Data) == string(ca.PEM()))
+	}
+	if !found {
+		t.Fatalf("the CA file is not among the files the nodes get: %v", in.Files)
+	}
+	if cred, err := n.CredentialWith("x"); err != nil || cred.CAFile != BMCCAFile("node1") {
+		t.Fatalf("credential: %+v, %v", cred, err)
+	}
+	c := in.Config
+	c.Nodes[1].BMC.CAFile = "/tmp/ca.pem"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "nodes[1].bmc.caFile") {
+		t.Fatalf("a CA file elsewhere: %v", err)
 	}
 }

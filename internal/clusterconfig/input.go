@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/certpool"
 )
 
 // Secret is a file the MachineConfig writes with mode 0600.
@@ -78,6 +80,17 @@ func LoadTNF(path string) (Input, error) {
 		}
 		n.BMC.PasswordFile = secretPath(n.Name)
 		in.Secrets = append(in.Secrets, Secret{Path: n.BMC.PasswordFile, Data: pw})
+		if src := n.BMC.CAFile; src != "" {
+			ca, err := readBeside(path, src)
+			if err != nil {
+				return Input{}, fmt.Errorf("%s: nodes[%d].bmc.caFile: %w", path, i, err)
+			}
+			if _, err := certpool.Parse(ca); err != nil {
+				return Input{}, fmt.Errorf("%s: nodes[%d].bmc.caFile: %s: %w", path, i, src, err)
+			}
+			n.BMC.CAFile = BMCCAFile(n.Name)
+			in.Files = append(in.Files, File{Path: n.BMC.CAFile, Data: ca})
+		}
 	}
 	return in, in.finish(path)
 }

@@ -3,6 +3,7 @@ package certpool
 
 import (
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 )
@@ -13,9 +14,18 @@ func Load(path string) (*x509.CertPool, error) {
 	if err != nil {
 		return nil, err
 	}
+	pool, err := Parse(pem)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pool, nil
+}
+
+// Parse reads a PEM bundle; one without any certificate is an error.
+func Parse(pem []byte) (*x509.CertPool, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s: no certificates", path)
+		return nil, errors.New("no certificates")
 	}
 	return pool, nil
 }

@@ -161,7 +161,7 @@ func TestMetadata(t *testing.T) {
 	for _, p := range md.Parameters {
 		params = append(params, p.Name)
 	}
-	if got, want := strings.Join(params, " "), "action ip ipport username password systems_uri ssl_insecure ssl_fingerprint unverified_proof gap read_timeout"; got != want {
+	if got, want := strings.Join(params, " "), "action ip ipport username password systems_uri ssl_insecure ssl_ca_file ssl_fingerprint unverified_proof gap read_timeout"; got != want {
 		t.Errorf("parameters %q, want %q", got, want)
 	}
 	for _, a := range md.Actions {
@@ -231,4 +231,34 @@ func colons(pin string) string {
 		parts = append(parts, strings.ToUpper(pin[i:i+2]))
 	}
 	return strings.Join(parts, ":")
+}
+
+// TestProofWithTheBMCsCA: a BMC whose certificate names its address and is signed by a CA the
+// node holds (ssl_ca_file) is verified, so its "Off" proves the node off; without that CA the
+// certificate is not trusted and proves nothing.
+func TestProofWithTheBMCsCA(t *testing.T) {
+	ca, err := testca.New("BMC vendor CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := ca.Issue("bmc", net.IPv4(127, 0, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string][]byte{"cert.pem": certPEM, "key.pem": keyPEM, "ca.pem": ca.PEM()}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := emulator.StartForTest(t, emulator.Config{TLS: emulator.TLS{Cert: filepath.Join(dir, "cert.pem"), Key: filepath.Join(dir, "key.pem")},
+		Systems: []emulator.System{{ID: "off", Username: "admin", Password: password, Power: emulator.Power{Backend: "fake", Fake: emulator.FakePower{Initial: "Off"}}}}})
+	verified := strings.Replace(unpinned(t, e, "off", "off", "gap=0.2"), "ssl_insecure=1\n", "", 1)
+	if r := run(t, nil, verified+"ssl_ca_file="+filepath.Join(dir, "ca.pem")+"\n"); r.code != 0 || !strings.Contains(r.errOut, "proven off") {
+		t.Errorf("verified with the BMC's CA: exit %d\n%s", r.code, r.errOut)
+	}
+	if r := run(t, nil, verified); r.code != 1 || !strings.Contains(r.errOut, "certificate") {
+		t.Errorf("without the BMC's CA: exit %d\n%s", r.code, r.errOut)
+	}
 }

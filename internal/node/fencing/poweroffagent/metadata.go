@@ -77,6 +77,7 @@ func Metadata() ([]byte, error) {
 			param("password", true, "string", "", "BMC login password"),
 			param("systems_uri", true, "string", "", "Redfish ComputerSystem of the target, /redfish/v1/Systems/<id>"),
 			param("ssl_insecure", false, "boolean", "", "Do not verify the BMC's certificate"),
+			param("ssl_ca_file", false, "string", "", "CA bundle that signs the BMC's certificate (default: the system's)"),
 			param("ssl_fingerprint", false, "string", "", "SHA-256 of the BMC's certificate: only that certificate is accepted"),
 			param("unverified_proof", false, "boolean", "", "Let a BMC that is neither verified nor pinned prove the target off"),
 			param("gap", false, "second", fmt.Sprint(DefaultGap.Seconds()), "Seconds between the two PowerState reads"),

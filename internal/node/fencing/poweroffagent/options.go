@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -110,6 +111,12 @@ func (o *Options) parseBMC(vals map[string]string) error {
 		}
 	}
 	o.Credential = bmc.Credential{Address: addr, Username: vals["username"], Password: vals["password"], VerifyCertificate: !insecure}
+	if v := vals["ssl_ca_file"]; v != "" {
+		if !filepath.IsAbs(v) {
+			return fmt.Errorf("ssl_ca_file: %q is not an absolute path", v)
+		}
+		o.Credential.CAFile = v
+	}
 	if v := vals["ssl_fingerprint"]; v != "" {
 		if o.Credential.PinSHA256, err = bmc.ParsePin(v); err != nil {
 			return fmt.Errorf("ssl_fingerprint: %w", err)

@@ -98,9 +98,13 @@ func from(c clusterconfig.Config) (inputs, error) {
 		if n.Name == c.FenceRaceWinner {
 			delay = c.FenceDelay.Winner.Duration
 		}
-		// fence_redfish can check no pin: it reboots, it proves nothing by a read. Level 1 proves
-		// a node off by what the BMC says, so it checks the pin.
+		// fence_redfish can check no pin and takes no CA file (it trusts the system's anchors,
+		// where the CA file lives): it reboots, it proves nothing by a read. Level 1 proves a
+		// node off by what the BMC says, so it checks both.
 		powerOff := append([]fencerun.Option(nil), opts...)
+		if cred.CAFile != "" {
+			powerOff = append(powerOff, fencerun.Option{Name: "ssl_ca_file", Value: cred.CAFile})
+		}
 		if cred.PinSHA256 != "" {
 			powerOff = append(powerOff, fencerun.Option{Name: "ssl_fingerprint", Value: cred.PinSHA256})
 		}
