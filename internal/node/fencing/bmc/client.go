@@ -75,10 +75,11 @@ func (o Options) withDefaults() Options {
 
 // Client is a connection to one BMC's system.
 type Client struct {
-	api  *gofish.APIClient
-	http *http.Client
-	path string
-	opts Options
+	api      *gofish.APIClient
+	http     *http.Client
+	endpoint string
+	path     string
+	opts     Options
 }
 
 func httpClient(c Credential, timeout time.Duration) (*http.Client, error) {
@@ -162,7 +163,7 @@ func Connect(ctx context.Context, c Credential, o Options) (*Client, error) {
 		hc.CloseIdleConnections()
 		return nil, fmt.Errorf("connecting to %s: %w", c.Address.Endpoint(), err)
 	}
-	return &Client{api: api, http: hc, path: c.Address.SystemPath, opts: o}, nil
+	return &Client{api: api, http: hc, endpoint: c.Address.Endpoint(), path: c.Address.SystemPath, opts: o}, nil
 }
 
 // System reads the ComputerSystem.
@@ -209,8 +210,24 @@ func (cl *Client) Reset(t redfish.ResetType) error {
 	return nil
 }
 
-// Close ends the session, if one was opened, and the connection.
+// Close ends the session, if one was opened, and the connection. The logout has a context of
+// its own: gofish's would be the one Connect was given, often ended by then (a read that took
+// its whole deadline), and a session left open holds one of the few a BMC allows until it times
+// out; a node that reads again and again (auto-unblock, a proof of power off) would use them up.
 func (cl *Client) Close() {
-	cl.api.Logout()
-	cl.http.CloseIdleConnections()
+	defer cl.http.CloseIdleConnections()
+	sess, err := cl.api.GetSession()
+	if err != nil {
+		return // Basic auth: no session
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cl.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, cl.endpoint+sess.ID, nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("X-Auth-Token", sess.Token)
+	if resp, err := cl.http.Do(req); err == nil {
+		resp.Body.Close()
+	}
 }

@@ -2,6 +2,8 @@ package bmc_test
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -116,4 +118,51 @@ func TestDescribeSanitises(t *testing.T) {
 	if got := long.Describe("h"); len(got) > 400 || !strings.HasSuffix(got, "…") {
 		t.Errorf("a 5000-character error: %d characters: %q…", len(got), got[:40])
 	}
+}
+
+// TestLogoutAfterTheDeadline: a session is ended even when the context the client was made with
+// has ended (a read that took its whole deadline): the BMC keeps no session of ours.
+func TestLogoutAfterTheDeadline(t *testing.T) {
+	e := emulator.StartForTest(t, emulator.Config{Systems: []emulator.System{
+		{ID: "1", Username: "admin", Password: "right", Power: emulator.Power{Backend: "fake"}}}})
+	a, err := bmc.ParseAddress("test", "redfish+"+e.URL()+"/redfish/v1/Systems/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cl, err := bmc.Connect(ctx, bmc.Credential{Address: a, Username: "admin", Password: "right"}, bmc.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := sessions(t, e); n != 1 {
+		t.Fatalf("%d sessions open after connecting, want 1", n)
+	}
+	cancel()
+	cl.Close()
+	if n := sessions(t, e); n != 0 {
+		t.Fatalf("%d sessions left open after Close", n)
+	}
+}
+
+// sessions counts the sessions the emulator holds.
+func sessions(t *testing.T, e *emulator.Emulator) int {
+	t.Helper()
+	req, err := http.NewRequest("GET", e.URL()+"/redfish/v1/SessionService/Sessions", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("admin", "right")
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the emulator's own certificate
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var c struct {
+		Count int `json:"Members@odata.count"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Count
 }
