@@ -241,8 +241,10 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 			if err := a.cfg.MarkLeaderSeen(); err != nil {
 				return failed(err)
 			}
+			// Bookkeeping for the next cold boot: a CIB that does not take it now is asked at the
+			// next monitor, never a reason to fail a healthy etcd.
 			if err := a.cfg.RecordServed(ctx, a.store, st.ClusterID); err != nil {
-				return failed(err)
+				a.log.Warn("recording the served cluster", "err", err)
 			}
 		}
 		return ocf.RunningPromoted, a.setScore(ctx, etcdnode.ScoreVoter)

@@ -50,12 +50,14 @@ func (a *Agent) localStatus(ctx context.Context) (status, error) {
 }
 
 // running says whether this node launched etcd and it is still alive. When the runtime cannot
-// tell (podman's own failure: its storage locked, podman killed), a local member that answers
-// its status is alive: the runtime's failure is never reported as etcd's.
+// tell (podman's own failure: its storage locked, podman killed), a member this agent launched
+// that answers its status is alive: the runtime's failure is never reported as etcd's. Without
+// the launched marker whatever answers is not this agent's (the installer's etcd, before the
+// handover), and the runtime's error stands.
 func (a *Agent) running(ctx context.Context) (bool, error) {
 	alive, err := a.rt.Running(ctx)
-	if err == nil {
-		return alive, nil
+	if err == nil || !exists(a.cfg.LaunchedFile()) {
+		return alive, err
 	}
 	if _, serr := a.localStatus(ctx); serr == nil {
 		a.log.Warn("the runtime cannot tell whether etcd runs, but etcd answers: running", "err", err)

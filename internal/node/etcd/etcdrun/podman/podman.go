@@ -161,22 +161,36 @@ func (p Runtime) Start(ctx context.Context, s etcdrun.Spec) error {
 // exists: exit 1) is "not running"; any other failure of podman (its storage locked or broken,
 // podman killed) is an error, never a healthy etcd reported as failed.
 func (p Runtime) Running(ctx context.Context) (bool, error) {
-	switch _, err := p.podman(ctx, "container", "exists", p.Container); command.ExitCode(err) {
-	case 0:
-	case 1:
-		return false, nil
-	default:
-		return false, fmt.Errorf("asking podman whether %s exists: %w", p.Container, err)
+	if exists, err := p.exists(ctx); err != nil || !exists {
+		return false, err
 	}
 	out, err := p.podman(ctx, "container", "inspect", "--format={{.State.Running}}", p.Container)
 	if err != nil {
+		// Removed between the two questions (its stop): not running. Anything else is podman's.
+		if exists, xerr := p.exists(ctx); xerr == nil && !exists {
+			return false, nil
+		}
 		return false, fmt.Errorf("asking podman whether %s runs: %w", p.Container, err)
 	}
 	return out == "true", nil
 }
 
+// exists asks podman whether the container exists: exit 1 is no, any code but 0 and 1 an error
+// of podman's own.
+func (p Runtime) exists(ctx context.Context) (bool, error) {
+	switch _, err := p.podman(ctx, "container", "exists", p.Container); command.ExitCode(err) {
+	case 0:
+		return true, nil
+	case 1:
+		return false, nil
+	default:
+		return false, fmt.Errorf("asking podman whether %s exists: %w", p.Container, err)
+	}
+}
+
 // Wait blocks in podman wait until the container exits; a container that is gone or stopped
-// returns at once.
+// returns at once, as does one podman cannot tell about: the watcher asks the agent's running()
+// again before it reports anything.
 func (p Runtime) Wait(ctx context.Context) error {
 	_, err := p.podman(ctx, "wait", p.Container)
 	if err != nil && ctx.Err() == nil {
