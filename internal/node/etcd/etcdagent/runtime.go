@@ -18,7 +18,7 @@ func runtimeFor(c etcdnode.Config) etcdrun.Runtime {
 
 // manifestTLS gives the podman runtime without TLS parameters the certificates of the pod
 // manifest's etcd command (the operator's layout: one certificate per node, named after it),
-// as host paths.
+// as host paths. A manifest whose etcd has none is refused like runtime exec without them.
 func manifestTLS(c *etcdnode.Config) error {
 	if c.Runtime != "podman" || c.TLS != nil {
 		return nil
@@ -27,6 +27,8 @@ func manifestTLS(c *etcdnode.Config) error {
 	if err != nil {
 		return err
 	}
-	c.TLS, err = pod.TLS()
-	return err
+	if c.TLS, err = pod.TLS(); err != nil {
+		return err
+	}
+	return c.CheckPlaintext()
 }

@@ -47,6 +47,8 @@ type Config struct {
 	RequireMountpoint bool
 	// FencingSocket is where the watcher takes the fencing alert (fencealert.Listen).
 	FencingSocket string
+	// InsecurePlaintext allows etcd without TLS on a non-loopback address (a test setting).
+	InsecurePlaintext bool
 }
 
 // DefaultPodManifest is where the cluster-etcd-operator's installer writes the external etcd pod.
@@ -186,13 +188,14 @@ func LoadConfig(env ocf.Env) (Config, error) {
 	default:
 		return c, configured("parameter runtime: %q is neither exec nor podman", c.Runtime)
 	}
-	plaintext, err := boolean(get, "insecure_plaintext")
-	if err != nil {
+	if c.InsecurePlaintext, err = boolean(get, "insecure_plaintext"); err != nil {
 		return c, err
 	}
-	if ip := net.ParseIP(c.SelfIP); c.Runtime == "exec" && c.TLS == nil && !plaintext && (ip == nil || !ip.IsLoopback()) {
-		return c, configured("parameter cert_file: etcd would serve clients and peers on %s without TLS or client authentication; "+
-			"set cert_file, key_file and trusted_ca_file (or insecure_plaintext=true, a test setting)", c.SelfIP)
+	// Runtime podman takes the pod manifest's certificates, read later (CheckPlaintext there).
+	if c.Runtime == "exec" {
+		if err := c.CheckPlaintext(); err != nil {
+			return c, err
+		}
 	}
 	if c.GracefulLeave, err = boolean(get, "graceful_leave"); err != nil {
 		return c, err
@@ -204,6 +207,17 @@ func LoadConfig(env ocf.Env) (Config, error) {
 		return c, configured("parameter attribute_store: %q is neither crm nor file:/ABSOLUTE/PATH", c.AttributeStore)
 	}
 	return c, nil
+}
+
+// CheckPlaintext refuses etcd without TLS (no certificates: TLS nil) on an address others reach,
+// unless insecure_plaintext allows it: etcd would serve OpenShift's data to anyone, without
+// authentication.
+func (c Config) CheckPlaintext() error {
+	if ip := net.ParseIP(c.SelfIP); c.TLS == nil && !c.InsecurePlaintext && (ip == nil || !ip.IsLoopback()) {
+		return configured("parameter cert_file: etcd would serve clients and peers on %s without TLS or client authentication; "+
+			"set cert_file, key_file and trusted_ca_file, or give the pod manifest's etcd its certificates (or insecure_plaintext=true, a test setting)", c.SelfIP)
+	}
+	return nil
 }
 
 // boolean reads a boolean parameter as Pacemaker spells them.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 )
 
@@ -92,5 +93,25 @@ func TestRecordsAcrossVersions(t *testing.T) {
 	got, err := ReadRecord(ctx, store, "n2")
 	if want := (decision.Data{Known: true, Present: true, ClusterID: 0x1f, Index: 40, Term: 7}); err != nil || got != want {
 		t.Fatalf("the previous version's record: %+v %v, want %+v", got, err, want)
+	}
+}
+
+// TestCheckPlaintext: etcd without certificates only on loopback, or with the test setting.
+func TestCheckPlaintext(t *testing.T) {
+	tls := &etcdrun.TLS{CertFile: "c", KeyFile: "k", TrustedCAFile: "ca"}
+	for _, tc := range []struct {
+		c       Config
+		refused bool
+	}{
+		{Config{SelfIP: "192.0.2.1"}, true},
+		{Config{SelfIP: "fd00::1"}, true},
+		{Config{SelfIP: "192.0.2.1", TLS: tls}, false},
+		{Config{SelfIP: "127.0.3.1"}, false},
+		{Config{SelfIP: "::1"}, false},
+		{Config{SelfIP: "192.0.2.1", InsecurePlaintext: true}, false},
+	} {
+		if err := tc.c.CheckPlaintext(); (err != nil) != tc.refused || (err != nil && !strings.Contains(err.Error(), "cert_file")) {
+			t.Errorf("%s (TLS %v, insecure_plaintext %v): %v", tc.c.SelfIP, tc.c.TLS != nil, tc.c.InsecurePlaintext, err)
+		}
 	}
 }
