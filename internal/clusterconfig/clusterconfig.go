@@ -114,16 +114,14 @@ type BMC struct {
 	// auto-unblock) although its certificate is neither verified nor pinned.
 	UnverifiedPowerOffProof bool `json:"unverifiedPowerOffProof,omitempty"`
 	// CAFile is the CA bundle that signs the BMC's certificate. In tnf.yaml a file on the build
-	// host; on the node BMCCAFile(node), in the system's trust anchors, where fence_redfish,
-	// which takes no CA parameter, finds it too.
+	// host; on the node BMCCAFile(node).
 	CAFile string `json:"caFile,omitempty"`
 }
 
-// BMCCAFile is where a node's BMC CA bundle lives on the nodes: a trust anchor of the system
-// (RHCOS rebuilds the system bundle from these at boot).
-func BMCCAFile(node string) string {
-	return "/etc/pki/ca-trust/source/anchors/tnf-bmc-" + node + ".pem"
-}
+// BMCCAFile is where a node's BMC CA bundle lives on the nodes: a file of the layer's, not a
+// trust anchor of the system, which would make every TLS client of the node trust that CA for
+// any name.
+func BMCCAFile(node string) string { return "/etc/tnf/bmc-ca/" + node + ".pem" }
 
 // FenceDelay is pcmk_delay_base on the device that fences the race winner (Winner) and on the
 // other one (Other).

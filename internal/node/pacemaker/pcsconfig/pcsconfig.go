@@ -89,7 +89,14 @@ func from(c clusterconfig.Config) (inputs, error) {
 		if err != nil {
 			return inputs{}, err
 		}
-		opts, err := fencerun.Redfish{Credential: cred}.Options()
+		// fence_redfish takes no CA file and trusts only the system's CAs: with a BMC's own CA
+		// it could never verify, and level 2, the reboot of last resort, would never work. It
+		// runs without verification then; the first level and tnfctl verify with the CA.
+		redfishCred := cred
+		if cred.CAFile != "" {
+			redfishCred.VerifyCertificate = false
+		}
+		opts, err := fencerun.Redfish{Credential: redfishCred}.Options()
 		if err != nil {
 			return inputs{}, fmt.Errorf("nodes[%s].bmc.address: %w", n.Name, err)
 		}
@@ -98,10 +105,12 @@ func from(c clusterconfig.Config) (inputs, error) {
 		if n.Name == c.FenceRaceWinner {
 			delay = c.FenceDelay.Winner.Duration
 		}
-		// fence_redfish can check no pin and takes no CA file (it trusts the system's anchors,
-		// where the CA file lives): it reboots, it proves nothing by a read. Level 1 proves a
-		// node off by what the BMC says, so it checks both.
-		powerOff := append([]fencerun.Option(nil), opts...)
+		// fence_redfish can check no pin: it reboots, it proves nothing by a read. Level 1 proves
+		// a node off by what the BMC says, so it checks the pin and the CA.
+		powerOff, err := fencerun.Redfish{Credential: cred}.Options()
+		if err != nil {
+			return inputs{}, fmt.Errorf("nodes[%s].bmc.address: %w", n.Name, err)
+		}
 		if cred.CAFile != "" {
 			powerOff = append(powerOff, fencerun.Option{Name: "ssl_ca_file", Value: cred.CAFile})
 		}

@@ -174,3 +174,30 @@ func TestBadValues(t *testing.T) {
 		}
 	}
 }
+
+// TestCAFileReachesTheFirstLevel: with a BMC's own CA, the first level verifies with it;
+// fence_redfish, which could never verify against it, runs without verification.
+func TestCAFileReachesTheFirstLevel(t *testing.T) {
+	c := config()
+	c.Nodes[1].BMC.CAFile = clusterconfig.BMCCAFile("master-0") // master-0 verifies its BMC (Enabled)
+	cmds, err := Commands(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range cmds {
+		if len(cmd) < 4 || cmd[0] != "stonith" || cmd[1] != "create" {
+			continue
+		}
+		line := strings.Join(cmd, " ")
+		switch cmd[2] {
+		case PowerOffDevice("master-0"):
+			if !strings.Contains(line, "ssl_ca_file=/etc/tnf/bmc-ca/master-0.pem") || strings.Contains(line, "ssl_insecure") {
+				t.Errorf("the first level does not verify with the CA: %s", line)
+			}
+		case FenceDevice("master-0"):
+			if !strings.Contains(line, "ssl_insecure=1") || strings.Contains(line, "ssl_ca_file") {
+				t.Errorf("fence_redfish with a CA it cannot take: %s", line)
+			}
+		}
+	}
+}
