@@ -56,6 +56,7 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 					return fmt.Errorf("--target %s: %w", target, err)
 				}
 				fo.Target, fo.Machines, fo.Member = identityOf(cmd.Context(), target, nc.Peer.Name)
+				fo.UnverifiedIdentity = nc.Self.BMC.UnverifiedIdentity
 			} else {
 				var err error
 				if cred, err = cf.credential(); err != nil {

@@ -113,6 +113,10 @@ type BMC struct {
 	// UnverifiedPowerOffProof lets this BMC's "Off" prove the node off (fencing level 1,
 	// auto-unblock) although its certificate is neither verified nor pinned.
 	UnverifiedPowerOffProof bool `json:"unverifiedPowerOffProof,omitempty"`
+	// UnverifiedIdentity lets setup accept this BMC entry when nothing can be compared between
+	// the BMC's system and the node's machine (neither a UUID nor a MAC address known on both).
+	// An entry that reaches another machine is refused all the same.
+	UnverifiedIdentity bool `json:"unverifiedIdentity,omitempty"`
 	// CAFile is the CA bundle that signs the BMC's certificate. In tnf.yaml a file on the build
 	// host; on the node BMCCAFile(node).
 	CAFile string `json:"caFile,omitempty"`

@@ -115,8 +115,9 @@ const stepsBound = 15 * time.Minute
 func Run(ctx context.Context, o Options) error {
 	// The whole run is bounded: a tool that hangs outside the waits (pcs, cibadmin, a BMC check
 	// past its own deadline) fails the run, and the unit's Restart=on-failure runs it again,
-	// instead of holding the node inert for good. Three waits of o.Wait, and the steps between.
-	ctx, cancel := context.WithTimeout(ctx, 3*o.Wait+stepsBound)
+	// instead of holding the node inert for good. The race winner's five waits of o.Wait (Corosync,
+	// its identity, the peer, both identities, the DC), and the steps between.
+	ctx, cancel := context.WithTimeout(ctx, 5*o.Wait+stepsBound)
 	defer cancel()
 	err := run(ctx, o)
 	if rmErr := os.Remove(WaitingMarker); rmErr != nil && !os.IsNotExist(rmErr) && err == nil {
@@ -270,6 +271,7 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 	for _, n := range cfg.Nodes {
 		fo := o.Fence
 		fo.Target, fo.Machines, fo.Member = n.Name, machines, true // both have joined
+		fo.UnverifiedIdentity = n.BMC.UnverifiedIdentity
 		for _, r := range fencecheck.Check(ctx, creds[n.Name], fo) {
 			step("fence check "+n.Name, r.String())
 			if !r.OK {

@@ -4,6 +4,7 @@ package fencecheck
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,6 +44,9 @@ type Options struct {
 	Machines map[string]identity.Identity
 	// Member: Target is a live Corosync member, so its BMC must not say Off.
 	Member bool
+	// UnverifiedIdentity accepts a BMC system that cannot be compared with Target's machine
+	// (the node configuration's unverifiedIdentity); one that is another machine still fails.
+	UnverifiedIdentity bool
 }
 
 // Check runs the checks; it never returns early, so every line always appears.
@@ -91,6 +95,8 @@ func checkGofish(ctx context.Context, c bmc.Credential, o Options) []Result {
 	}
 	machine := identity.New(sys.UUID, macs)
 	switch err := identity.Verify(o.Target, machine, o.Machines); {
+	case errors.Is(err, identity.ErrNothingToCompare) && o.UnverifiedIdentity:
+		id.OK, id.Detail = true, "not checked (unverifiedIdentity): "+err.Error()
 	case err != nil:
 		id.Detail = err.Error()
 	case o.Member && sys.PowerState == redfish.OffPowerState:

@@ -40,7 +40,8 @@ func TestIdentity(t *testing.T) {
 			Power: emulator.Power{Backend: "fake", Fake: emulator.FakePower{Initial: power}}}
 	}
 	e := emulator.StartForTest(t, emulator.Config{Systems: []emulator.System{
-		sys("1", "02:77:00:00:00:01", "On"), sys("2", "02:77:00:00:00:02", "On"), sys("3", "02:77:00:00:00:03", "Off")}})
+		sys("1", "02:77:00:00:00:01", "On"), sys("2", "02:77:00:00:00:02", "On"), sys("3", "02:77:00:00:00:03", "Off"),
+		sys("4", "", "On")}})
 	cred := func(system string) bmc.Credential {
 		a, err := bmc.ParseAddress("test", "redfish+"+e.URL()+"/redfish/v1/Systems/"+system)
 		if err != nil {
@@ -49,17 +50,22 @@ func TestIdentity(t *testing.T) {
 		return bmc.Credential{Address: a, Username: "admin", Password: "pw"}
 	}
 	machines["node3"] = identity.New("", []string{"02:77:00:00:00:03"})
+	machines["node4"] = identity.New("", []string{"02:77:00:00:00:04"}) // its BMC lists no NIC
 	for _, tc := range []struct {
 		name, target, system string
+		unverified           bool
 		ok                   bool
 		detail               string
 	}{
-		{"its own machine", "node1", "1", true, "is node1's machine"},
-		{"swapped", "node1", "2", false, "swapped"},
-		{"Off for a live member", "node3", "3", false, "live Corosync member"},
+		{"its own machine", "node1", "1", false, true, "is node1's machine"},
+		{"swapped", "node1", "2", false, false, "swapped"},
+		{"swapped, unverified identity allowed", "node1", "2", true, false, "swapped"},
+		{"Off for a live member", "node3", "3", false, false, "live Corosync member"},
+		{"nothing to compare", "node4", "4", false, false, "nothing to compare"},
+		{"nothing to compare, unverified identity allowed", "node4", "4", true, true, "not checked (unverifiedIdentity)"},
 	} {
 		results := Check(context.Background(), cred(tc.system), Options{Timeout: 5 * time.Second, Agent: "/nonexistent", BasicAuth: true,
-			Target: tc.target, Machines: machines, Member: true})
+			Target: tc.target, Machines: machines, Member: true, UnverifiedIdentity: tc.unverified})
 		if len(results) != 3 || results[2].Check != "identity" {
 			t.Fatalf("%s: %v", tc.name, results)
 		}

@@ -163,22 +163,60 @@ func swapped(u string) string {
 // another node's machine (swapped entries), or a machine that is none of them, or nothing can
 // be compared (fail closed: an unchecked entry may power off the survivor).
 func Verify(target string, sys Identity, machines map[string]Identity) error {
-	own, ok := machines[target]
-	if !ok {
+	if _, ok := machines[target]; !ok {
 		return fmt.Errorf("%s has published no identity (node attribute %s): its BMC cannot be checked", target, Attr)
 	}
-	switch Compare(sys, own) {
+	machines = distinct(machines)
+	own := machines[target]
+	verdict := Compare(sys, own)
+	for name, m := range machines {
+		if name == target || Compare(sys, m) != Same {
+			continue
+		}
+		if verdict == Same {
+			return fmt.Errorf("%s's BMC system (%s) matches both %s's machine and %s's: it tells neither apart", target, sys, target, name)
+		}
+		return fmt.Errorf("%s's BMC entry reaches %s's machine (%s): the entries are swapped; fencing %s would power off %s",
+			target, name, sys, target, name)
+	}
+	switch verdict {
 	case Same:
 		return nil
 	case Unknown:
-		return fmt.Errorf("nothing to compare between %s's BMC system (%s) and %s's machine (%s): neither a UUID nor a MAC address on both",
-			target, sys, target, own)
-	}
-	for name, m := range machines {
-		if name != target && Compare(sys, m) == Same {
-			return fmt.Errorf("%s's BMC entry reaches %s's machine (%s): the entries are swapped; fencing %s would power off %s",
-				target, name, sys, target, name)
-		}
+		return fmt.Errorf("%w between %s's BMC system (%s) and %s's machine (%s): neither a UUID nor a MAC address on both",
+			ErrNothingToCompare, target, sys, target, own)
 	}
 	return fmt.Errorf("%s's BMC entry reaches a machine that is not %s's (BMC: %s; %s: %s)", target, target, sys, target, own)
+}
+
+// ErrNothingToCompare is Verify's error when neither a UUID nor a MAC address is known on both
+// sides: the entry may be right, but nothing shows it.
+var ErrNothingToCompare = errors.New("nothing to compare")
+
+// distinct drops what does not tell the machines apart: a UUID or a MAC address two of them
+// share (firmware that sets a placeholder UUID, cloned machines).
+func distinct(machines map[string]Identity) map[string]Identity {
+	uuids, macs := map[string]int{}, map[string]int{}
+	for _, m := range machines {
+		if m.UUID != "" {
+			uuids[m.UUID]++
+		}
+		for _, mac := range m.MACs {
+			macs[mac]++
+		}
+	}
+	out := map[string]Identity{}
+	for name, m := range machines {
+		d := Identity{UUID: m.UUID}
+		if uuids[m.UUID] > 1 {
+			d.UUID = ""
+		}
+		for _, mac := range m.MACs {
+			if macs[mac] == 1 {
+				d.MACs = append(d.MACs, mac)
+			}
+		}
+		out[name] = d
+	}
+	return out
 }

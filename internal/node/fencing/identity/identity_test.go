@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -75,6 +76,7 @@ func TestVerify(t *testing.T) {
 		{"another machine", "node1", New("11111111-2222-3333-4444-555555555555", nil), "not node1's"},
 		{"nothing to compare", "node1", New("", nil), "nothing to compare"},
 		{"unpublished", "node3", New(uuid1, nil), "published no identity"},
+		{"a BMC that matches both machines", "node1", New(uuid1, []string{mac2}), "matches both"},
 	} {
 		err := Verify(tc.target, tc.sys, machines)
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -126,4 +128,20 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q read as %q, which reads as %q (%v)", v, id, again, err)
 		}
 	})
+}
+
+// TestVerifyIgnoresWhatBothShare: a placeholder UUID both machines report (or a MAC address
+// both have) tells them apart no better than nothing, so it proves no entry right.
+func TestVerifyIgnoresWhatBothShare(t *testing.T) {
+	placeholder := "03000200-0400-0500-0006-000700080009"
+	machines := map[string]Identity{"node1": New(placeholder, []string{mac1}), "node2": New(placeholder, []string{mac2})}
+	if err := Verify("node1", New(placeholder, nil), machines); !errors.Is(err, ErrNothingToCompare) {
+		t.Errorf("by the shared UUID alone: %v", err)
+	}
+	if err := Verify("node1", New(placeholder, []string{mac1}), machines); err != nil {
+		t.Errorf("by its own MAC: %v", err)
+	}
+	if err := Verify("node1", New(placeholder, []string{mac2}), machines); err == nil || !strings.Contains(err.Error(), "swapped") {
+		t.Errorf("by the other's MAC: %v", err)
+	}
 }
