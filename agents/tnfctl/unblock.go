@@ -133,17 +133,16 @@ func startEmptyCommand(nf *nodeFlags) *cobra.Command {
 				return fmt.Errorf("%s: resources.etcd: %w", nf.config, err)
 			}
 			store := agent.Store()
-			served, err := unblock.NamedServed(cmd.Context(), store, giveUp)
-			if err != nil {
+			if _, err := unblock.NamedServed(cmd.Context(), store, giveUp); err != nil {
 				return asRefusal(err)
 			}
-			if err := ask(cmd, yes, fmt.Sprintf("Give up etcd cluster %x and everything stored in it? Type yes to confirm: ", served)); err != nil {
+			if err := ask(cmd, yes, fmt.Sprintf("Give up etcd cluster %s and everything stored in it? Type yes to confirm: ", giveUp)); err != nil {
 				return err
 			}
 			if err := unblock.GiveUpServed(cmd.Context(), store); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "given up: etcd cluster %x; two nodes without data now create a new one at their next check\n", served)
+			fmt.Fprintf(cmd.OutOrStdout(), "given up: etcd cluster %s; two nodes without data now create a new one at their next check\n", giveUp)
 			return nil
 		},
 	}

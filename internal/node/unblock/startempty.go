@@ -19,6 +19,10 @@ var ErrNotTheServed = errors.New("not the etcd cluster this cluster served")
 func NamedServed(ctx context.Context, store attrs.Store, named string) (uint64, error) {
 	served, err := etcdnode.ReadServed(ctx, store)
 	if err != nil {
+		// A record that is no cluster ID stops every decision: typed as it stands, it goes.
+		if raw, ok, rerr := store.Property(ctx, etcdnode.PropServed); rerr == nil && ok && raw == named {
+			return 0, nil
+		}
 		return 0, err
 	}
 	id, perr := strconv.ParseUint(named, 16, 64)

@@ -34,4 +34,14 @@ func TestGiveUpServed(t *testing.T) {
 	if id, err := etcdnode.ReadServed(ctx, store); err != nil || id != 0 {
 		t.Fatalf("record after giving it up: %x, %v", id, err)
 	}
+	// A record that is no cluster ID: only its exact text gives it up.
+	if err := store.SetProperty(ctx, etcdnode.PropServed, "not-hex"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NamedServed(ctx, store, "c0ffee"); err == nil {
+		t.Fatal("a malformed record given up by another name")
+	}
+	if _, err := NamedServed(ctx, store, "not-hex"); err != nil {
+		t.Fatalf("the malformed record by its text: %v", err)
+	}
 }

@@ -29,7 +29,10 @@ type Restored struct {
 // member named name at peerURL, the revision raised by RevisionBump and marked compacted. It
 // works on any stopped member's data, also a removed member's, on which etcd's
 // --force-new-cluster cannot run. The old data dir is moved aside (MoveAside, keeping keep) only
-// once the new one is complete, so an interrupted restore leaves the old data in place.
+// once the new one is complete, so a restore interrupted before that leaves the old data in
+// place; one interrupted between the two leaves it moved aside and the new data staged, and the
+// data dir reads as no data (the peer's record or the served cluster then keeps any node from
+// creating a cluster; the administrator finds both folders).
 func RestoreAsNewCluster(dataDir, name, peerURL string, keep int, now time.Time) (Restored, error) {
 	dataDir = filepath.Clean(dataDir)
 	db := filepath.Join(snapDir(dataDir), "db")
@@ -72,14 +75,13 @@ func RestoreAsNewCluster(dataDir, name, peerURL string, keep int, now time.Time)
 	}
 	if mounted {
 		err = os.Rename(filepath.Join(staged, "member"), filepath.Join(dataDir, "member"))
-		if err == nil {
-			err = os.Remove(staged)
-		}
 	} else {
 		err = os.Rename(staged, dataDir)
 	}
 	if err != nil {
 		return Restored{}, fmt.Errorf("putting the restored data in place: %w", err)
 	}
+	// The data is in place; an empty staging folder left behind is skipped (skippedAtTop).
+	_ = os.Remove(staged)
 	return Restored{Backup: backup, Token: token}, nil
 }

@@ -96,7 +96,7 @@ var Parameters = []ocf.Parameter{
 	{Name: "insecure_plaintext", Type: "boolean", Default: "false", Shortdesc: "Test setting: etcd without TLS on the node's address",
 		Longdesc: "Runtime exec without the TLS parameters serves clients and peers on the node's address with neither TLS nor client authentication: anyone who reaches the address reads and writes OpenShift's data. The agent refuses that unless this test setting is true (loopback addresses need no setting)."},
 	{Name: "fencing_socket", Type: "string", Default: fencealert.DefaultSocket, Shortdesc: "Where the fencing alert reaches the agent",
-		Longdesc: "The Unix socket the agent's watcher listens on for the fencing alert agent (tnf-fencing-alert). Its folder must be writable by root alone."},
+		Longdesc: "The Unix socket the agent's watcher listens on for the fencing alert agent (tnf-fencing-alert). Its folder must be writable by root alone. The alert agent sends to the default only: change it for tests that run two nodes on one host."},
 	{Name: "attribute_store", Type: "string", Default: "crm", Shortdesc: "Where attributes are published",
 		Longdesc: "crm: Pacemaker's CIB through crm_attribute and cibadmin. file:PATH: a file shared by both nodes, for tests without a cluster."},
 }

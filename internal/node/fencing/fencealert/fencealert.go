@@ -147,6 +147,12 @@ func Listen(path string) (net.Listener, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != uint32(os.Geteuid()) || st.Mode&0o022 != 0 {
 		return nil, fmt.Errorf("%s: not a folder only this user (uid %d) may write: refusing to listen for fencing alerts there", dir, os.Geteuid())
 	}
+	// The alert agent runs as hacluster: it must be able to reach the socket.
+	if st.Mode&0o011 != 0o011 {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
 	// A socket left by an earlier watcher (killed with etcd) holds the name.
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
