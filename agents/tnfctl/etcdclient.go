@@ -14,7 +14,7 @@ import (
 )
 
 // etcdNodes is this node's etcd agent configuration and both nodes' client endpoints, for the
-// commands that ask etcd itself (gather, metrics).
+// commands that ask etcd itself (gather, metrics) or read what its agent publishes.
 type etcdNodes struct {
 	agent     etcdnode.Config
 	endpoints []string
@@ -28,7 +28,7 @@ func loadEtcdNodes(nf *nodeFlags) (etcdNodes, error) {
 	}
 	agent, err := etcdnode.ConfigOf(nc.Self.Name, nc.Config.NodeIPMap(), nc.Config.Resources.Etcd)
 	if err != nil {
-		return etcdNodes{}, fmt.Errorf("resources.etcd: %w", err)
+		return etcdNodes{}, fmt.Errorf("%s: resources.etcd: %w", nf.config, err)
 	}
 	e := etcdNodes{agent: agent}
 	for _, n := range nc.Config.Nodes {

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
 )
@@ -82,16 +81,12 @@ func acceptLossCommand(nf *nodeFlags) *cobra.Command {
 			"revisions raised so clients never see them go back; the peer's data is moved aside when it joins again.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			nc, err := nf.load()
+			e, err := loadEtcdNodes(nf)
 			if err != nil {
 				return err
 			}
-			agent, err := etcdnode.ConfigOf(nc.Self.Name, nc.Config.NodeIPMap(), nc.Config.Resources.Etcd)
-			if err != nil {
-				return fmt.Errorf("%s: resources.etcd: %w", nf.config, err)
-			}
-			store := agent.Store()
-			loss, err := unblock.AssessLoss(cmd.Context(), pcmk.Tools{}, store, agent)
+			store := e.agent.Store()
+			loss, err := unblock.AssessLoss(cmd.Context(), pcmk.Tools{}, store, e.agent)
 			if err != nil {
 				return asRefusal(err)
 			}
@@ -124,15 +119,11 @@ func startEmptyCommand(nf *nodeFlags) *cobra.Command {
 			"their next check.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			nc, err := nf.load()
+			e, err := loadEtcdNodes(nf)
 			if err != nil {
 				return err
 			}
-			agent, err := etcdnode.ConfigOf(nc.Self.Name, nc.Config.NodeIPMap(), nc.Config.Resources.Etcd)
-			if err != nil {
-				return fmt.Errorf("%s: resources.etcd: %w", nf.config, err)
-			}
-			store := agent.Store()
+			store := e.agent.Store()
 			if _, err := unblock.NamedServed(cmd.Context(), store, giveUp); err != nil {
 				return asRefusal(err)
 			}
