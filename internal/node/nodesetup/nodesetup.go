@@ -87,9 +87,17 @@ func publishIdentity(ctx context.Context, wait time.Duration, tools pcmk.Tools, 
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, wait, "the CIB to take this node's identity", func(ctx context.Context) (bool, error) {
-		_, err := tools.Run(ctx, "crm_attribute", "--node", self, "--name", identity.Attr, "--update", id.String(), "--lifetime", "forever")
-		return err == nil, nil
+	// Twice: a node that boots alone writes into its own CIB, and when the peer joins one of the
+	// two CIBs replaces the other, its nodes section with it. The attribute daemon writes its
+	// (reboot lifetime) values again after such a replacement, so the race winner's wait always
+	// finds them; the permanent copy is for tnfctl fence-check on later boots.
+	if err := waitFor(ctx, wait, "the cluster to take this node's identity", func(ctx context.Context) (bool, error) {
+		for _, lifetime := range []string{"reboot", "forever"} {
+			if _, err := tools.Run(ctx, "crm_attribute", "--node", self, "--name", identity.Attr, "--update", id.String(), "--lifetime", lifetime); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
 	}); err != nil {
 		return err
 	}
@@ -97,12 +105,17 @@ func publishIdentity(ctx context.Context, wait time.Duration, tools pcmk.Tools, 
 	return nil
 }
 
-// PublishedBy reads a node's published identity from the CIB. A read that fails is "not yet":
-// the CIB may not answer while Pacemaker starts, and the caller's wait is bounded.
+// PublishedBy reads a node's published identity: this boot's (reboot lifetime), else the
+// permanent copy. A read that fails is "not yet": the CIB may not answer while Pacemaker starts,
+// and the caller's wait is bounded.
 func PublishedBy(ctx context.Context, tools pcmk.Tools) func(string) (string, bool, error) {
 	return func(node string) (string, bool, error) {
-		v, ok, err := tools.Attribute(ctx, "--node", node, "--name", identity.Attr, "--lifetime", "forever")
-		return v, ok && err == nil, nil
+		for _, lifetime := range []string{"reboot", "forever"} {
+			if v, ok, err := tools.Attribute(ctx, "--node", node, "--name", identity.Attr, "--lifetime", lifetime); err == nil && ok {
+				return v, true, nil
+			}
+		}
+		return "", false, nil
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 	"strings"
 )
 
-// Attr is the node attribute (lifetime forever) in which each node publishes its identity.
+// Attr is the node attribute in which each node publishes its identity (lifetime reboot, which
+// survives a CIB replacement at a join, and forever, for later boots).
 const Attr = "tnf-machine-identity"
 
 // ProductUUIDFile is where Linux shows the machine's SMBIOS UUID.
