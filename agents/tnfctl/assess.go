@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 )
@@ -56,7 +57,11 @@ func assess(st clusterStatus) (state, line string) {
 		}
 	}
 	for _, n := range st.Pacemaker.Nodes {
-		if strings.HasPrefix(n.Attributes[etcdnode.AttrDecision], "refuse") {
+		switch why := n.Attributes[etcdnode.AttrDecision]; {
+		case strings.Contains(why, decision.ServedWithoutData):
+			return stateBlocked, "BLOCKED: neither node has etcd data, but this cluster served a cluster (see below). Mount the data disks; " +
+				"if the data is gone for good: `tnfctl start-empty` (gives up everything it held)."
+		case strings.HasPrefix(why, "refuse"):
 			return stateBlocked, fmt.Sprintf("BLOCKED: etcd on %s refuses its data (see below). Bring %s back; if it is gone for good: `tnfctl accept-data-loss` (gives up its newer writes).", n.Name, peer)
 		}
 	}

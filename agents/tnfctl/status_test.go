@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
@@ -97,6 +98,16 @@ func TestStatusText(t *testing.T) {
 				Nodes: []pcmk.NodeStatus{{Name: "master-0"}, {Name: "master-1", Online: true,
 					Attributes: map[string]string{etcdnode.AttrDecision: "refuse: the local member left its cluster (graceful leave): its data never leads, it joins the peer"}}},
 				Resources: append(stack("master-1", "Unpromoted"), stopped...)},
+		}},
+		{"refusing-served-cluster", stateBlocked, clusterStatus{
+			Self:     "master-0",
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes: []pcmk.NodeStatus{
+					{Name: "master-0", Online: true, Attributes: map[string]string{etcdnode.AttrDecision: "refuse: " + decision.ServedWithoutData +
+						" 5e1c0a7b9d2f4e61: never create an empty one in its place (did a data disk not mount?); bring its data back, or give it up with tnfctl start-empty --give-up 5e1c0a7b9d2f4e61"}},
+					{Name: "master-1", Online: true, Attributes: map[string]string{etcdnode.AttrDecision: "wait: neither node has data; master-0 bootstraps the cluster (first by name)"}}},
+				Resources: append(stack("master-0", "Unpromoted"), stack("master-1", "Unpromoted")...)},
 		}},
 		{"setup-failed", stateSetupFailed, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},

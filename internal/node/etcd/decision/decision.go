@@ -148,6 +148,10 @@ const (
 	RestoreNewCluster
 )
 
+// ServedWithoutData begins the reason of a refusal to create a cluster in place of the one this
+// cluster served (tnfctl status gives its own advice for it).
+const ServedWithoutData = "no data on either node, but this cluster has served etcd cluster"
+
 var actionNames = []string{"wait", "refuse", "start-existing", "force-new-cluster", "new-cluster", "join-as-learner", "restore-new-cluster"}
 
 func (a Action) String() string { return actionNames[a] }
@@ -265,7 +269,7 @@ func decide(in Input) Decision {
 			return decided(Wait, "neither node has data; %s bootstraps the cluster (first by name)", in.PeerName)
 		}
 		if in.Served != 0 {
-			return decided(Refuse, "no data on either node, but this cluster has served etcd cluster %x: never create an empty one "+
+			return decided(Refuse, ServedWithoutData+" %x: never create an empty one "+
 				"in its place (did a data disk not mount?); bring its data back, or give it up with tnfctl start-empty --give-up %x",
 				in.Served, in.Served)
 		}
