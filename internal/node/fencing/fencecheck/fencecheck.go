@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -49,49 +48,45 @@ type Options struct {
 	UnverifiedIdentity bool
 }
 
-// Check runs the checks; it never returns early, so every line always appears.
+// Check runs the checks; it never returns early, so every line always appears: redfish,
+// fence_redfish, and identity when there is a Target.
 func Check(ctx context.Context, c bmc.Credential, o Options) []Result {
 	if o.Timeout == 0 {
 		o.Timeout = 20 * time.Second
 	}
-	results := checkGofish(ctx, c, o)
-	return slices.Insert(results, 1, checkFenceAgent(ctx, c, o))
+	api, id := checkGofish(ctx, c, o)
+	results := []Result{api, checkFenceAgent(ctx, c, o)}
+	if o.Target != "" {
+		results = append(results, id)
+	}
+	return results
 }
 
-// checkGofish reads the system through the Redfish API, and with a Target whether it is that
-// node's machine: the redfish result, then the identity result when there is a Target.
-func checkGofish(ctx context.Context, c bmc.Credential, o Options) []Result {
-	r, id := Result{Check: "redfish"}, Result{Check: "identity"}
-	results := func() []Result {
-		if o.Target == "" {
-			return []Result{r}
-		}
-		if id.Detail == "" {
-			id.Detail = "the system could not be read"
-		}
-		return []Result{r, id}
-	}
+// checkGofish reads the system through the Redfish API and, with a Target, tells whether it is
+// that node's machine (id, meaningless without a Target).
+func checkGofish(ctx context.Context, c bmc.Credential, o Options) (api, id Result) {
+	api, id = Result{Check: "redfish"}, Result{Check: "identity", Detail: "the system could not be read"}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	cl, err := bmc.Connect(ctx, c, bmc.Options{Timeout: o.Timeout, BasicAuth: o.BasicAuth})
 	if err != nil {
-		r.Detail = bmc.Redact(err.Error(), c.Password)
-		return results()
+		api.Detail = bmc.Redact(err.Error(), c.Password)
+		return api, id
 	}
 	defer cl.Close()
 	sys, err := cl.System()
 	if err != nil {
-		r.Detail = bmc.Redact(err.Error(), c.Password)
-		return results()
+		api.Detail = bmc.Redact(err.Error(), c.Password)
+		return api, id
 	}
-	r.OK, r.Detail = true, fmt.Sprintf("system %s (%s) is %s", sys.ID, sys.Name, sys.PowerState)
+	api.OK, api.Detail = true, fmt.Sprintf("system %s (%s) is %s", sys.ID, sys.Name, sys.PowerState)
 	if o.Target == "" {
-		return results()
+		return api, id
 	}
 	macs, err := cl.MACs(sys)
 	if err != nil {
 		id.Detail = bmc.Redact(err.Error(), c.Password)
-		return results()
+		return api, id
 	}
 	machine := identity.New(sys.UUID, macs)
 	switch err := identity.Verify(o.Target, machine, o.Machines); {
@@ -104,7 +99,7 @@ func checkGofish(ctx context.Context, c bmc.Credential, o Options) []Result {
 	default:
 		id.OK, id.Detail = true, fmt.Sprintf("system %s is %s's machine (%s)", sys.ID, o.Target, machine)
 	}
-	return results()
+	return api, id
 }
 
 func checkFenceAgent(ctx context.Context, c bmc.Credential, o Options) Result {
