@@ -18,7 +18,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/identity"
-	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
@@ -100,12 +100,11 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 // answers (before setup), or before both nodes published theirs, there is no identity check:
 // target is "" then.
 func identityOf(ctx context.Context, target, other string) (string, map[string]identity.Identity, bool) {
-	tools := pcmk.Tools{}
-	machines, ok, err := identity.Published([]string{target, other}, nodesetup.PublishedBy(ctx, tools))
+	machines, ok, err := identity.Published(ctx, attrs.CRM{}, []string{target, other})
 	if err != nil || !ok {
 		return "", nil, false
 	}
-	m, err := tools.Members(ctx)
+	m, err := pcmk.Tools{}.Members(ctx)
 	return target, machines, err == nil && m.Nodes[target]
 }
 

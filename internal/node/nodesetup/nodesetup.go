@@ -24,6 +24,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/identity"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcsconfig"
 )
@@ -80,43 +81,20 @@ type Options struct {
 	Services Services  // default: systemd when it is the init system, else External
 }
 
-// publishIdentity publishes this machine's identity (identity.Attr) for the race winner's check
-// of the BMC entries, once the CIB takes attributes.
-func publishIdentity(ctx context.Context, wait time.Duration, tools pcmk.Tools, self string, step func(string, string)) error {
+// publishIdentity publishes this machine's identity (identity.Publish) for the race winner's
+// check of the BMC entries, once the cluster takes attributes.
+func publishIdentity(ctx context.Context, wait time.Duration, self string, step func(string, string)) error {
 	id, err := identity.Local()
 	if err != nil {
 		return err
 	}
-	// Twice: a node that boots alone writes into its own CIB, and when the peer joins one of the
-	// two CIBs replaces the other, its nodes section with it. The attribute daemon writes its
-	// (reboot lifetime) values again after such a replacement, so the race winner's wait always
-	// finds them; the permanent copy is for tnfctl fence-check on later boots.
 	if err := waitFor(ctx, wait, "the cluster to take this node's identity", func(ctx context.Context) (bool, error) {
-		for _, lifetime := range []string{"reboot", "forever"} {
-			if _, err := tools.Run(ctx, "crm_attribute", "--node", self, "--name", identity.Attr, "--update", id.String(), "--lifetime", lifetime); err != nil {
-				return false, nil
-			}
-		}
-		return true, nil
+		return identity.Publish(ctx, attrs.CRM{}, self, id) == nil, nil
 	}); err != nil {
 		return err
 	}
 	step("identity", id.String())
 	return nil
-}
-
-// PublishedBy reads a node's published identity: this boot's (reboot lifetime), else the
-// permanent copy. A read that fails is "not yet": the CIB may not answer while Pacemaker starts,
-// and the caller's wait is bounded.
-func PublishedBy(ctx context.Context, tools pcmk.Tools) func(string) (string, bool, error) {
-	return func(node string) (string, bool, error) {
-		for _, lifetime := range []string{"reboot", "forever"} {
-			if v, ok, err := tools.Attribute(ctx, "--node", node, "--name", identity.Attr, "--lifetime", lifetime); err == nil && ok {
-				return v, true, nil
-			}
-		}
-		return "", false, nil
-	}
 }
 
 // stepsBound is what a run may take beside its waits: a few dozen tool calls and two BMC checks
@@ -228,7 +206,7 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	step("corosync", "running")
-	if err := publishIdentity(ctx, o.Wait, tools, self.Name, step); err != nil {
+	if err := publishIdentity(ctx, o.Wait, self.Name, step); err != nil {
 		return err
 	}
 	if err := reregister(ctx, tools, rotated, step); err != nil {
@@ -273,7 +251,7 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 	// fencing power off the survivor.
 	var machines map[string]identity.Identity
 	if err := waitFor(ctx, o.Wait, "both nodes' identities ("+identity.Attr+")", func(ctx context.Context) (bool, error) {
-		m, ok, err := identity.Published([]string{cfg.Nodes[0].Name, cfg.Nodes[1].Name}, PublishedBy(ctx, tools))
+		m, ok, err := identity.Published(ctx, attrs.CRM{}, []string{cfg.Nodes[0].Name, cfg.Nodes[1].Name})
 		machines = m
 		return ok, err
 	}); err != nil {

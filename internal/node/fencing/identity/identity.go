@@ -6,6 +6,7 @@
 package identity
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,10 +14,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 )
 
-// Attr is the node attribute in which each node publishes its identity (lifetime reboot, which
-// survives a CIB replacement at a join, and forever, for later boots).
+// Attr is the node attribute in which each node publishes its identity (Publish).
 const Attr = "tnf-machine-identity"
 
 // ProductUUIDFile is where Linux shows the machine's SMBIOS UUID.
@@ -89,14 +91,38 @@ func Parse(s string) (Identity, error) {
 	return New(uuid, list), nil
 }
 
-// Published reads the identities nodes published, through get (a node attribute reader: value,
-// whether it is set). ok is false when one has published none yet.
-func Published(nodes []string, get func(node string) (string, bool, error)) (machines map[string]Identity, ok bool, err error) {
+// lifetimes are where Publish writes and Published reads, in this order. A node that boots
+// alone writes into its own CIB, and when the peer joins one of the two CIBs replaces the other,
+// its nodes section with it: the attribute daemon writes its (reboot lifetime) values again after
+// such a replacement, so a wait always finds them. The permanent copy serves later boots.
+var lifetimes = []attrs.Lifetime{attrs.Reboot, attrs.Forever}
+
+// Publish publishes node's identity (Attr).
+func Publish(ctx context.Context, store attrs.Store, node string, id Identity) error {
+	for _, lt := range lifetimes {
+		if err := store.Set(ctx, node, Attr, id.String(), lt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Published reads the identities nodes published: this boot's, else the permanent copy. ok is
+// false when one has published none yet, or when it cannot be read now (the CIB may not answer
+// while Pacemaker starts: callers wait, or check nothing); a value that is no identity is an
+// error.
+func Published(ctx context.Context, store attrs.Store, nodes []string) (machines map[string]Identity, ok bool, err error) {
 	machines = map[string]Identity{}
 	for _, n := range nodes {
-		v, set, err := get(n)
-		if err != nil || !set {
-			return nil, false, err
+		v, set := "", false
+		for _, lt := range lifetimes {
+			if got, found, err := store.Get(ctx, n, Attr, lt); err == nil && found {
+				v, set = got, true
+				break
+			}
+		}
+		if !set {
+			return nil, false, nil
 		}
 		if machines[n], err = Parse(v); err != nil {
 			return nil, false, fmt.Errorf("%s: %w", n, err)

@@ -1,9 +1,13 @@
 package identity
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 )
 
 const (
@@ -96,18 +100,34 @@ func TestLocal(t *testing.T) {
 	}
 }
 
+// TestPublished: what a node publishes reads back, this boot's copy first; one not published,
+// or published as something else, is said so.
 func TestPublished(t *testing.T) {
-	attrs := map[string]string{"node1": New(uuid1, nil).String(), "node2": New("", []string{mac2}).String()}
-	get := func(n string) (string, bool, error) { v, ok := attrs[n]; return v, ok, nil }
-	m, ok, err := Published([]string{"node1", "node2"}, get)
+	ctx := context.Background()
+	store := attrs.File{Path: filepath.Join(t.TempDir(), "cib.json")}
+	for node, id := range map[string]Identity{"node1": New(uuid1, nil), "node2": New("", []string{mac2})} {
+		if err := Publish(ctx, store, node, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, ok, err := Published(ctx, store, []string{"node1", "node2"})
 	if err != nil || !ok || m["node1"].UUID != uuid1 || m["node2"].MACs[0] != mac2 {
 		t.Fatalf("%+v %v %v", m, ok, err)
 	}
-	if _, ok, err := Published([]string{"node1", "node3"}, get); ok || err != nil {
+	// A later boot: only the permanent copy is left.
+	if err := store.NodeLeft("node1"); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok, err := Published(ctx, store, []string{"node1"}); err != nil || !ok || m["node1"].UUID != uuid1 {
+		t.Fatalf("after a reboot: %+v %v %v", m, ok, err)
+	}
+	if _, ok, err := Published(ctx, store, []string{"node1", "node3"}); ok || err != nil {
 		t.Fatalf("one not published: %v %v", ok, err)
 	}
-	attrs["node2"] = "garbage"
-	if _, _, err := Published([]string{"node1", "node2"}, get); err == nil || !strings.Contains(err.Error(), "node2") {
+	if err := store.Set(ctx, "node2", Attr, "garbage", attrs.Reboot); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Published(ctx, store, []string{"node1", "node2"}); err == nil || !strings.Contains(err.Error(), "node2") {
 		t.Fatalf("a bad value: %v", err)
 	}
 }
