@@ -11,6 +11,8 @@
 #   TNF_CLUSTER         tnf.yaml for the node configuration MachineConfig (optional)
 #   INSTALL_CONFIG      or an install-config.yaml with controlPlane.fencing.credentials, and
 #   NODE_IPS            its nodes' addresses, "NAME=IP NAME=IP"
+#   SECRETS_IN          secret (default: the BMC passwords and the Corosync key as Secrets the
+#                       nodes fetch through the API) or machineconfig (a lab without an API)
 #   RELEASE_IMAGE       the exact release payload to build for (default: the layer definition's)
 #   ARCH                the target architecture, GOARCH (default: this machine's)
 #   ROLLOUT             out-of-cluster (default: a MachineConfig with the layer as osImageURL) or
@@ -66,6 +68,7 @@ for entry in $MATRIX; do
 			manifests+=(--base-image-pull-secret "$PULL_SECRET")
 		fi
 	fi
+	manifests+=(--secrets-in "${SECRETS_IN:-secret}")
 	if [ -n "${TNF_CLUSTER:-}" ]; then
 		manifests+=(--node-config "$TNF_CLUSTER")
 	fi

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,28 +19,51 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
+	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
+	"github.com/tnf-layer/tnf-layer/internal/node/metrics/metricsauth"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
 )
 
 func metricsCommand(nf *nodeFlags) *cobra.Command {
-	var listen string
+	o := metricsOptions{certFile: metrics.TLSCertFile, keyFile: metrics.TLSKeyFile, kubeconfig: apisecrets.Kubeconfig}
 	cmd := &cobra.Command{
 		Use:   "metrics",
 		Short: "Serve this node's metrics for Prometheus (/metrics): Pacemaker, Corosync and the layer's own",
 		Long: "Reads what tnfctl status reads at each scrape: Pacemaker's and Corosync's metrics under " +
 			"ha_cluster_exporter's names and labels, and the layer's own prefixed tnf_. Runs on an inert " +
-			"node and with Pacemaker down (tnf_up says which source answered).",
+			"node and with Pacemaker down (tnf_up says which source answered).\n\n" +
+			"Served as OpenShift serves node-exporter: over TLS with the service-ca operator's certificate (" +
+			metrics.TLSCertFile + ", " + metrics.TLSKeyFile + ", from the Secret " + metrics.TLSSecret + "; a renewed one " +
+			"is served without a restart), and only to callers whose bearer token the API accepts (TokenReview) and " +
+			"whose user may " + metricsauth.Verb + " " + metricsauth.Path + " (SubjectAccessReview), asked with the node's " +
+			"kubeconfig " + apisecrets.Kubeconfig + ": 401 without a token or with a rejected one, 403 without the " +
+			"permission, 503 when the API cannot be asked. A decision is kept a minute, and ten while the API does " +
+			"not answer. Until those three files exist " +
+			"(a node boots before its kubeconfig is copied), it serves plain HTTP on 127.0.0.1 only, at --listen's port, " +
+			"and switches once they do.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMetrics(cmd.Context(), nf, listen)
+			return serveMetrics(cmd.Context(), nf, o)
 		},
 	}
 	// tnf-metrics.service listens on every address of the node.
-	cmd.Flags().StringVar(&listen, "listen", fmt.Sprintf(":%d", metrics.Port), "address to listen on")
+	cmd.Flags().StringVar(&o.listen, "listen", fmt.Sprintf(":%d", metrics.Port), "address to serve TLS on (without its files: 127.0.0.1 at this port)")
+	cmd.Flags().BoolVar(&o.plaintext, "insecure-plaintext", false, "test and lab setting, for a cluster without an API: plain HTTP without authorization on --listen")
+	cmd.Flags().StringVar(&o.certFile, "tls-cert-file", o.certFile, "the serving certificate")
+	cmd.Flags().StringVar(&o.keyFile, "tls-key-file", o.keyFile, "its key")
+	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "the node's credential for the reviews")
+	hide(cmd, "tls-cert-file", "tls-key-file", "kubeconfig")
 	return cmd
+}
+
+// metricsOptions are metrics's flags.
+type metricsOptions struct {
+	listen                        string
+	plaintext                     bool
+	certFile, keyFile, kubeconfig string
 }
 
 // sharedReadingAge is how long scrapes share a reading: the platform's two Prometheus replicas
@@ -49,7 +73,10 @@ const sharedReadingAge = 5 * time.Second
 // maxConnections bounds the connections served at once; more wait in the kernel's backlog.
 const maxConnections = 16
 
-func serveMetrics(ctx context.Context, nf *nodeFlags, listen string) error {
+// filesPoll is how often an endpoint on loopback looks for the files it needs to serve securely.
+const filesPoll = 10 * time.Second
+
+func serveMetrics(ctx context.Context, nf *nodeFlags, o metricsOptions) error {
 	node, err := nf.name()
 	if err != nil {
 		return err
@@ -59,27 +86,110 @@ func serveMetrics(ctx context.Context, nf *nodeFlags, listen string) error {
 	reg.MustRegister(metrics.Collector{Read: shared.Get})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	// No keep-alive: an idle kept-alive connection would hold one of the maxConnections for as
-	// long as its client keeps it, and a few would lock every scraper out.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
-	srv.SetKeepAlivesEnabled(false)
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// An endpoint on loopback serves again, securely, once its files exist.
+	for {
+		secured, err := serveMetricsOnce(ctx, o, mux)
+		if err != nil || !secured {
+			return err
+		}
+	}
+}
+
+// serveMetricsOnce serves in the mode the files allow until ctx ends, or, on loopback, until the
+// files appear (true: serve again, securely).
+func serveMetricsOnce(ctx context.Context, o metricsOptions, mux http.Handler) (bool, error) {
+	mode, addr, why, err := metricsauth.Choose(o.listen, o.plaintext, missingFiles(o))
+	if err != nil {
+		return false, err
+	}
+	// No keep-alive: an idle kept-alive connection would hold one of the maxConnections for as
+	// long as its client keeps it, and a few would lock every scraper out. HTTP/1.1 only over TLS
+	// for the same reason: an HTTP/2 connection stays open.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, Protocols: new(http.Protocols)}
+	srv.Protocols.SetHTTP1(true)
+	srv.SetKeepAlivesEnabled(false)
+	if mode == metricsauth.Secure {
+		cert := &metricsauth.Certificate{CertFile: o.certFile, KeyFile: o.keyFile}
+		if err := cert.Load(); err != nil {
+			return false, fmt.Errorf("metrics: %w", err)
+		}
+		reviewer := &metricsauth.APIReviewer{Kubeconfig: o.kubeconfig}
+		if err := reviewer.Check(); err != nil {
+			return false, fmt.Errorf("metrics: %w", err)
+		}
+		srv.Handler = (&metricsauth.Authorizer{Review: reviewer.Review}).Handler(mux)
+		// OpenShift's default TLS profile (Intermediate) starts at 1.2.
+		srv.TLSConfig = &tls.Config{GetCertificate: cert.GetCertificate, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false, fmt.Errorf("metrics: %w", err)
+	}
+	serving, cancel := context.WithCancel(ctx)
+	defer cancel()
+	filesExist := make(chan struct{})
+	if mode == metricsauth.Loopback {
+		go func() {
+			if waitFiles(serving, o) {
+				close(filesExist)
+			}
+		}()
+	}
 	go func() {
-		<-ctx.Done()
+		select {
+		case <-serving.Done():
+		case <-filesExist:
+			slog.Info("the serving certificate and the kubeconfig exist: serving securely")
+		}
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(shutdown) // the process ends next: nothing to do with its error
+		_ = srv.Shutdown(shutdown) // the process ends or serves anew next: nothing to do with its error
 	}()
-	slog.Info("serving metrics", "address", listen, "path", "/metrics")
-	if err := srv.Serve(netutil.LimitListener(ln, maxConnections)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("metrics: %w", err)
+	if mode == metricsauth.Secure {
+		slog.Info("serving metrics", "address", addr, "path", "/metrics", "mode", why)
+		err = srv.ServeTLS(netutil.LimitListener(ln, maxConnections), "", "")
+	} else {
+		slog.Warn("serving metrics", "address", addr, "path", "/metrics", "mode", why)
+		err = srv.Serve(netutil.LimitListener(ln, maxConnections))
 	}
-	return nil
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return false, fmt.Errorf("metrics: %w", err)
+	}
+	select {
+	case <-filesExist:
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+// missingFiles are those of the serving certificate and the node's kubeconfig that do not exist.
+func missingFiles(o metricsOptions) []string {
+	var missing []string
+	for _, f := range []string{o.certFile, o.keyFile, o.kubeconfig} {
+		if _, err := os.Stat(f); err != nil {
+			missing = append(missing, f)
+		}
+	}
+	return missing
+}
+
+// waitFiles returns true once every file exists, false when ctx ends first.
+func waitFiles(ctx context.Context, o metricsOptions) bool {
+	tick := time.NewTicker(filesPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+			if len(missingFiles(o)) == 0 {
+				return true
+			}
+		}
+	}
 }
 
 // readNode reads the node's state once: Corosync, its links and Pacemaker as tnfctl status does,

@@ -47,6 +47,9 @@ func manifestFlags(f *pflag.FlagSet, o *buildlayer.Options, nodeIPs *[]string) {
 	f.StringVar(&o.Cluster, "node-config", "", "tnf.yaml: the node configuration")
 	f.StringVar(&o.InstallCfg, "install-config", "", "install-config.yaml with controlPlane.fencing.credentials")
 	f.StringArrayVar(nodeIPs, "node-ip", nil, "NAME=IP of a node named in --install-config (repeat)")
+	f.StringVar(&o.SecretsIn, "secrets-in", buildlayer.SecretsInSecret, "where the BMC passwords and the Corosync key go: "+buildlayer.SecretsInSecret+
+		" (Secrets in openshift-etcd that the nodes fetch through the API) or "+buildlayer.SecretsInMachineConfig+
+		" (files in the node configuration MachineConfig: for a lab without an API only)")
 }
 
 // layerInputs are the flags of build and render: the layer, its inputs, the manifests.

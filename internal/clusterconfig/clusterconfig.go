@@ -27,6 +27,30 @@ const (
 	Path        = "/etc/tnf/cluster.yaml"
 	SecretsDir  = "/etc/tnf/secrets"
 	AuthkeyFile = SecretsDir + "/corosync-authkey"
+	// NodeKubeconfig is the node's credential for its Secrets (SecretsFromAPI's default).
+	NodeKubeconfig = SecretsDir + "/node.kubeconfig"
+)
+
+// SecretsNamespace holds the Secrets the nodes read: the installer's fencing credentials live
+// there (cluster-etcd-operator, pkg/tnf/pkg/tools/secrets.go).
+const SecretsNamespace = "openshift-etcd"
+
+// FencingSecret is the Secret of a node's BMC credential, named and shaped as the installer
+// makes it: keys address, username, password and certificateVerification.
+func FencingSecret(node string) string { return "fencing-credentials-" + node }
+
+// The metrics endpoint's serving certificate: a kubernetes.io/tls Secret the service-ca
+// operator issues, kept on the node in two files.
+const (
+	MetricsTLSSecret   = "tnf-metrics-tls"
+	MetricsTLSCertFile = SecretsDir + "/metrics-tls.crt"
+	MetricsTLSKeyFile  = SecretsDir + "/metrics-tls.key"
+)
+
+// AuthkeySecret is the Secret of the cluster's Corosync key (key AuthkeySecretKey, the raw key).
+const (
+	AuthkeySecret    = "tnf-corosync-authkey"
+	AuthkeySecretKey = "authkey"
 )
 
 // Config is /etc/tnf/cluster.yaml. It holds no secret: each BMC password is a file under
@@ -50,6 +74,18 @@ type Config struct {
 	EtcdPodManifestFile string `json:"etcdPodManifestFile,omitempty"`
 	// OutOfService is the out-of-service taint on the fenced peer's Node (on unless disabled).
 	OutOfService OutOfService `json:"outOfService,omitempty"`
+	// SecretsFromAPI says the node fetches its secrets (the BMC passwords, the Corosync key)
+	// from Secrets in SecretsNamespace into the files this configuration names. Without it
+	// those files come with the node configuration MachineConfig, a setting for labs without an
+	// API: a MachineConfig is not encrypted at rest and is readable by whoever reads MachineConfigs.
+	SecretsFromAPI *SecretsFromAPI `json:"secretsFromAPI,omitempty"`
+}
+
+// SecretsFromAPI is where the node reads its Secrets.
+type SecretsFromAPI struct {
+	// KubeconfigFile is the credential (default NodeKubeconfig): it may get the layer's Secrets
+	// by name, nothing else.
+	KubeconfigFile string `json:"kubeconfigFile,omitempty"`
 }
 
 // OutOfService says whether the node puts Kubernetes' out-of-service taint on its fenced peer's
@@ -167,6 +203,9 @@ func (c *Config) Defaults() {
 	if c.OutOfService.KubeconfigFile == "" {
 		c.OutOfService.KubeconfigFile = LocalhostKubeconfig
 	}
+	if c.SecretsFromAPI != nil && c.SecretsFromAPI.KubeconfigFile == "" {
+		c.SecretsFromAPI.KubeconfigFile = NodeKubeconfig
+	}
 	if c.AutoUnblock.Enabled && c.AutoUnblock.After.Duration == 0 {
 		c.AutoUnblock.After.Duration = 10 * time.Minute
 	}
@@ -246,6 +285,9 @@ func (c Config) Validate() error {
 	}
 	if f := c.OutOfService.KubeconfigFile; !filepath.IsAbs(f) || filepath.Clean(f) != f {
 		return fmt.Errorf("outOfService.kubeconfigFile: %q is not a clean absolute path", f)
+	}
+	if s := c.SecretsFromAPI; s != nil && (!filepath.IsAbs(s.KubeconfigFile) || filepath.Clean(s.KubeconfigFile) != s.KubeconfigFile) {
+		return fmt.Errorf("secretsFromAPI.kubeconfigFile: %q is not a clean absolute path", s.KubeconfigFile)
 	}
 	if !names[c.FenceRaceWinner] {
 		return fmt.Errorf("fenceRaceWinner: %q is not one of the nodes", c.FenceRaceWinner)

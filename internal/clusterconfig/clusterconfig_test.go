@@ -1,6 +1,8 @@
 package clusterconfig
 
 import (
+	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +135,7 @@ func TestBadInputs(t *testing.T) {
 		{"clusterName: lab", "clusterName: lab\nautoUnblock: {enabled: true, after: 720h}", "autoUnblock.after"},
 		{"clusterName: lab", "clusterName: lab\noutOfService: {kubeconfigFile: kubeconfig}", "outOfService.kubeconfigFile"},
 		{"clusterName: lab", "clusterName: lab\noutOfService: {kubeconfigFile: /etc/../kubeconfig}", "outOfService.kubeconfigFile"},
+		{"clusterName: lab", "clusterName: lab\nsecretsFromAPI: {kubeconfigFile: node.kubeconfig}", "secretsFromAPI.kubeconfigFile"},
 		// A certificate pin that is no SHA-256, or on a BMC without TLS.
 		{"username: admin, passwordFile: pw2", "username: admin, passwordFile: pw2, certificateSHA256: abc", "nodes[0].bmc.certificateSHA256"},
 		{`"redfish+https://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: pw2`,
@@ -239,4 +242,47 @@ func TestBMCCAFile(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "nodes[1].bmc.caFile") {
 		t.Fatalf("a CA file elsewhere: %v", err)
 	}
+}
+
+// TestReuseAuthkey: a generated Corosync key gives way to the one an earlier render gave the
+// cluster; a key from corosyncAuthkeyFile stays; a key Corosync would refuse is an error.
+func TestReuseAuthkey(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "pw1", "one")
+	write(t, dir, "pw2", "two")
+	in, err := LoadTNF(write(t, dir, "tnf.yaml", goodTNF))
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := bytes.Repeat([]byte{7}, 256)
+	if !in.AuthkeyGenerated {
+		t.Fatal("no corosyncAuthkeyFile, yet the key is not marked generated")
+	}
+	if err := in.ReuseAuthkey(earlier[:10]); err == nil {
+		t.Error("a 10-byte key was taken")
+	}
+	if err := in.ReuseAuthkey(earlier); err != nil {
+		t.Fatal(err)
+	}
+	if got := secretAt(in, AuthkeyFile); got != base64.StdEncoding.EncodeToString(earlier)+"\n" {
+		t.Errorf("key after reuse: %q", got)
+	}
+	given := bytes.Repeat([]byte{9}, 256)
+	write(t, dir, "authkey", string(given))
+	in, err = LoadTNF(write(t, dir, "tnf.yaml", goodTNF+"corosyncAuthkeyFile: authkey\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.ReuseAuthkey(earlier); err != nil || secretAt(in, AuthkeyFile) != base64.StdEncoding.EncodeToString(given)+"\n" {
+		t.Errorf("a given key was replaced (%v)", err)
+	}
+}
+
+func secretAt(in Input, path string) string {
+	for _, s := range in.Secrets {
+		if s.Path == path {
+			return string(s.Data)
+		}
+	}
+	return ""
 }

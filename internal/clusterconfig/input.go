@@ -28,6 +28,9 @@ type Input struct {
 	Config  Config
 	Secrets []Secret
 	Files   []File
+	// AuthkeyGenerated says the Corosync key is a new random one (no corosyncAuthkeyFile):
+	// ReuseAuthkey replaces it with the one an earlier render gave the cluster.
+	AuthkeyGenerated bool
 }
 
 // tnfFile is tnf.yaml: cluster.yaml's fields, with passwordFile naming a file on the build
@@ -222,8 +225,27 @@ func authkeySecret(key []byte) Secret {
 	return Secret{Path: AuthkeyFile, Data: []byte(base64.StdEncoding.EncodeToString(key) + "\n")}
 }
 
-// finish fills defaults and checks. Without a corosyncAuthkeyFile a random key is made: every
-// render then gives a new one, so a site that re-renders should keep one (README).
+// ReuseAuthkey puts key, the one the cluster was given before, in place of a generated key: a
+// new key applied to one node at a time would split the nodes. A key read from a
+// corosyncAuthkeyFile stays.
+func (in *Input) ReuseAuthkey(key []byte) error {
+	if !in.AuthkeyGenerated {
+		return nil
+	}
+	if len(key) < MinAuthkey || len(key) > MaxAuthkey {
+		return fmt.Errorf("the earlier Corosync key: %d bytes; Corosync takes %d to %d", len(key), MinAuthkey, MaxAuthkey)
+	}
+	for i, s := range in.Secrets {
+		if s.Path == AuthkeyFile {
+			in.Secrets[i] = authkeySecret(key)
+		}
+	}
+	in.AuthkeyGenerated = false
+	return nil
+}
+
+// finish fills defaults and checks. Without a corosyncAuthkeyFile a random key is made, which
+// ReuseAuthkey replaces with an earlier render's.
 func (in *Input) finish(path string) error {
 	if in.Config.CorosyncAuthkeyFile == "" {
 		key := make([]byte, 256)
@@ -231,6 +253,7 @@ func (in *Input) finish(path string) error {
 			return err
 		}
 		in.Secrets = append(in.Secrets, authkeySecret(key))
+		in.AuthkeyGenerated = true
 	}
 	in.Config.CorosyncAuthkeyFile = AuthkeyFile
 	in.Config.Defaults()

@@ -324,6 +324,12 @@ func (l *lab) etcdInPodman(nodes ...string) {
 			l.t.Fatalf("%s: etcd is not the agent's container of the preloaded image, as the manifest says:\n%s", n, out)
 		}
 		l.t.Logf("%s: etcd in podman:\n%s", n, out)
+		// tnf-metrics.service, hardened (its unit), reads Corosync and Pacemaker under real
+		// systemd; without the node's API credential it serves plain HTTP on loopback only.
+		body, err := l.get(n, "http", "127.0.0.1:9665", "/metrics")
+		if err != nil || !strings.Contains(body, "ha_cluster_corosync_quorate 1") || !strings.Contains(body, `ha_cluster_pacemaker_nodes{node="`+n+`",status="online"`) {
+			l.t.Fatalf("%s: tnf-metrics.service on loopback: %v %.400q", n, err, body)
+		}
 		if l.etcdTLS == nil {
 			continue
 		}
@@ -331,7 +337,7 @@ func (l *lab) etcdInPodman(nodes ...string) {
 			{"127.0.0.1:2379", "/health", `"health":"true"`},
 			{l.vms[n].ip + ":9978", "/metrics", "grpc_server_handling_seconds"},
 		} {
-			body, err := l.httpsGet(n, u.addr, u.path)
+			body, err := l.get(n, "https", u.addr, u.path)
 			if err != nil || !strings.Contains(body, u.want) {
 				l.t.Fatalf("%s: https://%s%s: %v %.200q", n, u.addr, u.path, err, body)
 			}
@@ -339,14 +345,14 @@ func (l *lab) etcdInPodman(nodes ...string) {
 	}
 }
 
-// httpsGet fetches https://addr/path as node sees it (through its SSH connection), presenting
-// the test's etcd client certificate.
-func (l *lab) httpsGet(node, addr, path string) (string, error) {
+// get fetches scheme://addr/path as node sees it (through its SSH connection), presenting the
+// test's etcd client certificate over https.
+func (l *lab) get(node, scheme, addr, path string) (string, error) {
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: l.etcdTLS,
 		DialContext:     func(context.Context, string, string) (net.Conn, error) { return l.vms[node].sshClient.dial(addr) },
 	}}
-	resp, err := client.Get("https://" + addr + path)
+	resp, err := client.Get(scheme + "://" + addr + path)
 	if err != nil {
 		return "", err
 	}

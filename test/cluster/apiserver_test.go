@@ -4,13 +4,9 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -83,14 +79,7 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	// kube-apiserver's etcd client certificate names no address: etcd compares a client
 	// certificate's addresses, when it has any, with the address the client connects from.
 	clientCert, clientKey := c.issue(ca, "kube-apiserver-etcd-client")
-	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	saDER, err := x509.MarshalECPrivateKey(saKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	saKey := serviceAccountKey(t)
 	for _, name := range c.nodes {
 		n := c.layout.Nodes[name]
 		ip := net.ParseIP(c.ip[name])
@@ -101,7 +90,7 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 			"etcd-serving.crt": etcdCert, "etcd-serving.key": etcdKey,
 			"etcd-client.crt": clientCert, "etcd-client.key": clientKey,
 			"apiserver.crt": apiCert, "apiserver.key": apiKey,
-			"service-account.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saDER}),
+			"service-account.key": saKey,
 			"tokens.csv": []byte(token + ",tnf-test,tnf-test,system:masters\n" + outOfServiceToken + "," + outOfServiceUser + "," + outOfServiceUser + "\n" +
 				handoverToken + "," + handoverUser + "," + handoverUser + "\n"),
 			"out-of-service.kubeconfig": kubeconfig(c.t, "https://"+net.JoinHostPort(c.ip[name], apiPort), pkiDir+"/ca.crt", outOfServiceToken),

@@ -63,6 +63,8 @@ type cluster struct {
 	// scenarios); nil: plain HTTP.
 	etcdTLS *tls.Config
 	api     *apiAccess // the API scenarios' access to kube-apiserver
+	// input is the node configuration with its secrets, as build-layer reads it.
+	input clusterconfig.Input
 	// bmcPin is the SHA-256 of the BMC emulator's certificate, which names no address, as most
 	// BMCs' do not: cluster.yaml pins it, so the first fencing level may prove a node off.
 	bmcPin string
@@ -191,12 +193,18 @@ func (c *cluster) writeNodeConfig(change func(*clusterconfig.Config)) {
 	}
 	key := make([]byte, 256)
 	_, _ = rand.Read(key)
+	c.input = clusterconfig.Input{Config: cfg, Secrets: []clusterconfig.Secret{{Path: clusterconfig.AuthkeyFile, Data: []byte(base64.StdEncoding.EncodeToString(key) + "\n")}}}
+	for _, n := range cfg.Nodes {
+		c.input.Secrets = append(c.input.Secrets, clusterconfig.Secret{Path: n.BMC.PasswordFile, Data: []byte(passwords[n.Name] + "\n")})
+	}
 	for _, name := range c.nodes {
 		etc := filepath.Join(c.layout.Nodes[name].Dir, "disk", "etc", "tnf")
 		c.write(filepath.Join(etc, "cluster.yaml"), yml, 0o644)
-		c.write(filepath.Join(etc, "secrets", "corosync-authkey"), []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600)
-		for n, pw := range passwords {
-			c.write(filepath.Join(etc, "secrets", n+".password"), []byte(pw+"\n"), 0o600)
+		if cfg.SecretsFromAPI != nil {
+			continue // the nodes fetch them (waitAPIsAndDeliverSecrets)
+		}
+		for _, s := range c.input.Secrets {
+			c.write(filepath.Join(etc, "secrets", filepath.Base(s.Path)), s.Data, 0o600)
 		}
 	}
 	for n, pw := range passwords {

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
@@ -45,9 +47,13 @@ const etcdCRD = "operator/v1/zz_generated.crd-manifests/0000_12_etcd_01_etcds-De
 // newInstalledCluster is newAPICluster as the installer leaves a two-node cluster when the layer
 // arrives: on each node etcd runs as the cluster-etcd-operator's static pod (its etcd container
 // run by a stand-in kubelet from /etc/kubernetes/manifests/etcd-pod.yaml), the two members one
-// cluster created by the installer, and tnf-handover.service runs after setup.
+// cluster created by the installer, and tnf-handover.service runs after setup. As build-layer's
+// default delivers them, the nodes' secrets are Secrets they fetch through the API
+// (waitAPIsAndDeliverSecrets): no secret file is on their disks.
 func newInstalledCluster(t testing.TB) *cluster {
-	c := newAPICluster(t, nil)
+	c := newAPICluster(t, func(cfg *clusterconfig.Config) {
+		cfg.SecretsFromAPI = &clusterconfig.SecretsFromAPI{KubeconfigFile: pkiDir + "/node.kubeconfig"}
+	})
 	for _, name := range c.nodes {
 		n := c.layout.Nodes[name]
 		c.write(n.path("disk", strings.TrimPrefix(etcdnode.DefaultStaticPodManifest, "/")), c.installerPod(name, true), 0o644)
@@ -57,11 +63,49 @@ func newInstalledCluster(t testing.TB) *cluster {
 		}
 		n.StaticPods = etcdnode.DefaultStaticPodManifest
 		n.Handover = []string{filepath.Join(c.bin, "tnfctl"), "handover", "--kubeconfig", pkiDir + "/handover.kubeconfig"}
+		n.SecretsFromAPI = true
 		c.layout.Nodes[name] = n
 	}
 	data, _ := json.Marshal(c.layout)
 	c.write(filepath.Join(c.dir, "layout.json"), data, 0o644)
 	return c
+}
+
+// authkey is the cluster's Corosync key.
+func (c *cluster) authkey() []byte {
+	for _, s := range c.input.Secrets {
+		if s.Path == clusterconfig.AuthkeyFile {
+			key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(s.Data)))
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			return key
+		}
+	}
+	c.t.Fatal("the node configuration has no Corosync key")
+	return nil
+}
+
+// waitAPIsAndDeliverSecrets waits until both API servers are ready, then does what an
+// administrator does once build-layer's manifests are written: applies the Secrets and the
+// nodes' ServiceAccount with its Role, and copies a kubeconfig of that ServiceAccount's token to
+// each node. Setup waits for both, then fetches the Secrets.
+func (c *cluster) waitAPIsAndDeliverSecrets() {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		c.waitAPIReady(n)
+	}
+	token := applySecrets(c.t, c.apiClient("node1"), c.input)
+	for _, name := range c.nodes {
+		// Through the running node's own view of its /etc: a file written into the overlay's
+		// upper folder behind its back may stay unseen.
+		h := c.layout.Nodes[name].holder()
+		if h == 0 {
+			c.t.Fatalf("%s is off", name)
+		}
+		c.write(filepath.Join(fmt.Sprintf("/proc/%d/root", h), pkiDir, "node.kubeconfig"),
+			kubeconfig(c.t, "https://"+net.JoinHostPort(c.ip[name], apiPort), pkiDir+"/ca.crt", token), 0o600)
+	}
 }
 
 // installerPod is the static pod the operator's installer writes for node, reduced to what the
@@ -268,9 +312,7 @@ func TestHandover(t *testing.T) {
 	c := newInstalledCluster(t)
 	c.power("on", "node1")
 	c.power("on", "node2")
-	for _, n := range c.nodes {
-		c.waitAPIReady(n)
-	}
+	c.waitAPIsAndDeliverSecrets()
 	// Behind the installer's etcd the agent waits: started, not promoted, on both.
 	c.waitRoles("node1", map[string]string{"node1": "Unpromoted", "node2": "Unpromoted"})
 	c.registerNodes()
@@ -371,12 +413,9 @@ func (c *cluster) operatorPacemaker() []byte {
 	}
 	uid, _ := strconv.Atoi(hacluster.Uid)
 	gid, _ := strconv.Atoi(hacluster.Gid)
+	key := c.authkey()
 	for _, name := range c.nodes {
 		n := c.layout.Nodes[name]
-		key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(readFile(n.path("disk", "etc", "tnf", "secrets", "corosync-authkey"))))
-		if err != nil {
-			c.t.Fatal(err)
-		}
 		c.write(n.path("disk", "etc", "corosync", "corosync.conf"), confData, 0o644)
 		c.write(n.path("disk", "etc", "corosync", "authkey"), key, 0o400)
 		cibDir := n.path("disk", "var-lib", "pacemaker", "cib")
@@ -401,9 +440,7 @@ func TestOperatorClusterRefused(t *testing.T) {
 	conf := c.operatorPacemaker()
 	c.power("on", "node1")
 	c.power("on", "node2")
-	for _, n := range c.nodes {
-		c.waitAPIReady(n)
-	}
+	c.waitAPIsAndDeliverSecrets()
 	etcds := c.registerOperator()
 	etcdWrites := c.writing()
 	apiWrites := c.startAPIClients("refused", "node1")
@@ -439,9 +476,7 @@ func (c *cluster) handOverNode1() (dynamic.ResourceInterface, *writer) {
 	c.t.Helper()
 	c.power("on", "node1")
 	c.power("on", "node2")
-	for _, n := range c.nodes {
-		c.waitAPIReady(n)
-	}
+	c.waitAPIsAndDeliverSecrets()
 	c.registerNodes()
 	etcds := c.registerOperator()
 	c.waitFor("tnf-handover.service set "+handover.ConditionReady, settle, func() (bool, string) {

@@ -39,6 +39,10 @@ type nodeSetup struct {
 	StaticPods string `json:"staticPods,omitempty"`
 	// Handover is tnf-handover.service's command line, where the node has one.
 	Handover []string `json:"handover,omitempty"`
+	// SecretsFromAPI: setup fetches the node's Secrets through the node's API before it writes
+	// corosync.conf, so Corosync and Pacemaker start whenever setup gets there (as their units
+	// do once setup starts them), and the API first.
+	SecretsFromAPI bool `json:"secretsFromAPI,omitempty"`
 }
 
 func readLayout(dir string) (layout, error) {
@@ -291,8 +295,10 @@ func (n nodeSetup) boot(bin string) error {
 	if err := n.addresses(true); err != nil {
 		return err
 	}
-	// tnf-metrics.service: serves from boot on, inert or not.
-	if err := n.daemon("metrics", filepath.Join(bin, "tnfctl"), "metrics"); err != nil {
+	// tnf-metrics.service: serves from boot on, inert or not; in plain HTTP to the management
+	// network, where the tests' Prometheus scrapes it: the nodes have no serving certificate and no
+	// API to review its callers (TestMetricsEndpointAuth serves it securely).
+	if err := n.daemon("metrics", filepath.Join(bin, "tnfctl"), "metrics", "--insecure-plaintext"); err != nil {
 		return err
 	}
 	if _, err := os.Stat(n.path("disk", "var-lib", "tnf", "setup.done")); err != nil {
@@ -309,18 +315,21 @@ func (n nodeSetup) boot(bin string) error {
 			return err
 		}
 	}
-	if err := waitFile(n.path("disk", "etc", "corosync", "corosync.conf"), 20*time.Second); err != nil {
-		return fmt.Errorf("%s: no corosync.conf: %w", n.Name, err)
-	}
-	if err := n.startCluster(); err != nil {
-		return err
-	}
-	if len(n.APIServer) > 0 {
-		if err := n.daemon("kube-apiserver", n.APIServer...); err != nil {
+	if n.SecretsFromAPI {
+		if err := n.startAPI(bin); err != nil {
 			return err
 		}
-		// tnf-out-of-service.service, where there is an API to taint the peer's Node through.
-		if err := n.daemon("out-of-service", filepath.Join(bin, "tnfctl"), "out-of-service"); err != nil {
+		if err := n.startClusterOnceConfigured(); err != nil {
+			return err
+		}
+	} else {
+		if err := waitFile(n.path("disk", "etc", "corosync", "corosync.conf"), 20*time.Second); err != nil {
+			return fmt.Errorf("%s: no corosync.conf: %w", n.Name, err)
+		}
+		if err := n.startCluster(); err != nil {
+			return err
+		}
+		if err := n.startAPI(bin); err != nil {
 			return err
 		}
 	}
@@ -344,6 +353,30 @@ func (n nodeSetup) addresses(on bool) error {
 		}
 	}
 	return nil
+}
+
+// startAPI starts kube-apiserver and tnf-out-of-service.service where the layout has a
+// kube-apiserver: the out-of-service taint goes through it.
+func (n nodeSetup) startAPI(bin string) error {
+	if len(n.APIServer) == 0 {
+		return nil
+	}
+	if err := n.daemon("kube-apiserver", n.APIServer...); err != nil {
+		return err
+	}
+	return n.daemon("out-of-service", filepath.Join(bin, "tnfctl"), "out-of-service")
+}
+
+// startClusterOnceConfigured is startCluster for a node whose setup writes its configuration
+// late: Corosync starts once setup wrote the cluster's corosync.conf (the host's own shows
+// through the overlay from the start), Pacemaker once Corosync
+// answers; each waits at most 10 minutes (setup's own wait).
+func (n nodeSetup) startClusterOnceConfigured() error {
+	const wait = `for i in $(seq 1200); do if %s; then exec "$@"; fi; sleep 0.5; done; exit 1`
+	if err := n.daemon("corosync", "sh", "-c", fmt.Sprintf(wait, "grep -qs 'cluster_name: tnf-test' /etc/corosync/corosync.conf"), "corosync", "corosync", "-f"); err != nil {
+		return err
+	}
+	return n.daemon("pacemakerd", "sh", "-c", fmt.Sprintf(wait, "corosync-cmapctl -g totem.cluster_name >/dev/null 2>&1"), "pacemakerd", "pacemakerd")
 }
 
 // startCluster starts Corosync, then Pacemaker, as their units do.

@@ -167,7 +167,7 @@ func Build(ctx context.Context, o Options, out Output) (BuildSummary, error) {
 			o.LayerImage = strings.TrimPrefix(s.Pushed, "docker://")
 		}
 		err := timed(out.Progress, &s.Steps, "manifests", func() error {
-			names, err := renderManifests(o, l, o.EmitManifests)
+			names, err := renderManifests(o, l, o.EmitManifests, o.EmitManifests)
 			for _, n := range names {
 				s.Manifests = append(s.Manifests, filepath.Join(o.EmitManifests, n))
 			}
@@ -194,7 +194,7 @@ func checkManifestInputs(o Options, l layerdef.Layer) error {
 	if ref, ok := strings.CutPrefix(o.Push, "docker://"); ok {
 		o.LayerImage = withDigest(ref, "sha256:"+strings.Repeat("0", 64))
 	}
-	_, err = renderManifests(o, l, dir)
+	_, err = renderManifests(o, l, dir, o.EmitManifests)
 	return err
 }
 

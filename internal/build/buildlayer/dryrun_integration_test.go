@@ -3,8 +3,11 @@
 package buildlayer
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tnf-layer/tnf-layer/internal/build/manifests"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/crdvalidate"
 
 	"github.com/tnf-layer/tnf-layer/internal/testutil/releasetest"
@@ -38,7 +42,10 @@ func repoRoot(t testing.TB) string {
 	return root
 }
 
-func tnfYAML(t *testing.T, dir string) string {
+func tnfYAML(t *testing.T, dir string) string { return tnfYAMLWith(t, dir, "") }
+
+// tnfYAMLWith is tnfYAML with more lines.
+func tnfYAMLWith(t *testing.T, dir, more string) string {
 	for _, n := range []string{"pw1", "pw2"} {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte("secret-"+n), 0o600); err != nil {
 			t.Fatal(err)
@@ -49,7 +56,7 @@ func tnfYAML(t *testing.T, dir string) string {
 nodes:
 - {name: node1, ip: 192.168.122.11, bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/1", username: admin, passwordFile: pw1}}
 - {name: node2, ip: 192.168.122.12, bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: pw2}}
-`
+` + more
 	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +106,11 @@ func TestDryRun(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(foreign.DryRun, "go.mod")); err != nil || string(data) != "module mine\n" {
 		t.Errorf("the foreign folder changed: %q %v", data, err)
 	}
-	if _, err := DryRun(o); err != nil {
+	firstKey, err := manifests.EarlierAuthkey(filepath.Join(dir, "out", "manifests"), "master")
+	if err != nil || len(firstKey) != 256 {
+		t.Fatalf("the first render's Corosync key: %d bytes, %v", len(firstKey), err)
+	}
+	if s, err = DryRun(o); err != nil {
 		t.Fatal(err)
 	}
 	second := hashFiles(t, filepath.Join(dir, "out", "context"))
@@ -122,8 +133,36 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("Containerfile lacks %q:\n%s", want, cf)
 		}
 	}
-	checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml", "clusterrole-tnf-out-of-service.yaml", "machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml",
-		"tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
+	// By default the secrets are Secrets: no MachineConfig, no other manifest and no build
+	// context carries one, and the second render kept the first one's Corosync key.
+	secretObjects := []string{"clusterrolebinding-tnf-node-auth-delegator.yaml", "role-tnf-node-secrets.yaml", "rolebinding-tnf-node-secrets.yaml",
+		"secret-fencing-credentials-node1.yaml", "secret-fencing-credentials-node2.yaml", "secret-tnf-corosync-authkey.yaml", "secret-tnf-node-token.yaml", "serviceaccount-tnf-node.yaml"}
+	checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml",
+		"clusterrole-tnf-out-of-service.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
+	key := checkSecretsOnlyInSecrets(t, s.Manifests)
+	if firstKey != nil && !bytes.Equal(key, firstKey) {
+		t.Errorf("the second render made a new Corosync key")
+	}
+	// In the MachineConfig (a lab's setting), the earlier render's key too.
+	inMC := o
+	inMC.SecretsIn, inMC.DryRun = SecretsInMachineConfig, filepath.Join(dir, "in-machineconfig")
+	var mcKeys [][]byte
+	for range 2 {
+		s, err := DryRun(inMC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml", "clusterrole-tnf-out-of-service.yaml",
+			"machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
+		key, err := manifests.EarlierAuthkey(filepath.Join(inMC.DryRun, "manifests"), "master")
+		if err != nil || len(key) != 256 {
+			t.Fatalf("the MachineConfig's key: %d bytes, %v", len(key), err)
+		}
+		mcKeys = append(mcKeys, key)
+	}
+	if !bytes.Equal(mcKeys[0], mcKeys[1]) {
+		t.Errorf("the second render into the MachineConfig made a new Corosync key")
+	}
 	for _, ocp := range []string{"4.19", "4.20"} {
 		on := o
 		on.OCP, on.Rollout, on.DryRun = ocp, RolloutOnCluster, filepath.Join(dir, "on-cluster-"+ocp)
@@ -131,8 +170,10 @@ func TestDryRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkRollout(t, s.Manifests, []string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "clusterrole-tnf-handover.yaml", "clusterrole-tnf-out-of-service.yaml", "machineconfiguration-cluster.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml",
-			"tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
+		checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "clusterrole-tnf-handover.yaml",
+			"clusterrole-tnf-out-of-service.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml",
+			"tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
+		checkSecretsOnlyInSecrets(t, s.Manifests)
 	}
 	err = filepath.Walk(filepath.Join(dir, "out", "context"), func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
@@ -145,6 +186,38 @@ func TestDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// checkSecretsOnlyInSecrets: the BMC passwords (tnfYAML's) and the Corosync key are in the
+// Secrets and in no other manifest, in any form; it returns the key.
+func checkSecretsOnlyInSecrets(t *testing.T, paths []string) []byte {
+	t.Helper()
+	var key []byte
+	for _, p := range paths {
+		if filepath.Base(p) == "secret-tnf-corosync-authkey.yaml" {
+			var err error
+			if key, err = manifests.EarlierAuthkey(filepath.Dir(p), "master"); err != nil || len(key) != 256 {
+				t.Fatalf("%s: %d bytes, %v", p, len(key), err)
+			}
+		}
+	}
+	forms := []string{"secret-pw1", "secret-pw2", base64.StdEncoding.EncodeToString([]byte("secret-pw1")), base64.StdEncoding.EncodeToString([]byte("secret-pw2")),
+		base64.StdEncoding.EncodeToString(key), url.PathEscape(base64.StdEncoding.EncodeToString(key))}
+	for _, p := range paths {
+		if strings.HasPrefix(filepath.Base(p), "secret-") {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range forms {
+			if strings.Contains(string(data), f) {
+				t.Errorf("%s carries secret form %d", filepath.Base(p), i) // not the value itself
+			}
+		}
+	}
+	return key
 }
 
 // checkRollout: the manifests are exactly want (one rollout, never both), each one the apiserver
@@ -181,6 +254,16 @@ func checkRollout(t *testing.T, paths, want []string) {
 			typed = &operatorv1.MachineConfiguration{}
 		case strings.HasPrefix(filepath.Base(p), "clusterrole-"):
 			typed = &rbacv1.ClusterRole{}
+		case strings.HasPrefix(filepath.Base(p), "clusterrolebinding-"):
+			typed = &rbacv1.ClusterRoleBinding{}
+		case strings.HasPrefix(filepath.Base(p), "rolebinding-"):
+			typed = &rbacv1.RoleBinding{}
+		case strings.HasPrefix(filepath.Base(p), "role-"):
+			typed = &rbacv1.Role{}
+		case strings.HasPrefix(filepath.Base(p), "secret-"):
+			typed = &corev1.Secret{}
+		case strings.HasPrefix(filepath.Base(p), "serviceaccount-"):
+			typed = &corev1.ServiceAccount{}
 		case strings.HasPrefix(filepath.Base(p), "prometheusrule-"):
 			typed = &monitoringv1.PrometheusRule{}
 		case strings.HasSuffix(p, "-servicemonitor.yaml"):
@@ -254,6 +337,9 @@ func TestDryRunBadInput(t *testing.T) {
 		{"push secret not a DNS name", func(o *Options) {
 			o.LayerImage, o.Rollout, o.PushSpec, o.PushSecret = layerImage, RolloutOnCluster, "registry.example.com/tnf/os-image:latest", "Push_Secret"
 		}, "--push-secret"},
+		{"exec runtime on RHCOS", func(o *Options) {
+			o.Cluster = tnfYAMLWith(t, t.TempDir(), "resources: {etcd: {runtime: exec}}\n")
+		}, `resources.etcd.runtime: "exec": layer ocp-4.19 is RHCOS`},
 		{"bad layer definition", func(o *Options) {
 			o.LayersDir = editedLayer(t, "ocp-4.19", "finalize: bootc-lint", "finalize: sometimes")
 		}, "finalize"},

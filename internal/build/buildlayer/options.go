@@ -50,6 +50,7 @@ type Options struct {
 	Cluster             string // tnf.yaml
 	InstallCfg          string // install-config.yaml
 	NodeIPs             map[string]string
+	SecretsIn           string // SecretsInSecret (default) or SecretsInMachineConfig
 }
 
 // Defaults fills unset options.
@@ -74,6 +75,9 @@ func (o *Options) Defaults() {
 	}
 	if o.Rollout == "" {
 		o.Rollout = RolloutOutOfCluster
+	}
+	if o.SecretsIn == "" {
+		o.SecretsIn = SecretsInSecret
 	}
 	if o.Store == "" {
 		o.Store = DefaultStore

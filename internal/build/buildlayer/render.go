@@ -1,6 +1,7 @@
 package buildlayer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func DryRun(o Options) (Summary, error) {
 		return Summary{}, err
 	}
 	// Manifests first: they check the remaining inputs before the agents are compiled.
-	names, err := renderManifests(o, l, filepath.Join(tmp, "manifests"))
+	names, err := renderManifests(o, l, filepath.Join(tmp, "manifests"), filepath.Join(out, "manifests"))
 	if err != nil {
 		return Summary{}, err
 	}
@@ -204,10 +205,11 @@ func stage(src, dst string, mode uint32) error {
 	return os.Chmod(dst, os.FileMode(mode))
 }
 
-// renderManifests writes what it has the inputs for: the node configuration MachineConfig and
-// its node disruption policy (from --node-config or --install-config) and, given an already pushed
-// --layer-image, the manifests of the one rollout --rollout names.
-func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) {
+// renderManifests writes what it has the inputs for: from --node-config or --install-config, the
+// node configuration MachineConfig with its Secrets (--secrets-in) and, given an already pushed
+// --layer-image, the manifests of the one rollout --rollout names. A Corosync key an earlier
+// render left in earlier is kept.
+func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string, error) {
 	objs := map[string]any{}
 	if o.Cluster != "" && o.InstallCfg != "" {
 		return nil, fmt.Errorf("--node-config and --install-config exclude each other")
@@ -228,16 +230,41 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 		return nil, err
 	}
 	if o.Cluster != "" || o.InstallCfg != "" {
+		if err := etcdRuntime(l, &in.Config); err != nil {
+			return nil, fmt.Errorf("%s: %w", cmp.Or(o.Cluster, o.InstallCfg), err)
+		}
+		key, err := manifests.EarlierAuthkey(earlier, o.Pool)
+		if err != nil {
+			return nil, fmt.Errorf("the Corosync key of the earlier render: %w", err)
+		}
+		if key != nil {
+			if err := in.ReuseAuthkey(key); err != nil {
+				return nil, fmt.Errorf("%s: %w", earlier, err)
+			}
+		}
+		switch o.SecretsIn {
+		case SecretsInSecret:
+			secrets, err := manifests.NodeSecrets(in)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(objs, secrets)
+			in = manifests.FromAPI(in)
+		case SecretsInMachineConfig:
+			// A BMC password rotated through the MachineConfig restarts tnf-reconfigure.service.
+			policy, err := manifests.NodeDisruptionPolicy(in)
+			if err != nil {
+				return nil, err
+			}
+			objs["machineconfiguration-cluster.yaml"] = policy
+		default:
+			return nil, fmt.Errorf("--secrets-in: %q is neither %s nor %s", o.SecretsIn, SecretsInSecret, SecretsInMachineConfig)
+		}
 		mc, err := manifests.NodeConfig(o.Pool, in)
 		if err != nil {
 			return nil, err
 		}
 		objs["99-"+o.Pool+"-tnf-node-config.yaml"] = mc
-		policy, err := manifests.NodeDisruptionPolicy(in)
-		if err != nil {
-			return nil, err
-		}
-		objs["machineconfiguration-cluster.yaml"] = policy
 		svc, endpoints, monitor, err := manifests.MetricsScrape(in)
 		if err != nil {
 			return nil, err
@@ -269,7 +296,7 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 		if err != nil {
 			return nil, err
 		}
-		// 0600: the node configuration carries the BMC passwords.
+		// 0600: the Secrets, or the node configuration, carry the BMC passwords.
 		if err := fsutil.WriteFileAtomic(filepath.Join(dir, name), data, 0o600); err != nil {
 			return nil, err
 		}
@@ -278,6 +305,34 @@ func renderManifests(o Options, l layerdef.Layer, dir string) ([]string, error) 
 	sort.Strings(names)
 	return names, nil
 }
+
+// etcdRuntime is the etcd agent's runtime for layer l: an RHCOS node has no /usr/bin/etcd, so
+// it runs the release's etcd image with podman (the default there), and exec, which would find no
+// binary and, without certificates, an etcd open to the network, is refused.
+func etcdRuntime(l layerdef.Layer, cfg *clusterconfig.Config) error {
+	if l.Kind != "rhcos" {
+		return nil
+	}
+	switch r := cfg.Resources.Etcd["runtime"]; r {
+	case "":
+		if cfg.Resources.Etcd == nil {
+			cfg.Resources.Etcd = map[string]string{}
+		}
+		cfg.Resources.Etcd["runtime"] = "podman"
+	case "podman":
+	default:
+		return fmt.Errorf("resources.etcd.runtime: %q: layer %s is RHCOS, which has no etcd binary: it runs the release's etcd with podman", r, l.Name)
+	}
+	return nil
+}
+
+// Where the node configuration's secrets go: Secrets the nodes fetch through the API, or files
+// in the node configuration MachineConfig (for a lab without an API: a MachineConfig is not
+// encrypted at rest and anyone who may read MachineConfigs reads them).
+const (
+	SecretsInSecret        = "secret"
+	SecretsInMachineConfig = "machineconfig"
+)
 
 // The rollouts: one at a time, never both in one folder (newer MCO would build the on-cluster
 // image FROM the osImageURL MachineConfig's already layered image).

@@ -361,9 +361,12 @@ func decodeSource(t *testing.T, src string) string {
 	return s
 }
 
-// TestMetricsScrape: the Service without selector, its Endpoints at both nodes' addresses on the
-// port tnf-metrics.service serves, and a ServiceMonitor that selects the Service, the monitor
-// accepted by prometheus-operator's CRD; a node without a usable address is refused by name.
+// TestMetricsScrape: the Service without selector, asking the service-ca operator for the
+// endpoint's certificate in the Secret the nodes read; its Endpoints at both nodes' addresses on
+// the port tnf-metrics.service serves; and a ServiceMonitor that selects the Service and scrapes
+// over TLS, checked against the service CA for the Service's DNS name, with Prometheus's own
+// token, the monitor accepted by prometheus-operator's CRD; a node without a usable address is
+// refused by name.
 func TestMetricsScrape(t *testing.T) {
 	in := installConfigInput(t)
 	svc, endpoints, mon, err := MetricsScrape(in)
@@ -382,6 +385,16 @@ func TestMetricsScrape(t *testing.T) {
 	}
 	if !reflect.DeepEqual(mon.Spec.Selector.MatchLabels, svc.Labels) || mon.Spec.Endpoints[0].Port != svc.Spec.Ports[0].Name {
 		t.Errorf("servicemonitor: %+v", mon.Spec)
+	}
+	if got := svc.Annotations["service.beta.openshift.io/serving-cert-secret-name"]; got != metrics.TLSSecret || len(endpoints.Annotations)+len(mon.Annotations) > 0 {
+		t.Errorf("the serving certificate's annotation: service %v, endpoints %v, servicemonitor %v", svc.Annotations, endpoints.Annotations, mon.Annotations)
+	}
+	ep := mon.Spec.Endpoints[0]
+	//lint:ignore SA1019 the file of Prometheus's own token, as MetricsScrape writes it
+	if ep.Scheme != "https" || ep.BearerTokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" || ep.TLSConfig == nil ||
+		ep.TLSConfig.CAFile != "/etc/prometheus/configmaps/serving-certs-ca-bundle/service-ca.crt" ||
+		ep.TLSConfig.ServerName == nil || *ep.TLSConfig.ServerName != svc.Name+"."+svc.Namespace+".svc" || ep.TLSConfig.InsecureSkipVerify != nil {
+		t.Errorf("servicemonitor endpoint: %+v, TLS %+v", ep, ep.TLSConfig)
 	}
 	applied(t, mon)
 	in.Config.Nodes[1].IP = "master-1.example.com"

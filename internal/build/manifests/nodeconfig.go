@@ -59,7 +59,7 @@ func NodeConfig(pool string, in clusterconfig.Input) (*mcfgv1.MachineConfig, err
 	}
 	src, err := yaml.Marshal(butaneConfig{
 		Variant: "openshift", Version: "4.19.0",
-		Metadata: butaneMetadata{Name: "99-" + pool + "-tnf-node-config", Labels: roleLabels(pool)},
+		Metadata: butaneMetadata{Name: nodeConfigName(pool), Labels: roleLabels(pool)},
 		Storage:  butaneStorage{Files: files},
 	})
 	if err != nil {
@@ -81,3 +81,6 @@ func NodeConfig(pool string, in clusterconfig.Input) (*mcfgv1.MachineConfig, err
 	}
 	return &mc, nil
 }
+
+// nodeConfigName names the node configuration MachineConfig of pool (and its file, with .yaml).
+func nodeConfigName(pool string) string { return "99-" + pool + "-tnf-node-config" }

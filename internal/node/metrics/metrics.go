@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
@@ -27,6 +28,15 @@ import (
 // Port is the port tnf-metrics.service serves on, next to ha_cluster_exporter's 9664 so that both
 // can run side by side.
 const Port = 9665
+
+// The endpoint's serving certificate: OpenShift's service-ca operator issues it into the Secret
+// TLSSecret (kubernetes.io/tls, for the Service's name tnf-metrics.openshift-etcd.svc), and the
+// node, which is no pod to mount it, gets it through the API into two root-only files.
+const (
+	TLSSecret   = clusterconfig.MetricsTLSSecret
+	TLSCertFile = clusterconfig.MetricsTLSCertFile
+	TLSKeyFile  = clusterconfig.MetricsTLSKeyFile
+)
 
 // Reading is one look at the node's state.
 type Reading struct {

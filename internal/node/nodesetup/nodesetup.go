@@ -21,6 +21,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/identity"
@@ -148,6 +149,19 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.Config, err)
 	}
+	// The key before corosync.conf, which lets Corosync's unit start.
+	if cfg.SecretsFromAPI != nil {
+		if err := fetchSecrets(ctx, o.Wait, cfg, step); err != nil {
+			return err
+		}
+	}
+	key, err := authkey(cfg.CorosyncAuthkeyFile)
+	if err != nil {
+		return err
+	}
+	if _, err := writeStep(step, AuthkeyPath, key, 0o400); err != nil {
+		return err
+	}
 	// Before corosync.conf, which lets Pacemaker's unit start: the seed must be in place by then.
 	seeded, err := pcmk.Tools{}.SeedCIB(ctx, pcmk.CIBDir, pcsconfig.FirstCIBOptions())
 	if err != nil {
@@ -161,13 +175,6 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	if _, err := writeStep(step, CorosyncConf, []byte(conf), 0o644); err != nil {
-		return err
-	}
-	key, err := authkey(cfg.CorosyncAuthkeyFile)
-	if err != nil {
-		return err
-	}
-	if _, err := writeStep(step, AuthkeyPath, key, 0o400); err != nil {
 		return err
 	}
 	creds := map[string]bmc.Credential{}
@@ -296,6 +303,56 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 		step("cluster configuration", "applied")
 	} else {
 		step("cluster configuration", "unchanged")
+	}
+	return nil
+}
+
+// keptSecretsWait is how long a node whose secrets are all kept asks the API for newer ones
+// before it goes on with the kept files: a cold boot of both nodes has no API until their etcd
+// runs, and that needs this setup.
+const keptSecretsWait = 10 * time.Second
+
+// fetchSecrets brings the node's secrets from the API into their files (apisecrets). Until every
+// file is there it waits for the credential and the API; once they are, the API is only asked
+// for a change, and the kept files do when it does not answer.
+func fetchSecrets(ctx context.Context, wait time.Duration, cfg clusterconfig.Config, step func(string, string)) error {
+	kubeconfig := cfg.SecretsFromAPI.KubeconfigFile
+	kept := apisecrets.Present(cfg)
+	if kept {
+		wait = keptSecretsWait
+	}
+	var last error
+	err := waitFor(ctx, wait, "the node's Secrets from the API (with "+kubeconfig+")", func(ctx context.Context) (bool, error) {
+		files, changed, err := apisecrets.Sync(ctx, cfg, AuthkeyPath)
+		if err != nil {
+			if last == nil || err.Error() != last.Error() {
+				step("secrets", "waiting: "+err.Error()) // once per reason: what the administrator must fix
+			}
+			last = err
+			// A refused credential, a Secret that contradicts cluster.yaml or a changed key stays
+			// so: say it now.
+			return false, refusal(err)
+		}
+		apisecrets.Report(files, changed, step)
+		return true, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case kept && !errors.Is(err, apisecrets.ErrKeyChanged):
+		step("secrets", fmt.Sprintf("not read from the API (%v): the files kept on the node do", last))
+		return nil
+	case last != nil && !errors.Is(err, last):
+		return fmt.Errorf("%w: %v", err, last)
+	}
+	return err
+}
+
+// refusal is err when waiting cannot end it: the API refused the credential, a Secret
+// contradicts the node configuration, or the Corosync key changed.
+func refusal(err error) error {
+	if apisecrets.Forbidden(err) || errors.Is(err, apisecrets.ErrMismatch) || errors.Is(err, apisecrets.ErrKeyChanged) {
+		return err
 	}
 	return nil
 }

@@ -1,0 +1,150 @@
+package manifests
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	ign "github.com/coreos/ignition/v2/config/v3_5"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/vincent-petithory/dataurl"
+	"sigs.k8s.io/yaml"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+)
+
+// NodeServiceAccount is the identity of the nodes' credential (apisecrets.Kubeconfig).
+const NodeServiceAccount = "tnf-node"
+
+// SecretsRoleName names the Role (and its binding) that lets NodeServiceAccount get the layer's
+// Secrets by name.
+const SecretsRoleName = "tnf-node-secrets"
+
+// authDelegator is Kubernetes' bootstrap ClusterRole for TokenReviews and SubjectAccessReviews:
+// what the metrics endpoint asks about its callers.
+const authDelegator = "system:auth-delegator"
+
+// NodeSecrets are the manifests that deliver the node configuration's secrets through the API
+// instead of a MachineConfig, keyed by file name: one Secret per node's BMC credential in the
+// installer's own name and shape (fencing-credentials-<node>: address, username, password,
+// certificateVerification; an installer's Secret of that name is the same object), the
+// Corosync key's Secret, the nodes' ServiceAccount, a Role that may get exactly those Secrets
+// (and the metrics endpoint's serving certificate) by name, and the bindings.
+func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
+	values := map[string][]byte{}
+	for _, s := range in.Secrets {
+		values[s.Path] = s.Data
+	}
+	objs := map[string]any{}
+	names := []string{}
+	for i, n := range in.Config.Nodes {
+		password, ok := values[n.BMC.PasswordFile]
+		if !ok {
+			return nil, fmt.Errorf("nodes[%d].bmc: no password was read for %s", i, n.Name)
+		}
+		name := clusterconfig.FencingSecret(n.Name)
+		objs["secret-"+name+".yaml"] = secret(name, map[string][]byte{"address": []byte(n.BMC.Address), "username": []byte(n.BMC.Username),
+			"password": password, "certificateVerification": []byte(n.BMC.CertificateVerification)})
+		names = append(names, name)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(values[clusterconfig.AuthkeyFile])))
+	if err != nil || len(key) == 0 {
+		return nil, fmt.Errorf("corosyncAuthkeyFile: no key to deliver")
+	}
+	objs["secret-"+clusterconfig.AuthkeySecret+".yaml"] = secret(clusterconfig.AuthkeySecret, map[string][]byte{clusterconfig.AuthkeySecretKey: key})
+	names = append(names, clusterconfig.AuthkeySecret, clusterconfig.MetricsTLSSecret)
+	ns := clusterconfig.SecretsNamespace
+	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: NodeServiceAccount, Namespace: ns}
+	objs["serviceaccount-"+NodeServiceAccount+".yaml"] = &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta: metav1.ObjectMeta{Name: NodeServiceAccount, Namespace: ns}}
+	// The ServiceAccount's long-lived token, which the token controller fills in: the nodes'
+	// sync runs every few minutes for the life of the cluster, past any short token.
+	objs["secret-"+NodeServiceAccount+"-token.yaml"] = &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: NodeServiceAccount + "-token", Namespace: ns, Annotations: map[string]string{corev1.ServiceAccountNameKey: NodeServiceAccount}},
+		Type:       corev1.SecretTypeServiceAccountToken}
+	objs["role-"+SecretsRoleName+".yaml"] = &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName, Namespace: ns},
+		// get by name only: no list or watch, which would reveal every Secret of the namespace.
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: names}}}
+	objs["rolebinding-"+SecretsRoleName+".yaml"] = &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: SecretsRoleName}, Subjects: []rbacv1.Subject{subject}}
+	objs["clusterrolebinding-tnf-node-auth-delegator.yaml"] = &rbacv1.ClusterRoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: "tnf-node-auth-delegator"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: authDelegator}, Subjects: []rbacv1.Subject{subject}}
+	return objs, nil
+}
+
+func secret(name string, data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: clusterconfig.SecretsNamespace},
+		Type:       corev1.SecretTypeOpaque, Data: data}
+}
+
+// FromAPI is in as the node configuration MachineConfig carries it when the Secrets deliver
+// the secrets: cluster.yaml says where the node fetches them, and no secret file is left.
+func FromAPI(in clusterconfig.Input) clusterconfig.Input {
+	in.Secrets = nil
+	in.Config.SecretsFromAPI = &clusterconfig.SecretsFromAPI{}
+	in.Config.Defaults()
+	return in
+}
+
+// EarlierAuthkey is the Corosync key an earlier render left in dir (nil when none did): the
+// Secret's, or the node configuration MachineConfig's file for pool. Reused, it keeps the
+// cluster's key across renders, so that applying a new render never splits the nodes.
+func EarlierAuthkey(dir, pool string) ([]byte, error) {
+	path := filepath.Join(dir, "secret-"+clusterconfig.AuthkeySecret+".yaml")
+	if data, err := os.ReadFile(path); err == nil {
+		var s corev1.Secret
+		if err := yaml.UnmarshalStrict(data, &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		key, ok := s.Data[clusterconfig.AuthkeySecretKey]
+		if !ok {
+			return nil, fmt.Errorf("%s: data.%s: missing", path, clusterconfig.AuthkeySecretKey)
+		}
+		return key, nil
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	path = filepath.Join(dir, nodeConfigName(pool)+".yaml")
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var mc mcfgv1.MachineConfig
+	if err := yaml.UnmarshalStrict(data, &mc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	cfg, _, err := ign.Parse(mc.Spec.Config.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: spec.config: %w", path, err)
+	}
+	for i, f := range cfg.Storage.Files {
+		if f.Path != clusterconfig.AuthkeyFile || f.Contents.Source == nil {
+			continue
+		}
+		u, err := dataurl.DecodeString(*f.Contents.Source)
+		if err != nil {
+			return nil, fmt.Errorf("%s: spec.config.storage.files[%d].contents.source: %w", path, i, err)
+		}
+		key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(u.Data)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: spec.config.storage.files[%d] (%s): %w", path, i, clusterconfig.AuthkeyFile, err)
+		}
+		return key, nil
+	}
+	// Delivered as a Secret, which this folder no longer holds: nothing to reuse from here.
+	return nil, nil
+}

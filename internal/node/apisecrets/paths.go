@@ -1,0 +1,15 @@
+// Package apisecrets fetches the node's secrets from the cluster's API (the BMC credentials in
+// the fencing-credentials Secrets the installer and the cluster-etcd-operator use, the Corosync
+// key, the metrics endpoint's serving certificate) into root-only files, so that no secret
+// travels in a MachineConfig and a cold boot never needs the API.
+package apisecrets
+
+import "github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+
+// Kubeconfig is the node's credential for the API: a token of the ServiceAccount
+// openshift-etcd/tnf-node, which may get the layer's Secrets by name and review tokens (the
+// metrics endpoint's callers), nothing else. An administrator copies it to each node over SSH.
+const Kubeconfig = clusterconfig.NodeKubeconfig
+
+// Namespace holds the Secrets: the installer's fencing credentials live there.
+const Namespace = clusterconfig.SecretsNamespace

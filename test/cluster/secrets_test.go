@@ -1,0 +1,230 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/tnf-layer/tnf-layer/internal/build/manifests"
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
+)
+
+// applySecrets creates what build-layer writes to deliver in's secrets (manifests.NodeSecrets:
+// the Secrets, the nodes' ServiceAccount, its Role and bindings) as an administrator applies
+// them, then requests a token for the ServiceAccount as `oc create token` does, and returns a
+// client configuration of that token for server (the kubeconfig an administrator copies to the
+// nodes).
+func applySecrets(t testing.TB, admin *kubernetes.Clientset, in clusterconfig.Input) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	objs, err := manifests.NodeSecrets(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := clusterconfig.SecretsNamespace
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	for name, obj := range objs {
+		var err error
+		switch o := obj.(type) {
+		case *corev1.Secret:
+			if o.Type == corev1.SecretTypeServiceAccountToken {
+				continue // no token controller runs here: the test requests a token instead
+			}
+			_, err = admin.CoreV1().Secrets(ns).Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.ServiceAccount:
+			_, err = admin.CoreV1().ServiceAccounts(ns).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.Role:
+			_, err = admin.RbacV1().Roles(ns).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRoleBinding:
+			_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("%s: a %T the test does not apply", name, obj)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, manifests.NodeServiceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
+}
+
+// secretsInput is a node configuration's input as build-layer reads it from tnf.yaml, with
+// fixed secrets.
+func secretsInput(t testing.TB) clusterconfig.Input {
+	cfg := clusterconfig.Config{ClusterName: "tnf-test", CorosyncAuthkeyFile: clusterconfig.AuthkeyFile}
+	in := clusterconfig.Input{}
+	for i, name := range []string{"node1", "node2"} {
+		pw := clusterconfig.SecretsDir + "/" + name + ".password"
+		cfg.Nodes = append(cfg.Nodes, clusterconfig.Node{Name: name, IP: "192.0.2." + string(rune('1'+i)), BMC: clusterconfig.BMC{
+			Address: "redfish+https://198.51.100." + string(rune('1'+i)) + "/redfish/v1/Systems/1", Username: "admin", PasswordFile: pw}})
+		in.Secrets = append(in.Secrets, clusterconfig.Secret{Path: pw, Data: []byte("bmc-password-of-" + name)})
+	}
+	in.Secrets = append(in.Secrets, clusterconfig.Secret{Path: clusterconfig.AuthkeyFile, Data: []byte(base64.StdEncoding.EncodeToString(authkeyOf(1)) + "\n")})
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	in.Config = cfg
+	return in
+}
+
+func authkeyOf(b byte) []byte { return []byte(strings.Repeat(string(rune('a'+b)), 256)) }
+
+// TestSecretsFromAPI: a node's secrets come from the Secrets build-layer writes, through the real
+// kube-apiserver, with the ServiceAccount token its manifests allow: the files hold the values,
+// root-only; the credential reads nothing else; a rotated password replaces the old one; a
+// Secret naming another BMC than cluster.yaml and a new Corosync key for a running cluster are
+// refused.
+func TestSecretsFromAPI(t *testing.T) {
+	t.Parallel()
+	api := startLoneAPI(t)
+	admin := api.Client("admin")
+	in := secretsInput(t)
+	token := applySecrets(t, admin, in)
+	node, err := kubernetes.NewForConfig(&rest.Config{Host: api.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: api.CAFile}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ns := clusterconfig.SecretsNamespace
+
+	// The node's files, in a folder of the test instead of /etc/tnf/secrets.
+	dir := t.TempDir()
+	local := func(files []apisecrets.File) []apisecrets.File {
+		for i := range files {
+			files[i].Path = filepath.Join(dir, filepath.Base(files[i].Path))
+		}
+		return files
+	}
+	installed := filepath.Join(dir, "installed-authkey") // /etc/corosync/authkey: none yet
+	keep := func() []string {
+		t.Helper()
+		files, err := apisecrets.Fetch(ctx, node, in.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed, err := apisecrets.Keep(local(files), filepath.Join(dir, "corosync-authkey"), installed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return changed
+	}
+	if changed := keep(); len(changed) != 3 {
+		t.Fatalf("first fetch wrote %v, want both passwords and the key", changed)
+	}
+	for file, want := range map[string]string{"node1.password": "bmc-password-of-node1", "node2.password": "bmc-password-of-node2",
+		"corosync-authkey": base64.StdEncoding.EncodeToString(authkeyOf(1)) + "\n"} {
+		path := filepath.Join(dir, file)
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v", file, got, err)
+		}
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, %v; want 0600", file, st.Mode(), err)
+		}
+	}
+	if changed := keep(); len(changed) != 0 {
+		t.Errorf("a second fetch changed %v", changed)
+	}
+
+	// The credential reads the layer's Secrets by name and nothing else.
+	if _, err := admin.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses"},
+		Data: map[string][]byte{"token": []byte("not for the nodes")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.CoreV1().Secrets(ns).Get(ctx, "someone-elses", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential got another Secret of %s: %v", ns, err)
+	}
+	if _, err := node.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential listed the Secrets of %s: %v", ns, err)
+	}
+	if _, err := node.CoreV1().Secrets("kube-system").Get(ctx, "anything", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential reached kube-system: %v", err)
+	}
+
+	// A rotated BMC password: the file holds the new one only.
+	s, err := admin.CoreV1().Secrets(ns).Get(ctx, clusterconfig.FencingSecret("node2"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Data["password"] = []byte("rotated-password")
+	if s, err = admin.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if changed := keep(); len(changed) != 1 || filepath.Base(changed[0]) != "node2.password" {
+		t.Errorf("after the rotation the fetch changed %v, want node2.password", changed)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "node2.password")); string(got) != "rotated-password" {
+		t.Errorf("node2.password after the rotation: %q", got)
+	}
+
+	// A Secret naming another BMC: refused, nothing written, the message names the Secret's
+	// key and cluster.yaml's field.
+	s.Data["address"] = []byte("redfish+https://203.0.113.9/redfish/v1/Systems/1")
+	if s, err = admin.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = apisecrets.Fetch(ctx, node, in.Config)
+	if !errors.Is(err, apisecrets.ErrMismatch) || !strings.Contains(err.Error(), "fencing-credentials-node2 key address") ||
+		!strings.Contains(err.Error(), "nodes[1].bmc.address") {
+		t.Errorf("a Secret naming another BMC: %v", err)
+	}
+	if strings.Contains(err.Error(), "rotated-password") {
+		t.Errorf("the error carries the password: %v", err)
+	}
+	s.Data["address"] = []byte(in.Config.Nodes[1].BMC.Address)
+	if _, err := admin.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The cluster runs with the first key (Corosync's authkey installed): a new key in the
+	// Secret is refused and the kept file stays.
+	if err := os.WriteFile(installed, authkeyOf(1), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	k, err := admin.CoreV1().Secrets(ns).Get(ctx, clusterconfig.AuthkeySecret, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Data[clusterconfig.AuthkeySecretKey] = authkeyOf(2)
+	if _, err := admin.CoreV1().Secrets(ns).Update(ctx, k, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	files, err := apisecrets.Fetch(ctx, node, in.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apisecrets.Keep(local(files), filepath.Join(dir, "corosync-authkey"), installed); !errors.Is(err, apisecrets.ErrKeyChanged) {
+		t.Errorf("a new Corosync key for a running cluster: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "corosync-authkey")); string(got) != base64.StdEncoding.EncodeToString(authkeyOf(1))+"\n" {
+		t.Errorf("the kept key changed")
+	}
+}
