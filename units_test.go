@@ -61,7 +61,7 @@ func TestUnitsVerify(t *testing.T) {
 		}
 	}
 	cmd := exec.Command("systemd-analyze", "verify", "--root="+root, "tnf-setup.service", "tnf-metrics.service", "tnf-out-of-service.service", "tnf-handover.service", "tnf-auto-unblock.service",
-		"tnf-auto-unblock.timer", "tnf-secrets-sync.service", "tnf-secrets-sync.timer", "corosync.service", "pacemaker.service", "crio.service", "kubelet.service")
+		"tnf-auto-unblock.timer", "tnf-keys-sync.service", "tnf-keys-sync.timer", "corosync.service", "pacemaker.service", "crio.service", "kubelet.service")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics/metricsauth"
@@ -46,6 +47,12 @@ func metricsCommand(nf *nodeFlags) *cobra.Command {
 			"and switches once they do.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The node's credential is where cluster.yaml says, when it says (secretsFromAPI).
+			if !cmd.Flags().Changed("kubeconfig") {
+				if cfg, err := clusterconfig.Load(nf.config); err == nil && cfg.SecretsFromAPI != nil {
+					o.kubeconfig = cfg.SecretsFromAPI.KubeconfigFile
+				}
+			}
 			return serveMetrics(cmd.Context(), nf, o)
 		},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -19,7 +20,7 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 		Long: "Reads the Secrets cluster.yaml's secretsFromAPI names (each node's fencing-credentials Secret and the " +
 			"Corosync key, in " + clusterconfig.SecretsNamespace + ") and replaces the files whose value changed. On a node " +
 			"set up already, a change then starts tnf-reconfigure.service, which re-registers the fence devices with the new " +
-			"password, without a reboot. A Corosync key other than the one the cluster runs with is refused. tnf-secrets-sync.timer " +
+			"password, without a reboot. A Corosync key other than the one the cluster runs with is refused. tnf-keys-sync.timer " +
 			"runs it every 5 minutes. One line per file.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -27,28 +28,44 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			out := cmd.OutOrStdout()
+			if cfg.SecretsFromAPI == nil {
+				fmt.Fprintln(out, "sync-secrets: nothing to fetch: "+nf.config+" has no secretsFromAPI (the secrets come with the node configuration)")
+				return nil
+			}
 			files, changed, err := apisecrets.Sync(cmd.Context(), cfg, nodesetup.AuthkeyPath)
-			if err != nil {
+			// A refused key still lets a rotated password through (Keep writes the others).
+			if err != nil && !errors.Is(err, apisecrets.ErrKeyChanged) {
 				return fmt.Errorf("%s: %w", nf.config, err)
 			}
-			out := cmd.OutOrStdout()
+			keyErr := err
 			apisecrets.Report(files, changed, func(name, result string) { fmt.Fprintf(out, "sync-secrets: %s: %s\n", name, result) })
-			if len(changed) == 0 {
-				return nil
-			}
-			if _, err := os.Stat(nodesetup.Marker); err != nil {
-				fmt.Fprintln(out, "sync-secrets: setup has not completed here: it reads the files when it runs")
-				return nil
-			}
-			if _, ok := nodesetup.DetectServices().(nodesetup.Systemd); !ok {
-				fmt.Fprintln(out, "sync-secrets: no systemd: run tnfctl setup to apply the change")
-				return nil
-			}
-			if _, err := (pcmk.Tools{}).Run(cmd.Context(), "systemctl", "start", "--no-block", "tnf-reconfigure.service"); err != nil {
+			if err := applyRotation(cmd, cfg, changed); err != nil {
 				return err
 			}
-			fmt.Fprintln(out, "sync-secrets: tnf-reconfigure.service started: it applies the change")
-			return nil
+			return keyErr
 		},
 	}
+}
+
+// applyRotation starts tnf-reconfigure.service when a BMC password changed on a node set up
+// already: it re-registers the fence devices with the new one.
+func applyRotation(cmd *cobra.Command, cfg clusterconfig.Config, changed []string) error {
+	out := cmd.OutOrStdout()
+	if !apisecrets.PasswordChanged(cfg, changed) {
+		return nil
+	}
+	if _, err := os.Stat(nodesetup.Marker); err != nil {
+		fmt.Fprintln(out, "sync-secrets: setup has not completed here: it reads the files when it runs")
+		return nil
+	}
+	if _, ok := nodesetup.DetectServices().(nodesetup.Systemd); !ok {
+		fmt.Fprintln(out, "sync-secrets: no systemd: run tnfctl setup to apply the change")
+		return nil
+	}
+	if _, err := (pcmk.Tools{}).Run(cmd.Context(), "systemctl", "start", "--no-block", "tnf-reconfigure.service"); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "sync-secrets: tnf-reconfigure.service started: it applies the change")
+	return nil
 }

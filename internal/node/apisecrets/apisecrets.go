@@ -122,33 +122,33 @@ var ErrKeyChanged = errors.New("the Corosync key differs from the one this clust
 
 // Keep writes the files that changed (0600, in a 0700 folder, each replaced whole) and returns
 // their paths. A Corosync key (the file at authkeyFile) other than the one installed at
-// installedKey is refused while one is installed: the node would stop hearing its peer, which
-// runs with the old key. A new key needs both nodes at once (operate.md).
+// installedKey is not written while one is installed: the node would stop hearing its peer,
+// which runs with the old key. The other files are written all the same, and the error then
+// wraps ErrKeyChanged. A new key needs both nodes at once (operate.md).
 func Keep(files []File, authkeyFile, installedKey string) (changed []string, err error) {
+	var keyErr error
 	for _, f := range files {
 		if f.Path == authkeyFile {
-			if err := sameKey(f, installedKey); err != nil {
-				return nil, err
+			if keyErr = sameKey(f, installedKey); keyErr != nil {
+				continue
 			}
 		}
-	}
-	for _, f := range files {
 		old, err := os.ReadFile(f.Path)
 		if err == nil && bytes.Equal(old, f.Data) {
 			continue
 		}
 		if err != nil && !os.IsNotExist(err) {
-			return nil, err
+			return changed, err
 		}
 		if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
-			return nil, err
+			return changed, err
 		}
 		if err := fsutil.WriteFileAtomic(f.Path, f.Data, 0o600); err != nil {
-			return nil, err
+			return changed, err
 		}
 		changed = append(changed, f.Path)
 	}
-	return changed, nil
+	return changed, keyErr
 }
 
 func sameKey(f File, installedKey string) error {
@@ -201,6 +201,17 @@ func Sync(ctx context.Context, cfg clusterconfig.Config, installedKey string) (f
 	}
 	changed, err = Keep(files, cfg.CorosyncAuthkeyFile, installedKey)
 	return files, changed, err
+}
+
+// PasswordChanged says whether one of cfg's BMC password files is among changed: what the fence
+// devices must be re-registered for (a renewed metrics certificate is not).
+func PasswordChanged(cfg clusterconfig.Config, changed []string) bool {
+	for _, n := range cfg.Nodes {
+		if slices.Contains(changed, n.BMC.PasswordFile) {
+			return true
+		}
+	}
+	return false
 }
 
 // Report is one line per file: written or unchanged, and from which Secret.

@@ -324,6 +324,12 @@ func fetchSecrets(ctx context.Context, wait time.Duration, cfg clusterconfig.Con
 	var last error
 	err := waitFor(ctx, wait, "the node's Secrets from the API (with "+kubeconfig+")", func(ctx context.Context) (bool, error) {
 		files, changed, err := apisecrets.Sync(ctx, cfg, AuthkeyPath)
+		if errors.Is(err, apisecrets.ErrKeyChanged) && kept {
+			// The kept key is the one the peer runs with: go on with it, and say so.
+			apisecrets.Report(files, changed, step)
+			step("secrets", err.Error())
+			return true, nil
+		}
 		if err != nil {
 			if last == nil || err.Error() != last.Error() {
 				step("secrets", "waiting: "+err.Error()) // once per reason: what the administrator must fix
@@ -339,7 +345,7 @@ func fetchSecrets(ctx context.Context, wait time.Duration, cfg clusterconfig.Con
 	switch {
 	case err == nil:
 		return nil
-	case kept && !errors.Is(err, apisecrets.ErrKeyChanged):
+	case kept:
 		step("secrets", fmt.Sprintf("not read from the API (%v): the files kept on the node do", last))
 		return nil
 	case last != nil && !errors.Is(err, last):
