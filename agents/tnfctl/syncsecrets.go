@@ -49,14 +49,21 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 }
 
 // applyRotation starts tnf-reconfigure.service when a BMC password changed on a node set up
-// already: it re-registers the fence devices with the new one.
+// already, or an earlier change has not reached the fence devices (its start failed, or the
+// reconfiguration stopped before their restart): it re-registers them with the new one.
 func applyRotation(cmd *cobra.Command, cfg clusterconfig.Config, changed []string) error {
 	out := cmd.OutOrStdout()
-	if !apisecrets.PasswordChanged(cfg, changed) {
+	if _, err := os.Stat(nodesetup.Marker); err != nil {
+		if apisecrets.PasswordChanged(cfg, changed) {
+			fmt.Fprintln(out, "sync-secrets: setup has not completed here: it reads the files when it runs")
+		}
 		return nil
 	}
-	if _, err := os.Stat(nodesetup.Marker); err != nil {
-		fmt.Fprintln(out, "sync-secrets: setup has not completed here: it reads the files when it runs")
+	pending, err := nodesetup.RotationPending(cfg)
+	if err != nil {
+		return err
+	}
+	if !pending {
 		return nil
 	}
 	if _, ok := nodesetup.DetectServices().(nodesetup.Systemd); !ok {

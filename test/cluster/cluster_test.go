@@ -194,8 +194,9 @@ func (c *cluster) writeNodeConfig(change func(*clusterconfig.Config)) {
 	key := make([]byte, 256)
 	_, _ = rand.Read(key)
 	c.input = clusterconfig.Input{Config: cfg, Secrets: []clusterconfig.Secret{{Path: clusterconfig.AuthkeyFile, Data: []byte(base64.StdEncoding.EncodeToString(key) + "\n")}}}
-	for _, n := range cfg.Nodes {
-		c.input.Secrets = append(c.input.Secrets, clusterconfig.Secret{Path: n.BMC.PasswordFile, Data: []byte(passwords[n.Name] + "\n")})
+	// Each password file holds its BMC's password: a change may swap the entries that name them.
+	for _, name := range c.nodes {
+		c.input.Secrets = append(c.input.Secrets, clusterconfig.Secret{Path: clusterconfig.SecretsDir + "/" + name + ".password", Data: []byte(passwords[name] + "\n")})
 	}
 	for _, name := range c.nodes {
 		etc := filepath.Join(c.layout.Nodes[name].Dir, "disk", "etc", "tnf")

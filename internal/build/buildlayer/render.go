@@ -296,6 +296,9 @@ func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string
 		if err != nil {
 			return nil, err
 		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o700); err != nil {
+			return nil, err
+		}
 		// 0600: the Secrets, or the node configuration, carry the BMC passwords.
 		if err := fsutil.WriteFileAtomic(filepath.Join(dir, name), data, 0o600); err != nil {
 			return nil, err

@@ -30,6 +30,11 @@ const SecretsRoleName = "tnf-node-secrets"
 // what the metrics endpoint asks about its callers.
 const authDelegator = "system:auth-delegator"
 
+// AuthkeyManifest is the Corosync key's Secret, in a folder of its own under the manifests: it
+// is created once (oc create) and never applied again, and `oc apply -f` of the manifests'
+// folder, which does not descend into it, cannot replace the key of a running cluster.
+const AuthkeyManifest = "create-once/secret-" + clusterconfig.AuthkeySecret + ".yaml"
+
 // NodeSecrets are the manifests that deliver the node configuration's secrets through the API
 // instead of a MachineConfig, keyed by file name: one Secret per node's BMC credential in the
 // installer's own name and shape (fencing-credentials-<node>: address, username, password,
@@ -57,7 +62,7 @@ func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 	if err != nil || len(key) == 0 {
 		return nil, fmt.Errorf("corosyncAuthkeyFile: no key to deliver")
 	}
-	objs["secret-"+clusterconfig.AuthkeySecret+".yaml"] = secret(clusterconfig.AuthkeySecret, map[string][]byte{clusterconfig.AuthkeySecretKey: key})
+	objs[AuthkeyManifest] = secret(clusterconfig.AuthkeySecret, map[string][]byte{clusterconfig.AuthkeySecretKey: key})
 	names = append(names, clusterconfig.AuthkeySecret, clusterconfig.MetricsTLSSecret)
 	ns := clusterconfig.SecretsNamespace
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: NodeServiceAccount, Namespace: ns}
@@ -101,7 +106,7 @@ func FromAPI(in clusterconfig.Input) clusterconfig.Input {
 // Secret's, or the node configuration MachineConfig's file for pool. Reused, it keeps the
 // cluster's key across renders, so that applying a new render never splits the nodes.
 func EarlierAuthkey(dir, pool string) ([]byte, error) {
-	path := filepath.Join(dir, "secret-"+clusterconfig.AuthkeySecret+".yaml")
+	path := filepath.Join(dir, AuthkeyManifest)
 	if data, err := os.ReadFile(path); err == nil {
 		var s corev1.Secret
 		if err := yaml.UnmarshalStrict(data, &s); err != nil {

@@ -186,17 +186,22 @@ func run(ctx context.Context, o Options) error {
 		}
 		creds[n.Name], passwords[n.Name] = cred, cred.Password
 	}
-	rotated := map[string]bool{} // fence devices whose password this run changed
-	for _, s := range pcsconfig.Secrets(passwords) {
+	// The fence devices whose new password is written but not yet loaded: recorded before the
+	// write, so that a run that fails before the restart leaves them for the next run.
+	secrets := pcsconfig.Secrets(passwords)
+	rotated, err := pendingDevices(secrets)
+	if err != nil {
+		return err
+	}
+	if err := writePending(rotated); err != nil {
+		return err
+	}
+	for _, s := range secrets {
 		if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
 			return err
 		}
-		written, err := writeStep(step, s.Path, s.Data, 0o600)
-		if err != nil {
+		if _, err := writeStep(step, s.Path, s.Data, 0o600); err != nil {
 			return err
-		}
-		if written {
-			rotated[s.Device] = true
 		}
 	}
 	if err := o.Services.KeepOutOfBoot(ctx, step, "crio.service", "kubelet.service"); err != nil {
@@ -217,6 +222,9 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := reregister(ctx, tools, rotated, step); err != nil {
+		return err
+	}
+	if err := writePending(nil); err != nil {
 		return err
 	}
 
@@ -374,6 +382,61 @@ func authkey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("corosyncAuthkeyFile: %s does not hold a base64 key of %d to %d bytes", path, clusterconfig.MinAuthkey, clusterconfig.MaxAuthkey)
 	}
 	return key, nil
+}
+
+// PendingMarker lists the fence devices whose new password a setup wrote and has not yet had
+// them load: the next setup restarts them (tnf-keys-sync.service starts one while it exists).
+const PendingMarker = "/var/lib/tnf/fence-devices-pending"
+
+// pendingDevices are the devices an earlier run left in PendingMarker and those whose secret
+// differs from what is written now.
+func pendingDevices(secrets []pcsconfig.Secret) (map[string]bool, error) {
+	devices := map[string]bool{}
+	data, err := os.ReadFile(PendingMarker)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, id := range strings.Fields(string(data)) {
+		devices[id] = true
+	}
+	for _, s := range secrets {
+		if old, err := os.ReadFile(s.Path); err != nil || !bytes.Equal(old, s.Data) {
+			devices[s.Device] = true
+		}
+	}
+	return devices, nil
+}
+
+// writePending records devices in PendingMarker, or removes it when there are none.
+func writePending(devices map[string]bool) error {
+	if len(devices) == 0 {
+		if err := os.Remove(PendingMarker); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(PendingMarker), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(PendingMarker, []byte(strings.Join(slices.Sorted(maps.Keys(devices)), "\n")+"\n"), 0o644)
+}
+
+// RotationPending says whether a BMC password on this node has not reached its fence devices:
+// its file differs from the cibsecret setup writes from it, or a setup left devices to restart.
+func RotationPending(cfg clusterconfig.Config) (bool, error) {
+	if _, err := os.Stat(PendingMarker); err == nil {
+		return true, nil
+	}
+	passwords := map[string]string{}
+	for _, n := range cfg.Nodes {
+		cred, err := n.Credential()
+		if err != nil {
+			return false, err
+		}
+		passwords[n.Name] = cred.Password
+	}
+	devices, err := pendingDevices(pcsconfig.Secrets(passwords))
+	return len(devices) > 0, err
 }
 
 // reregister restarts the running fence devices whose password changed (a rotated BMC
