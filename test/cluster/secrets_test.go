@@ -228,3 +228,59 @@ func TestSecretsFromAPI(t *testing.T) {
 		t.Errorf("the kept key changed")
 	}
 }
+
+// TestSecretRotation: on the installed cluster, whose nodes fetched their secrets through the
+// API, both BMC passwords change at the BMCs and in their Secrets. tnfctl sync-secrets on each
+// node replaces the password files and says the change waits for setup (no systemd here to
+// start tnf-reconfigure.service, which runs it); setup restarts the fence devices with the new
+// passwords; a fencing check with them passes, a second sync finds nothing to do, and the old
+// passwords are gone from the nodes.
+func TestSecretRotation(t *testing.T) {
+	t.Parallel()
+	c := newInstalledCluster(t)
+	c.power("on", "node1")
+	c.power("on", "node2")
+	c.waitAPIsAndDeliverSecrets()
+	c.waitRoles("node1", map[string]string{"node1": "Unpromoted", "node2": "Unpromoted"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	secrets := c.apiClient("node1").CoreV1().Secrets(clusterconfig.SecretsNamespace)
+	old := map[string]string{}
+	for _, n := range c.nodes {
+		old[n] = c.password(n)
+		pw := randomText(16)
+		c.write(filepath.Join(c.dir, "bmc", n+".password"), []byte(pw+"\n"), 0o600)
+		s, err := secrets.Get(ctx, clusterconfig.FencingSecret(n), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Data["password"] = []byte(pw)
+		if _, err := secrets.Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.restartEmulator()
+	for _, n := range c.nodes {
+		out, err := c.tnfctl(n, "sync-secrets")
+		if err != nil || strings.Count(out, ".password: written (from Secret") != 2 || !strings.Contains(out, "run tnfctl setup") {
+			t.Fatalf("sync-secrets on %s: %v\n%s", n, err, out)
+		}
+		out, err = c.tnfctl(n, "setup", "--wait", "1m")
+		if err != nil || strings.Count(out, "restarted with its new password") != 2 { // both levels fencing the peer run here
+			t.Fatalf("setup on %s: %v\n%s", n, err, out)
+		}
+		if out, err := c.tnfctl(n, "sync-secrets"); err != nil || strings.Contains(out, "written") || strings.Contains(out, "run tnfctl setup") {
+			t.Errorf("a second sync-secrets on %s: %v\n%s", n, err, out)
+		}
+	}
+	if out, err := c.tnfctl("node1", "fence-check", "--target", "node2"); err != nil {
+		t.Errorf("fence-check with the new password: %v\n%s", err, out)
+	}
+	for _, n := range c.nodes {
+		for _, pw := range old {
+			if out, err := c.run(n, "grep", "-rlF", pw, "/etc/tnf", "/var/lib/pacemaker"); err == nil {
+				t.Errorf("%s still holds an old BMC password in %s", n, strings.TrimSpace(out))
+			}
+		}
+	}
+}

@@ -221,7 +221,7 @@ func run(ctx context.Context, o Options) error {
 	if err := publishIdentity(ctx, o.Wait, self.Name, step); err != nil {
 		return err
 	}
-	if err := reregister(ctx, tools, rotated, step); err != nil {
+	if err := reregister(ctx, tools, self.Name, rotated, step); err != nil {
 		return err
 	}
 	if err := writePending(nil); err != nil {
@@ -439,12 +439,12 @@ func RotationPending(cfg clusterconfig.Config) (bool, error) {
 	return len(devices) > 0, err
 }
 
-// reregister restarts the running fence devices whose password changed (a rotated BMC
+// reregister restarts the fence devices running on this node whose password changed (a rotated BMC
 // credential). Pacemaker's fencer reads a device's cibsecret once and keeps the value for as long
 // as the device stays registered: without a restart it would go on with the old password, its
 // monitor would fail, and the device's recovery would drop any fencing queued meanwhile. A
 // device that does not run yet (the first setup) reads the new files when it starts.
-func reregister(ctx context.Context, tools pcmk.Tools, rotated map[string]bool, step func(string, string)) error {
+func reregister(ctx context.Context, tools pcmk.Tools, self string, rotated map[string]bool, step func(string, string)) error {
 	if len(rotated) == 0 {
 		return nil
 	}
@@ -454,7 +454,24 @@ func reregister(ctx context.Context, tools pcmk.Tools, rotated map[string]bool, 
 		return nil
 	}
 	for _, id := range slices.Sorted(maps.Keys(rotated)) {
-		if !slices.ContainsFunc(st.Resources, func(r pcmk.ResourceRole) bool { return r.ID == id && r.Role == "Started" }) {
+		// Only the devices running here read this node's cibsecret: a device on the peer reads
+		// the peer's, which the peer's own setup writes; restarted from here before that, it
+		// would start with the old password and the restart would wait out its timeout.
+		if !slices.ContainsFunc(st.Resources, func(r pcmk.ResourceRole) bool { return r.ID == id }) {
+			continue // not configured yet: it reads the new files when it starts
+		}
+		running := slices.IndexFunc(st.Resources, func(r pcmk.ResourceRole) bool { return r.ID == id && r.Role == "Started" && !r.Failed })
+		if running < 0 {
+			// Stopped by a failure of the old password during the rotation (a monitor or a
+			// start between the BMC's change and this write): start it again, here if that is
+			// where it runs; on the peer it fails again until the peer's setup writes its secret.
+			if err := tools.Cleanup(ctx, id); err != nil {
+				return fmt.Errorf("cleaning up %s to start it with its new password: %w", id, err)
+			}
+			step(id, "failures cleaned up: it starts with its new password")
+			continue
+		}
+		if st.Resources[running].Node != self {
 			continue
 		}
 		if err := tools.Restart(ctx, id, restartTimeout); err != nil {

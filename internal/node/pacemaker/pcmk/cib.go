@@ -137,6 +137,13 @@ func (t Tools) Restart(ctx context.Context, id string, timeout time.Duration) er
 	return err
 }
 
+// Cleanup forgets resource's failures (crm_resource --cleanup): the scheduler starts it again
+// where it may run.
+func (t Tools) Cleanup(ctx context.Context, id string) error {
+	_, err := t.Run(ctx, "crm_resource", "--cleanup", "--resource", id)
+	return err
+}
+
 // Fail tells the cluster that resource failed on node (crm_resource --fail): the controller
 // records a failed operation, as a failed monitor would, and the scheduler recovers the
 // resource at once, without waiting for the next monitor.
