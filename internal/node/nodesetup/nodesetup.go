@@ -461,17 +461,19 @@ func reregister(ctx context.Context, tools pcmk.Tools, self string, rotated map[
 			continue // not configured yet: it reads the new files when it starts
 		}
 		running := slices.IndexFunc(st.Resources, func(r pcmk.ResourceRole) bool { return r.ID == id && r.Role == "Started" && !r.Failed })
-		if running < 0 {
-			// Stopped by a failure of the old password during the rotation (a monitor or a
-			// start between the BMC's change and this write): start it again, here if that is
-			// where it runs; on the peer it fails again until the peer's setup writes its secret.
-			if err := tools.Cleanup(ctx, id); err != nil {
-				return fmt.Errorf("cleaning up %s to start it with its new password: %w", id, err)
-			}
-			step(id, "failures cleaned up: it starts with its new password")
+		if running >= 0 && st.Resources[running].Node != self {
 			continue
 		}
-		if st.Resources[running].Node != self {
+		// A start with the old password, between the BMC's change and this write, failed and
+		// banned the device from its node: forget that first, or the restart below would wait
+		// for a start the ban forbids. A device that is not running then starts again, here if
+		// this is where it runs; on the peer it fails again until the peer's setup writes its
+		// secret.
+		if err := tools.Cleanup(ctx, id); err != nil {
+			return fmt.Errorf("cleaning up %s to start it with its new password: %w", id, err)
+		}
+		if running < 0 {
+			step(id, "failures cleaned up: it starts with its new password")
 			continue
 		}
 		if err := tools.Restart(ctx, id, restartTimeout); err != nil {
