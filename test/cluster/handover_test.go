@@ -71,6 +71,17 @@ func newInstalledCluster(t testing.TB) *cluster {
 	return c
 }
 
+// upInstalled boots both nodes of an installed cluster and delivers their secrets; it returns
+// once setup has configured the cluster, whose etcd agents wait behind the installer's etcd:
+// started, not promoted, on both.
+func (c *cluster) upInstalled() {
+	c.t.Helper()
+	c.power("on", "node1")
+	c.power("on", "node2")
+	c.waitAPIsAndDeliverSecrets()
+	c.waitRoles("node1", map[string]string{"node1": "Unpromoted", "node2": "Unpromoted"})
+}
+
 // authkey is the cluster's Corosync key.
 func (c *cluster) authkey() []byte {
 	for _, s := range c.input.Secrets {
@@ -310,11 +321,7 @@ func (c *cluster) firstLaunch(node string) time.Time {
 func TestHandover(t *testing.T) {
 	t.Parallel()
 	c := newInstalledCluster(t)
-	c.power("on", "node1")
-	c.power("on", "node2")
-	c.waitAPIsAndDeliverSecrets()
-	// Behind the installer's etcd the agent waits: started, not promoted, on both.
-	c.waitRoles("node1", map[string]string{"node1": "Unpromoted", "node2": "Unpromoted"})
+	c.upInstalled()
 	c.registerNodes()
 	clusterID, members := c.etcdIdentity("node1")
 	etcdWrites := c.writing()

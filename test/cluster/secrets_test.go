@@ -241,10 +241,7 @@ func TestSecretsFromAPI(t *testing.T) {
 func TestSecretRotation(t *testing.T) {
 	t.Parallel()
 	c := newInstalledCluster(t)
-	c.power("on", "node1")
-	c.power("on", "node2")
-	c.waitAPIsAndDeliverSecrets()
-	c.waitRoles("node1", map[string]string{"node1": "Unpromoted", "node2": "Unpromoted"})
+	c.upInstalled()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	secrets := c.apiClient("node1").CoreV1().Secrets(clusterconfig.SecretsNamespace)
