@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/net/netutil"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
@@ -185,18 +186,8 @@ func missingFiles(o metricsOptions) []string {
 
 // waitFiles returns true once every file exists, false when ctx ends first.
 func waitFiles(ctx context.Context, o metricsOptions) bool {
-	tick := time.NewTicker(filesPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-			if len(missingFiles(o)) == 0 {
-				return true
-			}
-		}
-	}
+	err := poll.Every(ctx, filesPoll, func(context.Context) (bool, error) { return len(missingFiles(o)) == 0, nil })
+	return err == nil && ctx.Err() == nil
 }
 
 // readNode reads the node's state once: Corosync, its links and Pacemaker as tnfctl status does,

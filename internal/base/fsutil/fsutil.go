@@ -3,6 +3,7 @@
 package fsutil
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -43,6 +44,23 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// Holds says whether path exists and holds exactly data.
+func Holds(path string, data []byte) bool {
+	old, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(old, data)
+}
+
+// WriteFileIfChanged writes data with mode (WriteFileAtomic) unless path holds it with that mode
+// already, and says whether it wrote.
+func WriteFileIfChanged(path string, data []byte, mode os.FileMode) (bool, error) {
+	if Holds(path, data) {
+		if st, err := os.Stat(path); err == nil && st.Mode().Perm() == mode {
+			return false, nil
+		}
+	}
+	return true, WriteFileAtomic(path, data, mode)
 }
 
 // RemoveIfExists removes path; a path that is already gone is not an error.

@@ -70,9 +70,9 @@ func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: NodeServiceAccount, Namespace: ns}}
 	// The ServiceAccount's long-lived token, which the token controller fills in: the nodes'
 	// sync runs every few minutes for the life of the cluster, past any short token.
-	objs["secret-"+NodeServiceAccount+"-token.yaml"] = &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: NodeServiceAccount + "-token", Namespace: ns, Annotations: map[string]string{corev1.ServiceAccountNameKey: NodeServiceAccount}},
-		Type:       corev1.SecretTypeServiceAccountToken}
+	token := secret(NodeServiceAccount+"-token", nil)
+	token.Type, token.Annotations = corev1.SecretTypeServiceAccountToken, map[string]string{corev1.ServiceAccountNameKey: NodeServiceAccount}
+	objs["secret-"+NodeServiceAccount+"-token.yaml"] = token
 	objs["role-"+SecretsRoleName+".yaml"] = &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
 		ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName, Namespace: ns},
 		// get by name only: no list or watch, which would reveal every Secret of the namespace.

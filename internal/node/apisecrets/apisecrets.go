@@ -120,7 +120,8 @@ var ErrMismatch = errors.New("the two must name the same BMC")
 // ErrKeyChanged is a Corosync key that differs from the one the node's Corosync runs with.
 var ErrKeyChanged = errors.New("the Corosync key differs from the one this cluster runs with")
 
-// Keep writes the files that changed (0600, in a 0700 folder, each replaced whole) and returns
+// Keep writes the files that changed, or whose mode is not 0600 (in a 0700 folder, each replaced
+// whole), and returns
 // their paths. A Corosync key (the file at authkeyFile) other than the one installed at
 // installedKey is not written while one is installed: the node would stop hearing its peer,
 // which runs with the old key. The other files are written all the same, and the error then
@@ -133,20 +134,16 @@ func Keep(files []File, authkeyFile, installedKey string) (changed []string, err
 				continue
 			}
 		}
-		old, err := os.ReadFile(f.Path)
-		if err == nil && bytes.Equal(old, f.Data) {
-			continue
-		}
-		if err != nil && !os.IsNotExist(err) {
-			return changed, err
-		}
 		if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
 			return changed, err
 		}
-		if err := fsutil.WriteFileAtomic(f.Path, f.Data, 0o600); err != nil {
+		written, err := fsutil.WriteFileIfChanged(f.Path, f.Data, 0o600)
+		if err != nil {
 			return changed, err
 		}
-		changed = append(changed, f.Path)
+		if written {
+			changed = append(changed, f.Path)
+		}
 	}
 	return changed, keyErr
 }

@@ -5,7 +5,6 @@
 package nodesetup
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -177,18 +176,12 @@ func run(ctx context.Context, o Options) error {
 	if _, err := writeStep(step, CorosyncConf, []byte(conf), 0o644); err != nil {
 		return err
 	}
-	creds := map[string]bmc.Credential{}
-	passwords := map[string]string{}
-	for _, n := range cfg.Nodes {
-		cred, err := n.Credential()
-		if err != nil {
-			return fmt.Errorf("%s: %w", o.Config, err)
-		}
-		creds[n.Name], passwords[n.Name] = cred, cred.Password
+	creds, secrets, err := credentials(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Config, err)
 	}
 	// The fence devices whose new password is written but not yet loaded: recorded before the
 	// write, so that a run that fails before the restart leaves them for the next run.
-	secrets := pcsconfig.Secrets(passwords)
 	rotated, err := pendingDevices(secrets)
 	if err != nil {
 		return err
@@ -400,7 +393,7 @@ func pendingDevices(secrets []pcsconfig.Secret) (map[string]bool, error) {
 		devices[id] = true
 	}
 	for _, s := range secrets {
-		if old, err := os.ReadFile(s.Path); err != nil || !bytes.Equal(old, s.Data) {
+		if !fsutil.Holds(s.Path, s.Data) {
 			devices[s.Device] = true
 		}
 	}
@@ -410,10 +403,7 @@ func pendingDevices(secrets []pcsconfig.Secret) (map[string]bool, error) {
 // writePending records devices in PendingMarker, or removes it when there are none.
 func writePending(devices map[string]bool) error {
 	if len(devices) == 0 {
-		if err := os.Remove(PendingMarker); err != nil && !os.IsNotExist(err) {
-			return err
-		}
-		return nil
+		return fsutil.RemoveIfExists(PendingMarker)
 	}
 	if err := os.MkdirAll(filepath.Dir(PendingMarker), 0o755); err != nil {
 		return err
@@ -427,16 +417,27 @@ func RotationPending(cfg clusterconfig.Config) (bool, error) {
 	if _, err := os.Stat(PendingMarker); err == nil {
 		return true, nil
 	}
+	_, secrets, err := credentials(cfg)
+	if err != nil {
+		return false, err
+	}
+	devices, err := pendingDevices(secrets)
+	return len(devices) > 0, err
+}
+
+// credentials are the nodes' BMC credentials, by node, with the passwords read from their files,
+// and the cibsecret files setup writes from them.
+func credentials(cfg clusterconfig.Config) (map[string]bmc.Credential, []pcsconfig.Secret, error) {
+	creds := map[string]bmc.Credential{}
 	passwords := map[string]string{}
 	for _, n := range cfg.Nodes {
 		cred, err := n.Credential()
 		if err != nil {
-			return false, err
+			return nil, nil, err
 		}
-		passwords[n.Name] = cred.Password
+		creds[n.Name], passwords[n.Name] = cred, cred.Password
 	}
-	devices, err := pendingDevices(pcsconfig.Secrets(passwords))
-	return len(devices) > 0, err
+	return creds, pcsconfig.Secrets(passwords), nil
 }
 
 // reregister restarts the fence devices running on this node whose password changed (a rotated BMC
@@ -490,17 +491,16 @@ const restartTimeout = 2 * time.Minute
 
 // writeStep writes a file unless it already holds data with mode, and says whether it wrote.
 func writeStep(step func(string, string), path string, data []byte, mode os.FileMode) (bool, error) {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-		if st, err := os.Stat(path); err == nil && st.Mode().Perm() == mode {
-			step(path, "unchanged")
-			return false, nil
-		}
-	}
-	if err := fsutil.WriteFileAtomic(path, data, mode); err != nil {
+	written, err := fsutil.WriteFileIfChanged(path, data, mode)
+	if err != nil {
 		return false, err
 	}
-	step(path, "written")
-	return true, nil
+	result := "unchanged"
+	if written {
+		result = "written"
+	}
+	step(path, result)
+	return written, nil
 }
 
 // waitFor polls ok once a second until it is true, for at most limit.
