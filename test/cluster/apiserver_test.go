@@ -566,32 +566,62 @@ func (c *cluster) waitDelivered(w *apiWatcher, writer *apiWriter, acked []string
 	}
 }
 
-// readyzLog polls a node's /readyz every 200 ms and keeps when it failed.
+// readyzLog polls a node's /readyz every 200 ms and keeps each answer's time and outcome.
 type readyzLog struct {
-	stop   func()
-	mu     sync.Mutex
-	failed []time.Time
+	stop  func()
+	mu    sync.Mutex
+	polls []readyzPoll
+}
+
+type readyzPoll struct {
+	at time.Time
+	ok bool
 }
 
 func (c *cluster) logReadyz(node string) *readyzLog {
 	cs := c.apiClient(node)
 	r := &readyzLog{}
 	r.stop = c.every(200*time.Millisecond, func() {
-		if apiReady(cs) != nil {
-			r.mu.Lock()
-			r.failed = append(r.failed, time.Now())
-			r.mu.Unlock()
-		}
+		ok := apiReady(cs) == nil
+		r.mu.Lock()
+		r.polls = append(r.polls, readyzPoll{time.Now(), ok})
+		r.mu.Unlock()
 	})
 	return r
 }
 
-// Stop ends the polling; it returns the times /readyz failed.
-func (r *readyzLog) Stop() []time.Time {
-	r.stop()
+// Stop ends the polling; a second call does nothing.
+func (r *readyzLog) Stop() { r.stop() }
+
+// Failures is how many polls failed so far.
+func (r *readyzLog) Failures() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]time.Time(nil), r.failed...)
+	n := 0
+	for _, p := range r.polls {
+		if !p.ok {
+			n++
+		}
+	}
+	return n
+}
+
+// ReadyAfter is how long after t /readyz answered ok again for good: the first ok poll after
+// the last failed one since t (t itself when none failed); false when it has not yet.
+func (r *readyzLog) ReadyAfter(t time.Time) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	back, ok := t, true
+	for _, p := range r.polls {
+		switch {
+		case !p.at.After(t):
+		case !p.ok:
+			ok = false
+		case !ok:
+			back, ok = p.at, true
+		}
+	}
+	return back.Sub(t), ok
 }
 
 // logWritesBack logs when etcd's and the API's acknowledged writes came back after fault (the
@@ -621,7 +651,8 @@ func TestAPINodeFailure(t *testing.T) {
 	c.waitWrites(etcdWrites, "node1 alone")
 	c.waitWrites(apiWrites.writer, "node1 alone, through the API")
 	c.logWritesBack("node2's power cut", fault, etcdWrites, apiWrites)
-	c.t.Logf("node1's /readyz failed %d times (200 ms apart)", len(ready.Stop()))
+	ready.Stop()
+	c.t.Logf("node1's /readyz failed %d times (200 ms apart)", ready.Failures())
 
 	taintedAt := c.waitTaint("node1", "node2", true)
 	c.t.Logf("node2's Node tainted out-of-service %.1f s after its power cut", taintedAt.Sub(fault).Seconds())

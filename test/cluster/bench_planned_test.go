@@ -19,27 +19,40 @@ import (
 // reboots in turn, alternately while its member leads and while it follows; runs per role:
 // TNF_PLANNED_RUNS (default 10). Once with graceful leave (the default) and once with
 // graceful_leave=false, each on its own cluster in the same run; forced clusters are counted
-// from the agents' logs.
+// from the agents' logs. kube-apiserver runs on both nodes: through each reboot a writer creates
+// an object through the other node's API server every 100 ms and an informer watches through
+// each (apiProbe); the longest gap between its acknowledged writes, until both API servers serve
+// again, and the relists of the informer through the node that stayed up are measured too.
 func BenchmarkPlannedReboot(b *testing.B) {
 	runs := runsFromEnv(b, "TNF_PLANNED_RUNS")
 	for _, leave := range []string{"true", "false"} {
 		b.Run("graceful-leave-"+leave, func(b *testing.B) {
-			c := newCluster(b, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["graceful_leave"] = leave })
-			c.up()
+			c := newAPICluster(b, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["graceful_leave"] = leave })
+			c.upWithAPI()
 			w := &writer{etcdcheck.Start(etcdcheck.PutThrough(c.etcdClient(c.nodes...)), 50*time.Millisecond, time.Second)}
 			defer w.Stop()
 			c.waitWrites(w, "both up")
-			gaps := map[string][]time.Duration{}
+			gaps, apiGaps := map[string][]time.Duration{}, map[string][]time.Duration{}
+			relists := 0
 			for i := range 2 * runs {
 				// Each node in turn, each role in turn: node1 leading, node2 following, node1
 				// following, node2 leading, …
 				node, role := c.nodes[i%2], []string{"leader", "follower"}[(i/2+i)%2]
 				c.makeRole(node, role)
+				probe := c.probeAPI(fmt.Sprintf("reboot-%d", i), c.other(node))
+				began := time.Now()
 				gaps[role] = append(gaps[role], c.reboot(w, node))
+				apiGap, apiRelists := c.finishAPIProbe(probe, began)
+				apiGaps[role] = append(apiGaps[role], apiGap)
+				relists += apiRelists[c.other(node)]
+				b.Logf("reboot %d of %s (%s): longest API write gap %v, %d relists through %s",
+					i+1, node, role, apiGap.Round(time.Millisecond), apiRelists[c.other(node)], c.other(node))
 			}
 			for _, role := range []string{"leader", "follower"} {
 				reportP50Max(b, role+"-gap", gaps[role])
+				reportP50Max(b, role+"-api-gap", apiGaps[role])
 			}
+			b.ReportMetric(float64(relists), "staying-relists")
 			b.ReportMetric(float64(strings.Count(c.agentLogs(), "forcing a new cluster of one")), "forced-clusters")
 			b.ReportMetric(float64(c.fences("node1", "node1")+c.fences("node1", "node2")), "fencings")
 			b.ReportMetric(float64(runs), "runs-per-role")

@@ -25,6 +25,7 @@ type failoverFault struct {
 
 // failoverTimeline is one run, each duration from the fault's injection.
 type failoverTimeline struct {
+	began    time.Time     // the fault's injection
 	detected time.Duration // the survivor's Corosync no longer counts the victim a member
 	fenced   time.Duration // the survivor's fencing history shows the victim fenced
 	written  time.Duration // the survivor's etcd acknowledged a write
@@ -32,6 +33,12 @@ type failoverTimeline struct {
 	// clock: what the agent and etcd each took.
 	restart restartTimes
 	acked   time.Time
+	// What the API's clients saw through the survivor's API server: the outage, the longest gap
+	// between acknowledged writes until both nodes served again, and the relists of the
+	// informers through the survivor's and through the victim's API server.
+	api                            apiOutage
+	apiGap                         time.Duration
+	survivorRelists, victimRelists int
 }
 
 // fencedToWrite is from the completed fencing to the first acknowledged write.
@@ -46,6 +53,10 @@ func (t failoverTimeline) fencedToWrite() time.Duration { return t.acked.Sub(t.r
 // status -o json on the survivor), so each is known to about ±0.3 s; the fencing's completion,
 // the launch and the election are the survivor's own log times (milliseconds), and the write
 // is its acknowledgement, sent every 200 ms.
+//
+// The same runs measure the API as its clients see it: kube-apiserver runs on both nodes, a
+// writer creates an object through the survivor's API server every 100 ms, an informer watches
+// through each API server, and the survivor's /readyz is polled every 200 ms (apiProbe).
 func BenchmarkClusterFailover(b *testing.B) {
 	runs := runsFromEnv(b, "TNF_FAILOVER_RUNS")
 	powerOff := func(node string) func(*cluster) { return func(c *cluster) { c.power("off", node) } }
@@ -65,22 +76,77 @@ func BenchmarkClusterFailover(b *testing.B) {
 			heal:   func(c *cluster) { c.faults(`{}`); c.powerBackOn("node1") }},
 	} {
 		b.Run(f.name, func(b *testing.B) {
-			c := newCluster(b, nil)
-			c.up()
+			c := newAPICluster(b, nil)
+			c.upWithAPI()
 			var timelines []failoverTimeline
 			for i := range runs {
+				probe := c.probeAPI(fmt.Sprintf("%s-%d", f.name, i), f.survivor)
 				tl := c.failover(f, i)
-				b.Logf("run %d: detected %v, fenced %v, written %v; fenced → launch %v, launch → leader %v, fenced → write %v",
-					i+1, tl.detected, tl.fenced, tl.written, tl.restart.agentsPart(), tl.restart.election(), tl.fencedToWrite())
-				timelines = append(timelines, tl)
+				tl.api = c.apiOutage(probe, tl.began)
 				if f.heal != nil {
 					f.heal(c)
 				}
 				c.waitRoles(f.survivor, bothPromoted)
+				var relists map[string]int
+				tl.apiGap, relists = c.finishAPIProbe(probe, tl.began)
+				tl.survivorRelists, tl.victimRelists = relists[f.survivor], relists[f.victim]
+				b.Logf("run %d: detected %v, fenced %v, written %v; fenced → launch %v, launch → leader %v, fenced → write %v; "+
+					"API: written %v, longest gap %v, /readyz ok %v, relists %d (survivor) %d (victim)",
+					i+1, tl.detected, tl.fenced, tl.written, tl.restart.agentsPart(), tl.restart.election(), tl.fencedToWrite(),
+					tl.api.back, tl.apiGap, tl.api.readyz, tl.survivorRelists, tl.victimRelists)
+				timelines = append(timelines, tl)
 			}
 			report(b, timelines)
 		})
 	}
+}
+
+// apiProbe is what a benchmark run watches through the API: a writer through one node's API
+// server with its reader, an informer through each API server (apiClients), and that node's
+// /readyz.
+type apiProbe struct {
+	*apiClients
+	node  string
+	ready *readyzLog
+}
+
+func (c *cluster) probeAPI(name, node string) *apiProbe {
+	c.t.Helper()
+	return &apiProbe{apiClients: c.startAPIClients(name, node), node: node, ready: c.logReadyz(node)}
+}
+
+// apiOutage is a fault as the API's clients saw it, each from the fault: the acknowledged write
+// that ended the longest wait for one, and /readyz answering ok again for good.
+type apiOutage struct{ back, readyz time.Duration }
+
+// apiOutage waits until the probe's writes are acknowledged again and /readyz answers ok, and
+// measures the outage that began at fault.
+func (c *cluster) apiOutage(p *apiProbe, fault time.Time) apiOutage {
+	c.t.Helper()
+	c.waitWrites(p.writer, "after the fault, through "+p.node+"'s API")
+	var o apiOutage
+	c.waitFor(p.node+"'s /readyz ok again", settle, func() (bool, string) {
+		var ok bool
+		o.readyz, ok = p.ready.ReadyAfter(fault)
+		return ok, "not yet"
+	})
+	back, _ := p.BackAfter(fault)
+	o.back = back.Sub(fault)
+	return o
+}
+
+// finishAPIProbe waits until both API servers are ready and the probe's writes acknowledged,
+// stops its clients (failing on a stale read or an acknowledged object an informer missed) and
+// returns the longest gap between acknowledged writes since fault and each node's relists.
+func (c *cluster) finishAPIProbe(p *apiProbe, fault time.Time) (time.Duration, map[string]int) {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		c.waitAPIReady(n)
+	}
+	c.waitWrites(p.writer, "both serving, through "+p.node+"'s API")
+	gap := p.LongestGap(fault, time.Now())
+	p.ready.Stop()
+	return gap, c.stopAPIClients(p.apiClients)
 }
 
 // failover injects f's fault and follows the survivor until its etcd takes a write.
@@ -91,9 +157,9 @@ func (c *cluster) failover(f failoverFault, run int) failoverTimeline {
 	defer cancel()
 	began := time.Now()
 	f.inject(c)
+	tl := failoverTimeline{began: began}
 	// Writes start once the fault is complete: one sent earlier may still reach both members.
 	written := c.firstWrite(ctx, fmt.Sprintf("bench/%s/%d", f.name, run), f.survivor)
-	var tl failoverTimeline
 	for tl.detected == 0 || tl.fenced == 0 {
 		if ctx.Err() != nil {
 			c.t.Fatalf("%s run %d: no detection or fencing seen on %s within %v (%+v)", f.name, run+1, f.survivor, settle, tl)
@@ -171,6 +237,10 @@ func report(b *testing.B, timelines []failoverTimeline) {
 		{"fenced-to-write", failoverTimeline.fencedToWrite},
 		{"agent", func(t failoverTimeline) time.Duration { return t.restart.agentsPart() }},
 		{"election", func(t failoverTimeline) time.Duration { return t.restart.election() }},
+		{"api-write", func(t failoverTimeline) time.Duration { return t.api.back }},
+		{"api-after-etcd", func(t failoverTimeline) time.Duration { return t.api.back - t.written }},
+		{"api-gap", func(t failoverTimeline) time.Duration { return t.apiGap }},
+		{"readyz", func(t failoverTimeline) time.Duration { return t.api.readyz }},
 	}
 	for _, p := range phases {
 		var d []time.Duration
@@ -179,6 +249,13 @@ func report(b *testing.B, timelines []failoverTimeline) {
 		}
 		reportP50Max(b, p.name, d)
 	}
+	var survivorRelists, victimRelists int
+	for _, t := range timelines {
+		survivorRelists += t.survivorRelists
+		victimRelists += t.victimRelists
+	}
+	b.ReportMetric(float64(survivorRelists), "survivor-relists")
+	b.ReportMetric(float64(victimRelists), "victim-relists")
 	b.ReportMetric(float64(len(timelines)), "runs")
 }
 
@@ -202,26 +279,43 @@ func runsFromEnv(b *testing.B, variable string) int {
 	return n
 }
 
-// BenchmarkEtcdFault: etcd killed (SIGKILL) or frozen (SIGSTOP) under one node, from the signal
-// to the first write the other node's etcd acknowledges (a new client every 200 ms), the nodes
-// taking turns as the victim. One cluster per fault; runs per fault: TNF_ETCDFAULT_RUNS
-// (default 10).
+// BenchmarkEtcdFault: etcd killed (SIGKILL) or frozen (SIGSTOP) under one node, or that node's
+// kubelet killed, from the signal to the first write the other node's etcd acknowledges (a new
+// client every 200 ms), the nodes taking turns as the victim. kube-apiserver runs on both nodes:
+// a writer creates an object through the other node's API server every 100 ms and an informer
+// watches through each (apiProbe); the API's first write after the signal, the longest gap
+// between its writes until both serve again, and the relists are measured too. One cluster per
+// fault; runs per fault: TNF_ETCDFAULT_RUNS (default 10).
 func BenchmarkEtcdFault(b *testing.B) {
 	runs := runsFromEnv(b, "TNF_ETCDFAULT_RUNS")
-	for _, sig := range []unix.Signal{unix.SIGKILL, unix.SIGSTOP} {
-		name := map[unix.Signal]string{unix.SIGKILL: "etcd-killed", unix.SIGSTOP: "etcd-frozen"}[sig]
-		b.Run(name, func(b *testing.B) {
-			c := newCluster(b, nil)
-			c.up()
-			var written []time.Duration
+	etcdSignal := func(name string, sig unix.Signal) processFault {
+		return processFault{name, true,
+			func(c *cluster, node string) int { return c.signalEtcd(etcdFault{node: node, sig: sig}) },
+			func(c *cluster, node string, pid int) { c.waitEtcdReplaced(etcdFault{node: node, sig: sig}, pid) }}
+	}
+	for _, fault := range []processFault{
+		etcdSignal("etcd-killed", unix.SIGKILL),
+		etcdSignal("etcd-frozen", unix.SIGSTOP),
+		{"kubelet-killed", false, func(c *cluster, node string) int {
+			pid := c.standInPID(node, "kubelet")
+			c.signal(node, pid, unix.SIGKILL)
+			return pid
+		}, (*cluster).waitKubeletReplaced},
+	} {
+		b.Run(fault.name, func(b *testing.B) {
+			c := newAPICluster(b, nil)
+			c.upWithAPI()
+			var written, apiWritten, apiGaps []time.Duration
+			relists := 0
 			for i := range runs {
-				f := etcdFault{node: c.nodes[i%2], sig: sig}
-				other := c.nodes[(i+1)%2]
+				victim, other := c.nodes[i%2], c.nodes[(i+1)%2]
+				probe := c.probeAPI(fmt.Sprintf("%s-%d", fault.name, i), other)
 				ctx, cancel := context.WithTimeout(context.Background(), settle)
 				began := time.Now()
-				pid := c.signalEtcd(f)
-				first := c.firstWrite(ctx, fmt.Sprintf("bench/%s/%d", name, i), other)
-				c.waitEtcdReplaced(f, pid)
+				pid := fault.signal(c, victim)
+				// Writes start once the signal is sent: one sent earlier may still be acknowledged.
+				first := c.firstWrite(ctx, fmt.Sprintf("bench/%s/%d", fault.name, i), other)
+				fault.replaced(c, victim, pid)
 				select {
 				case at := <-first:
 					written = append(written, at.Sub(began))
@@ -229,11 +323,33 @@ func BenchmarkEtcdFault(b *testing.B) {
 					b.Fatalf("run %d: %s took no write within %v", i+1, other, settle)
 				}
 				cancel()
-				b.Logf("run %d: %s, first write on %s after %v", i+1, f, other, written[i].Round(10*time.Millisecond))
+				outage := c.apiOutage(probe, began)
+				apiGap, apiRelists := c.finishAPIProbe(probe, began)
+				apiWritten, apiGaps = append(apiWritten, outage.back), append(apiGaps, apiGap)
+				relists += apiRelists[other]
+				b.Logf("run %d: %s on %s; first write on %s after %v, through its API after %v; longest API gap %v, %d relists",
+					i+1, fault.name, victim, other, written[i].Round(10*time.Millisecond), outage.back.Round(10*time.Millisecond),
+					apiGap.Round(10*time.Millisecond), apiRelists[other])
 			}
 			reportP50Max(b, "first-write", written)
+			if fault.interrupts {
+				reportP50Max(b, "api-write", apiWritten)
+			}
+			reportP50Max(b, "api-gap", apiGaps)
+			b.ReportMetric(float64(relists), "relists")
 			b.ReportMetric(float64(c.fences("node1", "node1")+c.fences("node1", "node2")), "fencings")
 			b.ReportMetric(float64(runs), "runs")
 		})
 	}
+}
+
+// processFault is a signal to one process of a node: signal sends it and returns the process's
+// PID; replaced waits until the node runs another and both are Promoted again. A fault that
+// does not interrupt writes has no outage to measure, only gaps (the API's "first write after
+// the longest wait" would be any write).
+type processFault struct {
+	name       string
+	interrupts bool
+	signal     func(c *cluster, node string) int
+	replaced   func(c *cluster, node string, pid int)
 }

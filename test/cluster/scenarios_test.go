@@ -247,11 +247,7 @@ func TestKubeletFailure(t *testing.T) {
 	began := time.Now()
 	failed := c.standInPID("node2", "kubelet")
 	c.signal("node2", failed, unix.SIGKILL)
-	c.waitFor("kubelet restarted on node2", settle, func() (bool, string) {
-		pid := c.standInPID("node2", "kubelet")
-		return pid != 0 && pid != failed, fmt.Sprintf("pid %d", pid)
-	})
-	c.waitRoles("node1", bothPromoted)
+	c.waitKubeletReplaced("node2", failed)
 	c.waitWrites(w, "kubelet restarted")
 	if now := c.etcdPIDs("node2"); !slices.Equal(now, etcdBefore) {
 		t.Fatalf("kubelet's restart restarted etcd on node2: pids %v, then %v", etcdBefore, now)
@@ -276,6 +272,16 @@ func TestKubeletFailure(t *testing.T) {
 	c.stopAPIClients(api)
 	c.stopAndCheck(w)
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 1})
+}
+
+// waitKubeletReplaced waits until node runs a kubelet other than pid and both are Promoted.
+func (c *cluster) waitKubeletReplaced(node string, pid int) {
+	c.t.Helper()
+	c.waitFor("kubelet restarted on "+node, settle, func() (bool, string) {
+		now := c.standInPID(node, "kubelet")
+		return now != 0 && now != pid, fmt.Sprintf("pid %d", now)
+	})
+	c.waitRoles("node1", bothPromoted)
 }
 
 // Scenario 6: etcd fails under Pacemaker: killed (SIGKILL) on either node, then frozen (SIGSTOP) on
