@@ -106,9 +106,9 @@ bench: build kube-apiserver
 	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 180m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -commit $$(git describe --always --dirty)
 
 # The failover rows alone, the API's beside etcd's: the cluster failovers, the planned reboots and
-# the process faults of make bench (about 80 minutes), into their own dated page.
+# the process faults of make bench (about 80 minutes); their rows of the page replace the earlier ones.
 bench-failover: build kube-apiserver
-	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | $(GO) run ./test/benchtable -target "make bench-failover" -markdown docs/benchmarks/make-bench-failover.md -commit $$(git describe --always --dirty)
+	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -commit $$(git describe --always --dirty)
 
 # The parsers of outside text with random inputs, each for FUZZTIME (make test runs their seeds
 # only). A crash leaves its input under the package's testdata/fuzz: keep it there once fixed.
