@@ -3,9 +3,15 @@
 package etcdagent_test
 
 import (
+	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/contract"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 )
 
 // TestGracefulLeave: a planned stop of either member (the one that led the cold boot, then the
@@ -139,9 +145,75 @@ func TestBothCrashDecidesOnFreshRecords(t *testing.T) {
 	first.fence()
 	second.fence()
 
+	startBoth(t, second, first)
+	// No monitor in between: the starts alone decided.
+	leader, other := promoteTheScored(t, c)
+	catchUpAndPromote(t, other, leader)
+	sameKeys(t, other, acked)
+}
+
+// TestPeerOfAnotherContract: both nodes went down; the peer's disk holds what an agent two
+// releases ahead published (its contract, a record in a format this agent does not know). The
+// node that boots alone starts without a promotion score and says why, instead of failing on the
+// record or guessing what it means. Once the peer publishes a contract it reads (the peer's
+// layer updated or rolled back), the two form again with every acknowledged key.
+func TestPeerOfAnotherContract(t *testing.T) {
+	c := newCluster(t)
+	first, second := formCluster(t, c)
+	acked := writeKeys(t, first, 0, 20)
+	first.must("monitor", ocfPromoted)
+	second.must("monitor", ocfPromoted)
+	ctx := context.Background()
+	published := func(n *node, name string) string {
+		v, ok, err := c.store.Get(ctx, n.name, name, attrs.Forever)
+		if err != nil || !ok {
+			t.Fatalf("%s's %s: %v (published %v)", n.name, name, err, ok)
+		}
+		return v
+	}
+	if v := published(second, contract.Attr); v != strconv.Itoa(contract.Version) {
+		t.Fatalf("%s publishes contract %q, want %d", second.name, v, contract.Version)
+	}
+	record := published(second, etcdnode.AttrData)
+	first.fence()
+	second.fence()
+	for name, value := range map[string]string{contract.Attr: strconv.Itoa(contract.Version + 2), etcdnode.AttrData: record + ":witness"} {
+		if err := c.store.Set(ctx, second.name, name, value, attrs.Forever); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	first.must("start", ocfSuccess)
+	if s, ok := first.score(); ok {
+		t.Fatalf("%s got promotion score %d beside a peer of contract %d\n%s", first.name, s, contract.Version+2, c.dump())
+	}
+	want := contract.Unreadable(second.name, contract.Version+2)
+	if code, out := first.run("promote", nil); code == ocfSuccess || !strings.Contains(out, want) {
+		t.Fatalf("promote beside a peer of contract %d: exit %d, want a refusal saying %q:\n%s", contract.Version+2, code, want, out)
+	}
+	if v, _, _ := c.store.Get(ctx, first.name, etcdnode.AttrDecision, attrs.Reboot); !strings.Contains(v, want) {
+		t.Fatalf("%s's decision for tnfctl status: %q, want it to say %q", first.name, v, want)
+	}
+	first.must("stop", ocfSuccess)
+
+	for name, value := range map[string]string{contract.Attr: strconv.Itoa(contract.Version), etcdnode.AttrData: record} {
+		if err := c.store.Set(ctx, second.name, name, value, attrs.Forever); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startBoth(t, first, second)
+	leader, other := promoteTheScored(t, c)
+	catchUpAndPromote(t, other, leader)
+	sameKeys(t, other, acked)
+}
+
+// startBoth starts both instances in one transition, as Pacemaker does when both nodes come
+// back: each start waits for the other's fresh record.
+func startBoth(t *testing.T, nodes ...*node) {
+	t.Helper()
 	both := map[string]string{"OCF_RESKEY_CRM_meta_notify_start_uname": "node1 node2"}
 	var wg sync.WaitGroup
-	for _, n := range []*node{second, first} {
+	for _, n := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -151,8 +223,4 @@ func TestBothCrashDecidesOnFreshRecords(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// No monitor in between: the starts alone decided.
-	leader, other := promoteTheScored(t, c)
-	catchUpAndPromote(t, other, leader)
-	sameKeys(t, other, acked)
 }

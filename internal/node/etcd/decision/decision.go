@@ -6,6 +6,8 @@ package decision
 import (
 	"cmp"
 	"fmt"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/contract"
 )
 
 // Data describes an etcd data directory (local, or as the peer last published it).
@@ -119,6 +121,11 @@ type Input struct {
 	// accept-data-loss). Local data of that cluster may be moved aside to join the peer's new
 	// cluster; other data of its own never is.
 	PeerGaveUp Data
+	// PeerContract is the contract version of what the peer's agent publishes (contract.Parse:
+	// 1 when it published none). One this agent cannot read makes it wait, whatever else it
+	// sees: it never guesses what a record of another format means. 0: not read (the other
+	// rules' tests), as readable.
+	PeerContract int
 }
 
 // covers says a given-up record takes in the peer's data: same cluster, not further on.
@@ -188,6 +195,7 @@ func decided(a Action, format string, args ...any) Decision {
 //   - beside a peer's member that runs without a leader a node never creates a cluster: it
 //     starts its own member of that cluster, which gives the two their quorum back;
 //   - while the installer's etcd runs on a node, that node only waits;
+//   - beside a peer whose agent publishes a contract this agent cannot read, a node only waits;
 //   - a node whose member the serving peer still counts as a voter starts that member again: no
 //     learner join, nothing moved aside, no cluster forced;
 //   - a node never forces while it is itself a learner, never leads from a removed member's data,
@@ -211,6 +219,9 @@ func decide(in Input) Decision {
 	if in.Installer {
 		return decided(Wait, "the installer's etcd (the static pod's etcd container, or an etcd this agent did not launch "+
 			"holding its ports) runs on this node: nothing starts here until the handover takes it out (tnfctl handover)")
+	}
+	if in.PeerContract != 0 && !contract.Readable(in.PeerContract) {
+		return decided(Wait, "%s", contract.Unreadable(in.PeerName, in.PeerContract))
 	}
 	switch in.Peer {
 	case PeerUnknown:

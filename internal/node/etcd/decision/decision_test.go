@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/contract"
 )
 
 const clusterC, clusterD = 0xc0ffee, 0xd00d
@@ -441,6 +443,42 @@ func TestDecideInstaller(t *testing.T) {
 		}
 	}
 	if want := len(localData) * len(peerNames) * len(claimNames) * 2; n != want {
+		t.Fatalf("covered %d combinations, want %d", n, want)
+	}
+}
+
+// TestDecideContract: beside a peer whose agent publishes a contract this agent cannot read (two
+// or more releases apart), a node only waits, whatever its data, the peer's state and the claim;
+// beside the contracts it reads, the decision is the one without a contract.
+func TestDecideContract(t *testing.T) {
+	// Every published version near this one (versions start at 1).
+	var versions []int
+	for v := contract.Version - 2; v <= contract.Version+2; v++ {
+		if v >= 1 {
+			versions = append(versions, v)
+		}
+	}
+	n := 0
+	for local, l := range localData {
+		for p := range Peer(len(peerNames)) {
+			for c := range Claim(len(claimNames)) {
+				for _, pc := range versions {
+					in := Input{Self: "node1", PeerName: "node2", Local: l, PeerData: peerRecord, Peer: p, Claim: c, PeerContract: pc}
+					d := Decide(in)
+					in.PeerContract = 0
+					want := Decide(in)
+					if !contract.Readable(pc) {
+						want = Decision{Action: Wait, Reason: contract.Unreadable("node2", pc), ReleaseClaim: c == ClaimSelf}
+					}
+					if d != want {
+						t.Errorf("%s/%s/claim-%s/contract-%d: got %s (release %v): %s; want %s: %s", local, p, c, pc, d.Action, d.ReleaseClaim, d.Reason, want.Action, want.Reason)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if want := len(localData) * len(peerNames) * len(claimNames) * len(versions); n != want {
 		t.Fatalf("covered %d combinations, want %d", n, want)
 	}
 }

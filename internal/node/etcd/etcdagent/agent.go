@@ -14,6 +14,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
+	"github.com/tnf-layer/tnf-layer/internal/node/contract"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
@@ -165,34 +166,27 @@ func (a *Agent) counted(ctx context.Context, memberID uint64) bool {
 
 // decide gathers the inputs (local data must be stopped, or the installer's etcd's) and decides.
 func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenced bool) (decision.Input, decision.Decision, error) {
-	peer, peerData, err := a.peerView(ctx, fenced)
-	if err != nil {
+	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, Installer: installer}
+	var err error
+	if in.PeerContract, err = etcdnode.ReadContract(ctx, a.store, a.cfg.Peer); err != nil {
 		return decision.Input{}, decision.Decision{}, err
 	}
-	counted := peer == decision.PeerVoter && local.MemberID != 0 && a.counted(ctx, local.MemberID)
-	claim, err := a.claimState(ctx)
-	if err != nil {
+	// What the peer publishes is read only in a format this agent knows; otherwise the decision
+	// is to wait, from the contract alone.
+	if contract.Readable(in.PeerContract) {
+		if err := a.readPeer(ctx, &in, fenced); err != nil {
+			return decision.Input{}, decision.Decision{}, err
+		}
+	}
+	// The claim last: the freshest view of who creates a cluster.
+	if in.Claim, err = a.claimState(ctx); err != nil {
 		return decision.Input{}, decision.Decision{}, err
 	}
-	givenUp, err := a.givenUp(ctx, a.cfg.Self)
-	if err != nil {
-		return decision.Input{}, decision.Decision{}, err
-	}
-	peerGaveUp, err := a.givenUp(ctx, a.cfg.Peer)
-	if err != nil {
-		return decision.Input{}, decision.Decision{}, err
-	}
-	served, err := etcdnode.ReadServed(ctx, a.store)
-	if err != nil {
-		return decision.Input{}, decision.Decision{}, err
-	}
-	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, PeerData: peerData, Peer: peer, Claim: claim,
-		GivenUp: givenUp, Installer: installer, Counted: counted, Served: served, PeerGaveUp: peerGaveUp}
 	d := decision.Decide(in)
-	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", peer.String(), "claim", claim.String(),
-		"installer", installer, "counted", counted, "served", fmt.Sprintf("%x", served),
-		"local", describeData(local), "peer_data", describeData(peerData), "given_up", describeData(givenUp),
-		"peer_gave_up", describeData(peerGaveUp))
+	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", in.Peer.String(), "claim", in.Claim.String(),
+		"installer", installer, "counted", in.Counted, "served", fmt.Sprintf("%x", in.Served),
+		"local", describeData(local), "peer_data", describeData(in.PeerData), "given_up", describeData(in.GivenUp),
+		"peer_gave_up", describeData(in.PeerGaveUp), "peer_contract", in.PeerContract)
 	if d.ReleaseClaim {
 		if err := a.store.Release(ctx, a.cfg.Self); err != nil {
 			return decision.Input{}, decision.Decision{}, fmt.Errorf("releasing the force-new-cluster claim an earlier run left: %w", err)
@@ -207,6 +201,23 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenc
 		a.log.Warn("publishing the decision for tnfctl status", "err", err)
 	}
 	return in, d, nil
+}
+
+// readPeer fills in what the decision reads of the peer and of the records both nodes write.
+func (a *Agent) readPeer(ctx context.Context, in *decision.Input, fenced bool) error {
+	var err error
+	if in.Peer, in.PeerData, err = a.peerView(ctx, fenced); err != nil {
+		return err
+	}
+	in.Counted = in.Peer == decision.PeerVoter && in.Local.MemberID != 0 && a.counted(ctx, in.Local.MemberID)
+	if in.GivenUp, err = a.givenUp(ctx, a.cfg.Self); err != nil {
+		return err
+	}
+	if in.PeerGaveUp, err = a.givenUp(ctx, a.cfg.Peer); err != nil {
+		return err
+	}
+	in.Served, err = etcdnode.ReadServed(ctx, a.store)
+	return err
 }
 
 // decideStopped reads the local data dir (etcd is not running) and decides.

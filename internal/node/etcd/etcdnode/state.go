@@ -17,6 +17,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/base/certpool"
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
+	"github.com/tnf-layer/tnf-layer/internal/node/contract"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
@@ -300,9 +301,13 @@ func (c Config) cache(path, value string) error {
 	return os.WriteFile(path, []byte(value), 0o600)
 }
 
-// Publish writes this node's data record for the peer, its term first, and the layer version.
+// Publish writes this node's data record for the peer, its term first, and the layer and
+// contract versions.
 func (c Config) Publish(ctx context.Context, store attrs.Store, d decision.Data) error {
 	if err := c.setCached(ctx, store, "published-version", AttrLayerVersion, version.Version, attrs.Reboot); err != nil {
+		return err
+	}
+	if err := c.setCached(ctx, store, "published-contract", contract.Attr, strconv.Itoa(contract.Version), attrs.Forever); err != nil {
 		return err
 	}
 	term := ""
@@ -334,6 +339,19 @@ func ReadRecord(ctx context.Context, store attrs.Store, node string) (decision.D
 		return d, fmt.Errorf("%s's %s: %q is not a term", node, AttrTerm, t)
 	}
 	return d, nil
+}
+
+// ReadContract reads the contract version of what node publishes (1 when it published none).
+func ReadContract(ctx context.Context, store attrs.Store, node string) (int, error) {
+	v, ok, err := store.Get(ctx, node, contract.Attr, attrs.Forever)
+	if err != nil {
+		return 0, err
+	}
+	n, err := contract.Parse(v, ok)
+	if err != nil {
+		return 0, fmt.Errorf("%s's %w", node, err)
+	}
+	return n, nil
 }
 
 // SetDecision publishes why the agent waits or refuses ("" deletes it).
