@@ -22,8 +22,12 @@ ETCD35 := $(TOOLS_CACHE)/etcd-3.5-$(call toolkey,go.sum cmd/etcd/*.go cmd/etcdct
 ETCD36 := $(TOOLS_CACHE)/etcd-3.6-$(call toolkey,tools/etcd-3.6/go.sum tools/etcd-3.6/*.go)
 KUBE_APISERVER := $(TOOLS_CACHE)/kube-apiserver-$(call toolkey,tools/kube-apiserver/go.mod tools/kube-apiserver/go.sum)
 
+# The release in the repository (VERSION) with the commit as build metadata, stamped into every
+# binary make builds, as build-layer stamps the agents it builds into a layer.
+VERSION_STAMP := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
 build: $(ETCD35)/etcd $(ETCD36)/etcd
-	$(GO) build -tags "$(TAGS)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert ./cmd/build-layer ./test/redfish/cmd/redfish-emulator
+	$(GO) build -tags "$(TAGS)" -ldflags "-X github.com/tnf-layer/tnf-layer/internal/base/version.Version=$(VERSION_STAMP)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert ./cmd/build-layer ./test/redfish/cmd/redfish-emulator
 	mkdir -p $(BIN)/etcd-3.6
 	cmp -s $(ETCD35)/etcd $(BIN)/etcd || cp --remove-destination $(ETCD35)/etcd $(BIN)/etcd
 	cmp -s $(ETCD35)/etcdctl $(BIN)/etcdctl || cp --remove-destination $(ETCD35)/etcdctl $(BIN)/etcdctl

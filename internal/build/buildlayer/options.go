@@ -33,7 +33,7 @@ type Options struct {
 	Source        string // repository to compile the agents from
 	Arch          string // target architecture (GOARCH)
 	Commit        string // source commit label (default: the source's git HEAD)
-	Version       string // layer version, in the labels and the agents (default: git describe)
+	Version       string // layer version, in the labels and the agents (default: sourceVersion)
 
 	DryRun        string // render into this folder
 	Push          string // build and push to this destination
@@ -53,6 +53,24 @@ type Options struct {
 	SecretsIn           string // SecretsInSecret (default) or SecretsInMachineConfig
 }
 
+// sourceVersion is the release the source's VERSION file names, with the commit as semantic
+// versioning's build metadata ("0.2.0-dev+1a2b3c4", ".dirty" for uncommitted changes); without
+// the file (a source older than the first release), git describe.
+func sourceVersion(source string) string {
+	data, err := os.ReadFile(filepath.Join(source, "VERSION"))
+	if err != nil {
+		return git(source, "describe", "--tags", "--always", "--dirty")
+	}
+	v := strings.TrimSpace(string(data))
+	if commit := git(source, "rev-parse", "--short", "HEAD"); commit != "" {
+		v += "+" + commit
+		if git(source, "status", "--porcelain", "--untracked-files=no") != "" {
+			v += ".dirty"
+		}
+	}
+	return v
+}
+
 // Defaults fills unset options.
 func (o *Options) Defaults() {
 	if o.Source == "" {
@@ -62,7 +80,7 @@ func (o *Options) Defaults() {
 		o.Commit = git(o.Source, "rev-parse", "HEAD")
 	}
 	if o.Version == "" {
-		o.Version = git(o.Source, "describe", "--tags", "--always", "--dirty")
+		o.Version = sourceVersion(o.Source)
 	}
 	if o.Version == "" {
 		o.Version = "dev"
