@@ -24,7 +24,7 @@ KUBE_APISERVER := $(TOOLS_CACHE)/kube-apiserver-$(call toolkey,tools/kube-apiser
 
 # The release in the repository (VERSION) with the commit as build metadata, stamped into every
 # binary make builds, as build-layer stamps the agents it builds into a layer.
-VERSION_STAMP := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+VERSION_STAMP := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo .dirty)
 
 build: $(ETCD35)/etcd $(ETCD36)/etcd
 	$(GO) build -tags "$(TAGS)" -ldflags "-X github.com/tnf-layer/tnf-layer/internal/base/version.Version=$(VERSION_STAMP)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert ./cmd/build-layer ./test/redfish/cmd/redfish-emulator
@@ -106,20 +106,23 @@ chaos: build
 	CHAOS_CYCLES=$(CHAOS_CYCLES) CHAOS_SEED=$(CHAOS_SEED) TNF_KEEP=1 TNF_BIN=$(BIN) $(GO) test -count=1 -v -tags "integration $(TAGS)" \
 		-run '^TestChaos$$' -timeout $$((15 + 6 * $(CHAOS_CYCLES)))m ./test/cluster/
 
+# Each run's raw output, with every run's log line, is kept in out/ beside the page's rows.
 bench: build kube-apiserver
-	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 180m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -commit $$(git describe --always --dirty)
+	mkdir -p out
+	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 180m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | tee out/make-bench.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -commit $$(git describe --always --dirty)
 
 # The failover rows alone, the API's beside etcd's: the cluster failovers, the planned reboots and
 # the process faults of make bench (about 80 minutes); their rows of the page replace the earlier ones.
 bench-failover: build kube-apiserver
-	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -commit $$(git describe --always --dirty)
+	mkdir -p out
+	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | tee out/make-bench-failover.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -commit $$(git describe --always --dirty)
 
 # The parsers of outside text with random inputs, each for FUZZTIME (make test runs their seeds
 # only). A crash leaves its input under the package's testdata/fuzz: keep it there once fixed.
 FUZZTIME ?= 30s
 FUZZ := ./internal/node/pacemaker/pcmk:FuzzMembership ./internal/node/pacemaker/pcmk:FuzzStatusAttribute \
 	./internal/node/pacemaker/pcmk:FuzzParseStatus ./internal/node/pacemaker/pcmk:FuzzParseLinks \
-	./internal/node/etcd/etcdnode:FuzzParseRecord ./internal/node/etcd/etcdnode:FuzzParseForced \
+	./internal/node/etcd/etcdnode:FuzzParseRecord ./internal/node/etcd/etcdnode:FuzzParseTally \
 	./internal/node/pacemaker/pcsconfig:FuzzNodeConfig ./internal/node/etcd/etcdrun/podman:FuzzLoadPod \
 	./internal/node/fencing/bmc:FuzzReadPower ./internal/node/etcd/staticpod:FuzzInstallerEtcd \
 	./internal/node/fencing/identity:FuzzParse

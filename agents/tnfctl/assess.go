@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/contract"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
@@ -61,6 +62,9 @@ func assess(st clusterStatus) (state, line string) {
 		case strings.Contains(why, decision.ServedWithoutData):
 			return stateBlocked, "BLOCKED: neither node has etcd data, but this cluster served a cluster (see below). Mount the data disks; " +
 				"if the data is gone for good: `tnfctl start-empty` (gives up everything it held)."
+		case strings.Contains(why, contract.UnreadableReason):
+			return stateBlocked, fmt.Sprintf("BLOCKED: etcd on %s cannot read what %s publishes: their layers are more than one contract apart (see below). "+
+				"Update the older node's layer; with the API down, by hand (docs/operate.md#two-layers-too-far-apart).", n.Name, peer)
 		case strings.HasPrefix(why, "refuse"):
 			return stateBlocked, fmt.Sprintf("BLOCKED: etcd on %s refuses its data (see below). Bring %s back; if it is gone for good: `tnfctl accept-data-loss` (gives up its newer writes).", n.Name, peer)
 		}

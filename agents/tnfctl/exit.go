@@ -27,7 +27,7 @@ func (r refused) Unwrap() error { return r.error }
 
 // asRefusal makes the unblock package's refusals exit 3; other errors stay errors.
 func asRefusal(err error) error {
-	for _, r := range []error{unblock.ErrPeerMember, unblock.ErrNothingToGiveUp, unblock.ErrNoLocalData, unblock.ErrNotTheServed} {
+	for _, r := range []error{unblock.ErrPeerMember, unblock.ErrNothingToGiveUp, unblock.ErrNoLocalData, unblock.ErrNotTheServed, unblock.ErrUnreadablePeer} {
 		if errors.Is(err, r) {
 			return refused{err}
 		}

@@ -206,6 +206,10 @@ func printStatus(w io.Writer, st clusterStatus) {
 		if d := n.Attributes[etcdnode.AttrDecision]; d != "" {
 			fmt.Fprintf(w, "  etcd on %s: %s\n", n.Name, d)
 		}
+		if t, err := etcdnode.ParseTally(etcdnode.AttrCopiesDropped, n.Attributes[etcdnode.AttrCopiesDropped]); err == nil && t.Count > 0 {
+			fmt.Fprintf(w, "  etcd on %s: %d moved-aside data dirs deleted early to make room for the peer's data (the last at %s): "+
+				"the data dir's disk cannot keep backup_count copies\n", n.Name, t.Count, fencewait.Stamp(t.Last))
+		}
 		for _, r := range p.Resources {
 			if r.Node == n.Name {
 				fmt.Fprintf(w, "  %-24s %s%s\n", r.ID, r.Role, failedMark(r))

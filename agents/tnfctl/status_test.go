@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/contract"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
@@ -109,6 +110,14 @@ func TestStatusText(t *testing.T) {
 					{Name: "master-1", Online: true, Attributes: map[string]string{etcdnode.AttrDecision: "wait: neither node has data; master-0 bootstraps the cluster (first by name)"}}},
 				Resources: append(stack("master-0", "Unpromoted"), stack("master-1", "Unpromoted")...)},
 		}},
+		{"peer-contract-unreadable", stateBlocked, clusterStatus{
+			Self:     "master-1",
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": false, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-1", WithQuorum: true,
+				Nodes: []pcmk.NodeStatus{{Name: "master-0"}, {Name: "master-1", Online: true,
+					Attributes: map[string]string{etcdnode.AttrDecision: "wait: " + contract.Unreadable("master-0", contract.Version+2)}}},
+				Resources: append(stack("master-1", "Unpromoted"), stopped...)},
+		}},
 		{"setup-failed", stateSetupFailed, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
 			Error:    "crm_mon: exit status 102: Error: cluster is not available on this node",
@@ -118,7 +127,8 @@ func TestStatusText(t *testing.T) {
 		{"learner-catching-up", stateRecovering, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
 			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
-				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true}},
+				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true,
+					Attributes: map[string]string{etcdnode.AttrCopiesDropped: etcdnode.FormatTally(etcdnode.Tally{Count: 1, Last: time.Date(2026, 11, 22, 10, 14, 2, 0, time.UTC)})}}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Unpromoted")...)},
 		}},
 		{"handover", stateRecovering, clusterStatus{

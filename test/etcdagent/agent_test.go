@@ -149,7 +149,7 @@ func TestFailoverAndRejoin(t *testing.T) {
 	// The forced cluster is counted for the metrics.
 	if v, _, err := c.store.Get(context.Background(), other.name, etcdnode.AttrForced, attrs.Reboot); err != nil {
 		t.Fatal(err)
-	} else if f, err := etcdnode.ParseForced(v); err != nil || f.Count != 1 {
+	} else if f, err := etcdnode.ParseTally(etcdnode.AttrForced, v); err != nil || f.Count != 1 {
 		t.Errorf("%s after the forced cluster: %q (%v), want a count of 1", etcdnode.AttrForced, v, err)
 	}
 	other.must("monitor", ocfPromoted)

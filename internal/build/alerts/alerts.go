@@ -94,6 +94,13 @@ var all = []alert{
 		description: "The etcd agent on {{ $labels.node }} restarted etcd as a cluster of one after its peer was fenced or confirmed down. The peer rejoins as a learner when it comes back.",
 	},
 	{
+		name:        "TNFEtcdCopiesDropped",
+		expr:        `max by (node) (increase(tnf_etcd_copies_dropped_total[1h])) > 0`,
+		severity:    warning,
+		summary:     "A node's etcd data disk cannot keep backup_count moved-aside copies.",
+		description: "The etcd agent on {{ $labels.node }} deleted moved-aside data dirs before backup_count asked, the oldest first, to make room for the data it received from its peer: the disk holding the data dir is too small for the database and its copies. The agent's log names each copy deleted.",
+	},
+	{
 		name:     "TNFSetupFailed",
 		expr:     `max by (node) (tnf_setup_state{state="failed"}) == 1`,
 		severity: critical, forDuration: "1m",

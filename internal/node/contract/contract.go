@@ -6,6 +6,7 @@
 package contract
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -18,14 +19,22 @@ const Version = 1
 // none: absent is version 1.
 const Attr = "tnf-contract"
 
-// Parse reads a published Attr; ok false (none published) is version 1.
+// Malformed stands for a published Attr that is no version at all: unreadable, like a version
+// too far away.
+const Malformed = -1
+
+// ErrMalformed: a published Attr is not a contract version.
+var ErrMalformed = errors.New("not a contract version")
+
+// Parse reads a published Attr; ok false (none published) is version 1. A value that is no
+// version is Malformed, with an error wrapping ErrMalformed that says what it was.
 func Parse(v string, ok bool) (int, error) {
 	if !ok {
 		return 1, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s: %q is not a contract version", Attr, v)
+		return Malformed, fmt.Errorf("%s: %q is %w", Attr, v, ErrMalformed)
 	}
 	return n, nil
 }
@@ -36,10 +45,18 @@ func Readable(peer int) bool {
 	return peer >= max(Version-1, 1) && peer <= Version+1
 }
 
+// UnreadableReason begins the reason of an agent that waits beside a peer whose contract it
+// cannot read (tnfctl status gives its own advice for it).
+const UnreadableReason = "this agent cannot read what its peer publishes"
+
 // Unreadable is why an agent waits beside a peer whose contract it cannot read: it never
 // guesses what a record of another format means.
 func Unreadable(peerName string, peer int) string {
-	return fmt.Sprintf("peer %s's agent publishes contract %d, this agent reads contracts %d to %d: "+
-		"it waits rather than guess what %s's records mean; update the layer so that the two nodes are at most one release apart",
-		peerName, peer, max(Version-1, 1), Version+1, peerName)
+	published := fmt.Sprintf("contract %d", peer)
+	if peer == Malformed {
+		published = "a contract version that is no number"
+	}
+	return fmt.Sprintf("%s: peer %s's agent publishes %s and this agent reads contracts %d to %d, so it waits rather "+
+		"than guess what %s's records mean; bring the two nodes' layers to within one contract of each other",
+		UnreadableReason, peerName, published, max(Version-1, 1), Version+1, peerName)
 }

@@ -30,7 +30,7 @@ var published = map[int]struct {
 		reboot: map[string]string{
 			etcdnode.AttrInstance:     "started",
 			etcdnode.AttrForced:       "2 1764110407",
-			etcdnode.AttrLayerVersion: "0.1.0",
+			etcdnode.AttrLayerVersion: "17a7ebd", // 0.1.0 stamped git describe's commit
 			etcdnode.AttrDecision:     "wait: peer node1 has not published its data yet",
 		},
 		options: map[string]string{etcdnode.PropServed: "7e1c3f0a9b2d4c11"},
@@ -71,7 +71,7 @@ func TestReadsEveryReadableContract(t *testing.T) {
 		if served, err := etcdnode.ReadServed(ctx, store); err != nil || served != 0x7e1c3f0a9b2d4c11 {
 			t.Errorf("contract %d: the served cluster read as %x, %v", version, served, err)
 		}
-		if f, err := etcdnode.ParseForced(p.reboot[etcdnode.AttrForced]); err != nil || f.Count != 2 || !f.Last.Equal(time.Unix(1764110407, 0)) {
+		if f, err := etcdnode.ParseTally(etcdnode.AttrForced, p.reboot[etcdnode.AttrForced]); err != nil || f.Count != 2 || !f.Last.Equal(time.Unix(1764110407, 0)) {
 			t.Errorf("contract %d: the forced count read as %+v, %v", version, f, err)
 		}
 		machines, ok, err := identity.Published(ctx, store, []string{"node2"})

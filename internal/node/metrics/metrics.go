@@ -116,6 +116,7 @@ var (
 	fencingFails  = desc("tnf_fencing_failing", "Whether the fencing of the target has failed since its last success", "target")
 	fencingSince  = desc("tnf_fencing_failing_since_seconds", "When the fencing of the target first failed since its last success (Unix time)", "target")
 	forced        = desc("tnf_etcd_forced_clusters_total", "Clusters of one the etcd agent on the node forced since the node booted (after its peer was fenced or confirmed down)", "node")
+	copiesDropped = desc("tnf_etcd_copies_dropped_total", "Moved-aside etcd data dirs the agent on the node deleted since the node booted before backup_count asked, to make room for a new member's data", "node")
 	failover      = desc("tnf_last_failover_seconds", "From the completion of the peer's last fencing to the node's forced cluster of one serving, for the node's last forced cluster", "node")
 	aloneSince    = desc("tnf_waiting_alone_since_seconds", "When this node was first seen waiting alone (booted alone, or alone with the peer's fencing failing), Unix time; absent while it does not wait", "node")
 	unblockPasses = desc("tnf_auto_unblock_decisions_total", "auto-unblock's passes that asked the peer's BMC since the node booted, by outcome (confirmed, refused)", "node", "outcome")
@@ -128,7 +129,7 @@ var (
 func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
-		up, etcdMembers, layerInfo, etcdRole, etcdDecision, forced, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
+		up, etcdMembers, layerInfo, etcdRole, etcdDecision, forced, copiesDropped, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
 		aloneSince, unblockPasses, setupState, readSeconds, readings}
 }
 
@@ -220,11 +221,14 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 		}
 		// A count the agent did not write leaves the node without these two series; the rest of
 		// the scrape stands.
-		if f, err := etcdnode.ParseForced(n.Attributes[etcdnode.AttrForced]); err == nil {
+		if f, err := etcdnode.ParseTally(etcdnode.AttrForced, n.Attributes[etcdnode.AttrForced]); err == nil {
 			add(forced, prometheus.CounterValue, float64(f.Count), n.Name)
 			if d, ok := lastFailover(p.Fencing, f, p.Peer(n.Name)); ok {
 				add(failover, prometheus.GaugeValue, d.Seconds(), n.Name)
 			}
+		}
+		if t, err := etcdnode.ParseTally(etcdnode.AttrCopiesDropped, n.Attributes[etcdnode.AttrCopiesDropped]); err == nil {
+			add(copiesDropped, prometheus.CounterValue, float64(t.Count), n.Name)
 		}
 	}
 	// A clone's stopped instances are alike (no node): one series for them, as the exporter does.
@@ -276,7 +280,7 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 // lastFailover is how long after the last successful fencing of the peer, completed before the
 // node's last forced cluster f, that cluster served; false when the node never forced one or no fencing explains
 // it (an administrator's confirmation, a history cleaned since).
-func lastFailover(history pcmk.FenceHistory, f etcdnode.Forced, peer pcmk.NodeStatus) (time.Duration, bool) {
+func lastFailover(history pcmk.FenceHistory, f etcdnode.Tally, peer pcmk.NodeStatus) (time.Duration, bool) {
 	if f.Count == 0 {
 		return 0, false
 	}

@@ -55,7 +55,7 @@ func TestSurvivorAlone(t *testing.T) {
 			Nodes: []pcmk.NodeStatus{
 				{Name: "node1", Online: true, Type: "member", ExpectedUp: true, IsDC: true, Attributes: map[string]string{
 					etcdnode.AttrLayerVersion: "4.19.7-2",
-					etcdnode.AttrForced:       etcdnode.FormatForced(etcdnode.Forced{Count: 1, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)})}},
+					etcdnode.AttrForced:       etcdnode.FormatTally(etcdnode.Tally{Count: 1, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)})}},
 				{Name: "node2", Type: "member", Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-1"}},
 			},
 			Resources: []pcmk.ResourceRole{

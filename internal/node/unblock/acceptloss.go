@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/contract"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
@@ -28,6 +29,10 @@ var ErrNothingToGiveUp = errors.New("nothing to give up")
 // ErrNoLocalData is the refusal when this node has no etcd data to lead from.
 var ErrNoLocalData = errors.New("no etcd data to lead from")
 
+// ErrUnreadablePeer: the peer's agent publishes a contract this agent cannot read, so what its
+// data is cannot be told, nor given up.
+var ErrUnreadablePeer = errors.New("the peer's records cannot be read by this layer")
+
 // AssessLoss reads what accepting the loss would give up, and refuses (Refusal) when it must.
 func AssessLoss(ctx context.Context, tools pcmk.Tools, store attrs.Store, cfg etcdnode.Config) (Loss, error) {
 	l := Loss{Self: cfg.Self, Peer: cfg.Peer, DataDir: cfg.DataDir}
@@ -38,7 +43,7 @@ func AssessLoss(ctx context.Context, tools pcmk.Tools, store attrs.Store, cfg et
 	if m.Nodes[cfg.Peer] {
 		return l, l.Refusal(true)
 	}
-	if l.PeerData, err = etcdnode.ReadRecord(ctx, store, cfg.Peer); err != nil {
+	if l.PeerData, err = peerRecord(ctx, store, cfg.Peer); err != nil {
 		return l, err
 	}
 	if l.Local, err = etcddata.Inspect(cfg.DataDir); err != nil {
@@ -46,6 +51,19 @@ func AssessLoss(ctx context.Context, tools pcmk.Tools, store attrs.Store, cfg et
 		return l, fmt.Errorf("reading %s (is etcd running here? then nothing waits to be given up): %w", cfg.DataDir, err)
 	}
 	return l, l.Refusal(false)
+}
+
+// peerRecord reads the peer's data record, only in a format this layer knows: a given-up record
+// written from a misread one could later cover data the administrator never saw.
+func peerRecord(ctx context.Context, store attrs.Store, peer string) (decision.Data, error) {
+	n, err := etcdnode.ReadContract(ctx, store, peer)
+	if err != nil && !errors.Is(err, contract.ErrMalformed) {
+		return decision.Data{}, err
+	}
+	if !contract.Readable(n) {
+		return decision.Data{}, fmt.Errorf("%s: %w", contract.Unreadable(peer, n), ErrUnreadablePeer)
+	}
+	return etcdnode.ReadRecord(ctx, store, peer)
 }
 
 // Refusal says why the loss must not be accepted: the peer is a live Corosync member (it serves

@@ -2,12 +2,18 @@ package unblock
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/contract"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 )
 
 func TestLossRefusal(t *testing.T) {
@@ -72,6 +78,35 @@ func TestLossDescribe(t *testing.T) {
 			if !strings.Contains(out.String(), w) {
 				t.Errorf("%s: %q not in:\n%s", tc.name, w, out.String())
 			}
+		}
+	}
+}
+
+// TestPeerRecordOnlyInAKnownContract: the peer's record is read when its contract is readable
+// (none published is contract 1); beside a contract too far away or one that is no number it is
+// a refusal naming why, never a guess at the record.
+func TestPeerRecordOnlyInAKnownContract(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		contract string // "" publishes none
+		refused  bool
+	}{{"", false}, {strconv.Itoa(contract.Version), false}, {strconv.Itoa(contract.Version + 2), true}, {"v3", true}} {
+		store := attrs.File{Path: filepath.Join(t.TempDir(), "cib.json")}
+		if tc.contract != "" {
+			if err := store.Set(ctx, "node2", contract.Attr, tc.contract, attrs.Forever); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A record of a format no agent of this contract writes.
+		if err := store.Set(ctx, "node2", etcdnode.AttrData, "c1:180:witness", attrs.Forever); err != nil {
+			t.Fatal(err)
+		}
+		_, err := peerRecord(ctx, store, "node2")
+		switch {
+		case tc.refused && !errors.Is(err, ErrUnreadablePeer):
+			t.Errorf("contract %q: %v, want a refusal (ErrUnreadablePeer)", tc.contract, err)
+		case !tc.refused && (err == nil || errors.Is(err, ErrUnreadablePeer)):
+			t.Errorf("contract %q: %v, want the record read (and found malformed)", tc.contract, err)
 		}
 	}
 }

@@ -452,7 +452,7 @@ func TestDecideInstaller(t *testing.T) {
 // beside the contracts it reads, the decision is the one without a contract.
 func TestDecideContract(t *testing.T) {
 	// Every published version near this one (versions start at 1).
-	var versions []int
+	versions := []int{contract.Malformed}
 	for v := contract.Version - 2; v <= contract.Version+2; v++ {
 		if v >= 1 {
 			versions = append(versions, v)

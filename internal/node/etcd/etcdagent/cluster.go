@@ -87,25 +87,49 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 		return err
 	}
 	if d.Action == decision.ForceNewCluster {
-		a.countForced(ctx, time.Now())
+		a.tally(ctx, etcdnode.AttrForced, time.Now())
 	}
 	return a.publish(ctx, fromStatus(st))
 }
 
-// countForced adds one to the clusters of one this node forced (etcdnode.AttrForced). Only the
-// metrics read it: a failure is logged, never the start's.
-func (a *Agent) countForced(ctx context.Context, served time.Time) {
-	v, _, err := a.store.Get(ctx, a.cfg.Self, etcdnode.AttrForced, attrs.Reboot)
-	var f etcdnode.Forced
+// tally adds one, at when, to the node's counting attribute attr (a Tally). Only the status
+// and the metrics read it: a failure is logged, never the action's.
+func (a *Agent) tally(ctx context.Context, attr string, when time.Time) {
+	v, _, err := a.store.Get(ctx, a.cfg.Self, attr, attrs.Reboot)
+	var t etcdnode.Tally
 	if err == nil {
-		f, err = etcdnode.ParseForced(v)
+		t, err = etcdnode.ParseTally(attr, v)
 	}
 	if err == nil {
-		err = a.store.Set(ctx, a.cfg.Self, etcdnode.AttrForced, etcdnode.FormatForced(etcdnode.Forced{Count: f.Count + 1, Last: served}), attrs.Reboot)
+		err = a.store.Set(ctx, a.cfg.Self, attr, etcdnode.FormatTally(etcdnode.Tally{Count: t.Count + 1, Last: when}), attrs.Reboot)
 	}
 	if err != nil {
-		a.log.Error("counting the forced cluster for the metrics", "err", err)
+		a.log.Error("counting for the status and the metrics", "attribute", attr, "err", err)
 	}
+}
+
+// walRoom is what a new member's write-ahead log takes beside its database: two of etcd's
+// preallocated 64 MB segments, the one in use and the next.
+const walRoom = 128 << 20
+
+// makeRoom makes room on the data dir's file system for the peer's whole database, which a
+// joining member receives, and its log. Copies moved aside go first, the oldest first, the newest
+// last; each deletion is logged and counted (tnfctl status, metrics, alert): a start never fails
+// for an old copy. It fails, deleting nothing, when the data cannot fit even without them.
+func (a *Agent) makeRoom(ctx context.Context, cli *clientv3.Client) error {
+	rctx, cancel := a.request(ctx)
+	st, err := cli.Status(rctx, a.peerURL())
+	cancel()
+	if err != nil {
+		return fmt.Errorf("reading the size of the peer's database: %w", err)
+	}
+	dropped, err := etcddata.MakeRoom(a.cfg.DataDir, uint64(max(st.DbSize, 0))+walRoom)
+	for _, c := range dropped {
+		a.log.Warn("deleted moved-aside data before backup_count asked, to make room for the peer's data",
+			"deleted", c.Path, "bytes", c.Bytes, "peer_database_bytes", st.DbSize)
+		a.tally(ctx, etcdnode.AttrCopiesDropped, time.Now())
+	}
+	return err
 }
 
 // join moves local data aside and joins the serving peer as a learner. Only the joiner changes
@@ -141,6 +165,9 @@ func (a *Agent) join(ctx context.Context) error {
 	}
 	if moved != "" {
 		a.log.Info("moved local data aside", "to", moved)
+	}
+	if err := a.makeRoom(ctx, cli); err != nil {
+		return err
 	}
 	// Data the peer had given up is gone from this node now: the peer's acceptance has done its work.
 	if err := a.store.Set(ctx, a.cfg.Peer, etcdnode.AttrGivenUp, "", attrs.Forever); err != nil {

@@ -19,22 +19,22 @@ func FuzzParseRecord(f *testing.F) {
 	})
 }
 
-// FuzzParseForced: the forced-cluster count, whoever wrote it, is read or refused without a
-// panic, never negative, and the same when written again and read back.
-func FuzzParseForced(f *testing.F) {
+// FuzzParseTally: a counting attribute, whoever wrote it, is read or refused without a panic,
+// never negative, and the same when written again and read back.
+func FuzzParseTally(f *testing.F) {
 	for _, s := range []string{"", "3 1764150000", "-1 0", "1", "x y", "9223372036854775807 -9223372036854775808"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		fc, err := ParseForced(v)
+		fc, err := ParseTally(AttrForced, v)
 		if err != nil {
 			return
 		}
 		if fc.Count < 0 {
 			t.Fatalf("%q read as a negative count %d", v, fc.Count)
 		}
-		if again, err := ParseForced(FormatForced(fc)); err != nil || again != fc {
-			t.Fatalf("%q read as %+v, written as %q, read back as %+v (%v)", v, fc, FormatForced(fc), again, err)
+		if again, err := ParseTally(AttrForced, FormatTally(fc)); err != nil || again != fc {
+			t.Fatalf("%q read as %+v, written as %q, read back as %+v (%v)", v, fc, FormatTally(fc), again, err)
 		}
 	})
 }

@@ -48,8 +48,12 @@ const (
 	// what agents of earlier versions read.
 	AttrLayerVersion = "tnf-layer-version"
 	// AttrForced (lifetime reboot) counts the clusters of one this node forced since it booted,
-	// and when the last one served, for the metrics: FormatForced's "<count> <unix seconds>".
+	// and when the last one served, for the metrics: a Tally.
 	AttrForced = "tnf-etcd-forced"
+	// AttrCopiesDropped (lifetime reboot) counts the moved-aside data dirs this node deleted
+	// before backup_count asked, to make room for a new member's data, and when the last was:
+	// a Tally, for tnfctl status and the metrics.
+	AttrCopiesDropped = "tnf-etcd-copies-dropped"
 )
 
 // PropServed (a cluster-wide option in the CIB) is the etcd cluster ID, in hex, this Pacemaker
@@ -89,26 +93,27 @@ func (c Config) RecordServed(ctx context.Context, store attrs.Store, clusterID u
 	return c.cache(path, value)
 }
 
-// Forced is what AttrForced holds.
-type Forced struct {
+// Tally is what a counting attribute holds (AttrForced, AttrCopiesDropped): how many times since
+// the node booted, and when the last one was.
+type Tally struct {
 	Count int       `json:"count"`
-	Last  time.Time `json:"last"` // when the forced member served
+	Last  time.Time `json:"last"`
 }
 
-// FormatForced is f as AttrForced holds it.
-func FormatForced(f Forced) string { return fmt.Sprintf("%d %d", f.Count, f.Last.Unix()) }
+// FormatTally is t as a counting attribute holds it: "<count> <unix seconds>".
+func FormatTally(t Tally) string { return fmt.Sprintf("%d %d", t.Count, t.Last.Unix()) }
 
-// ParseForced reads AttrForced's value ("" is none forced).
-func ParseForced(v string) (Forced, error) {
+// ParseTally reads the value of the counting attribute attr ("" is none).
+func ParseTally(attr, v string) (Tally, error) {
 	if v == "" {
-		return Forced{}, nil
+		return Tally{}, nil
 	}
 	var count int
 	var last int64
 	if n, err := fmt.Sscanf(v, "%d %d", &count, &last); err != nil || n != 2 || count < 0 {
-		return Forced{}, fmt.Errorf("node attribute %s: %q is not \"<count> <unix seconds>\"", AttrForced, v)
+		return Tally{}, fmt.Errorf("node attribute %s: %q is not \"<count> <unix seconds>\"", attr, v)
 	}
-	return Forced{Count: count, Last: time.Unix(last, 0).UTC()}, nil
+	return Tally{Count: count, Last: time.Unix(last, 0).UTC()}, nil
 }
 
 // Promotion scores. Only a running voter, a caught-up learner, or the one node that may lead
@@ -341,7 +346,8 @@ func ReadRecord(ctx context.Context, store attrs.Store, node string) (decision.D
 	return d, nil
 }
 
-// ReadContract reads the contract version of what node publishes (1 when it published none).
+// ReadContract reads the contract version of what node publishes (1 when it published none,
+// contract.Malformed with an error wrapping contract.ErrMalformed when it is no version).
 func ReadContract(ctx context.Context, store attrs.Store, node string) (int, error) {
 	v, ok, err := store.Get(ctx, node, contract.Attr, attrs.Forever)
 	if err != nil {
@@ -349,7 +355,7 @@ func ReadContract(ctx context.Context, store attrs.Store, node string) (int, err
 	}
 	n, err := contract.Parse(v, ok)
 	if err != nil {
-		return 0, fmt.Errorf("%s's %w", node, err)
+		return n, fmt.Errorf("%s's %w", node, err)
 	}
 	return n, nil
 }

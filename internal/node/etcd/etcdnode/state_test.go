@@ -60,18 +60,18 @@ func TestLeaderLeaseIgnoresABadRecord(t *testing.T) {
 	}
 }
 
-// TestForced: the count of forced clusters as the agent writes it and reads it back; a value it
-// did not write is an error that names the attribute.
-func TestForced(t *testing.T) {
-	f := Forced{Count: 3, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)}
-	if got, err := ParseForced(FormatForced(f)); err != nil || got != f {
+// TestTally: a count as the agent writes it and reads it back; a value it did not write is an
+// error that names the attribute.
+func TestTally(t *testing.T) {
+	f := Tally{Count: 3, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)}
+	if got, err := ParseTally(AttrForced, FormatTally(f)); err != nil || got != f {
 		t.Fatalf("round trip: %+v %v", got, err)
 	}
-	if got, err := ParseForced(""); err != nil || got != (Forced{}) {
+	if got, err := ParseTally(AttrForced, ""); err != nil || got != (Tally{}) {
 		t.Fatalf("none: %+v %v", got, err)
 	}
 	for _, bad := range []string{"three", "-1 0", "3"} {
-		if _, err := ParseForced(bad); err == nil || !strings.Contains(err.Error(), AttrForced) {
+		if _, err := ParseTally(AttrCopiesDropped, bad); err == nil || !strings.Contains(err.Error(), AttrCopiesDropped) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
