@@ -121,6 +121,7 @@ func main() {
 	page := flag.String("markdown", "", "also write the rows into this Markdown page, replacing the rows of the benchmarks that ran")
 	commit := flag.String("commit", "", "the commit measured, for the page")
 	target := flag.String("target", "make bench", "the page's make target, for its title")
+	readme := flag.String("summary", "", "also regenerate this file's failover figures block from the page")
 	flag.Parse()
 	rows, failures, failed, err := parse(os.Stdin)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
@@ -147,6 +148,34 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	// From the page, whether this run added rows or not: with no input it regenerates the block.
+	if *readme != "" && *page != "" {
+		if err := writeSummary(*readme, *page); err != nil {
+			fmt.Fprintln(os.Stderr, "benchtable:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// writeSummary regenerates readme's failover figures from the page.
+func writeSummary(readme, page string) error {
+	data, err := os.ReadFile(page)
+	if err != nil {
+		return err
+	}
+	rows, err := pageRows(string(data), page)
+	if err != nil {
+		return err
+	}
+	text, err := os.ReadFile(readme)
+	if err != nil {
+		return err
+	}
+	out, err := withSummary(string(text), rows)
+	if err != nil {
+		return fmt.Errorf("%s: %w", readme, err)
+	}
+	return fsutil.WriteFileAtomic(readme, []byte(out), 0o644)
 }
 
 // writePage stamps the run's rows and merges them into the page.

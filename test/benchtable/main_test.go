@@ -63,3 +63,51 @@ func TestPageMerge(t *testing.T) {
 		t.Errorf("a short row: %v", err)
 	}
 }
+
+// TestReadmeFiguresAreThePages: README's failover figures are the block the page generates.
+func TestReadmeFiguresAreThePages(t *testing.T) {
+	page, err := os.ReadFile("../../docs/benchmarks/make-bench.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pageRows(string(page), "make-bench.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := withSummary(string(readme), rows)
+	if err != nil {
+		t.Fatalf("README.md: %v", err)
+	}
+	if string(readme) != want {
+		t.Errorf("README.md's failover figures differ from the page's; regenerate them: go run ./test/benchtable -summary README.md -markdown docs/benchmarks/make-bench.md </dev/null")
+	}
+}
+
+// TestSummary: a fault's figures come from its benchmark's rows, in seconds as people read them,
+// with the run that measured them; a fault not measured says so.
+func TestSummary(t *testing.T) {
+	rows := []row{
+		{"ClusterFailover/race-loser-killed", "api-write-p50-s", "9.912", "2026-11-27 04:00", "abc1234", "2"},
+		{"ClusterFailover/race-loser-killed", "api-write-max-s", "11.03", "2026-11-27 04:00", "abc1234", "2"},
+		{"ClusterFailover/race-loser-killed", "total-p50-s", "9.8", "2026-11-27 04:00", "abc1234", "2"},
+		{"ClusterFailover/race-loser-killed", "total-max-s", "10.97", "2026-11-27 04:00", "abc1234", "2"},
+		{"ClusterFailover/race-loser-killed", "survivor-relists", "0", "2026-11-27 04:00", "abc1234", "2"},
+		{"ClusterFailover/race-loser-killed", "runs", "10", "2026-11-27 04:00", "abc1234", "2"},
+	}
+	s := summary(rows)
+	for _, want := range []string{
+		"| power cut of the race loser (the winner serves) | 9.9 s / 11.0 s | 9.8 s / 11.0 s | 0 | 10 | 2026-11-27 04:00, `abc1234` |",
+		"| kubelet killed on one node | not measured yet | not measured yet | - | - | - |",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	if got := formatSeconds("0.1153"); got != "0.12 s" {
+		t.Errorf("formatSeconds(0.1153) = %q", got)
+	}
+}
