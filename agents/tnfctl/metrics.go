@@ -196,7 +196,7 @@ func waitFiles(ctx context.Context, o metricsOptions) bool {
 func readNode(ctx context.Context, nf *nodeFlags, node string) metrics.Reading {
 	start := time.Now()
 	tools := pcmk.Tools{}
-	r := metrics.Reading{Node: node, Layer: version.Version}
+	r := metrics.Reading{Node: node, Layer: version.Version, Release: version.Release}
 	if m, err := tools.Members(ctx); err == nil {
 		r.Corosync = &m
 	}

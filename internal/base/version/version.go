@@ -7,6 +7,11 @@ import "reflect"
 // Version is set at link time; "dev" for a plain go build.
 var Version = "dev"
 
+// Release is the OpenShift release the layer's operating system was built on, set at link time
+// by build-layer ("4.19.7"; the minor release when the payload named none; "" for a layer
+// without a release, such as the lab's).
+var Release = ""
+
 type marker struct{}
 
 // LinkFlag is the -ldflags argument that stamps v into a binary. The linker ignores -X for a
@@ -14,4 +19,12 @@ type marker struct{}
 // package wherever it moves.
 func LinkFlag(v string) string {
 	return "-X " + reflect.TypeFor[marker]().PkgPath() + ".Version=" + v
+}
+
+// LinkFlags stamps the layer version v and the release (none when empty).
+func LinkFlags(v, release string) string {
+	if release == "" {
+		return LinkFlag(v)
+	}
+	return LinkFlag(v) + " -X " + reflect.TypeFor[marker]().PkgPath() + ".Release=" + release
 }

@@ -101,6 +101,16 @@ var all = []alert{
 		description: "The etcd agent on {{ $labels.node }} deleted moved-aside data dirs before backup_count asked, the oldest first, to make room for the data it received from its peer: the disk holding the data dir is too small for the database and its copies. The agent's log names each copy deleted.",
 	},
 	{
+		name: "TNFLayerReleaseMismatch",
+		// cluster_version{type="current"} is the release the cluster runs or is updating to;
+		// without it (no cluster-version operator) there is nothing to compare with.
+		expr: `(max by (node, release) (tnf_layer_release_info) unless on (release) label_replace(max by (version) (cluster_version{type="current"}), "release", "$1", "version", "(.+)"))` +
+			` and on () (count(cluster_version{type="current"}) > 0)`,
+		severity: warning, forDuration: "2h",
+		summary:     "A node's operating system was built for another OpenShift release than the cluster runs.",
+		description: "The layer on {{ $labels.node }} was built on OpenShift {{ $labels.release }}, and the cluster runs or is updating to another release: with the out-of-cluster rollout an OpenShift update does not change the nodes' operating system (its kubelet included) until the layer is built for the new release and its MachineConfig applied.",
+	},
+	{
 		name:     "TNFSetupFailed",
 		expr:     `max by (node) (tnf_setup_state{state="failed"}) == 1`,
 		severity: critical, forDuration: "1m",

@@ -386,21 +386,22 @@ func editedLayer(t *testing.T, name, old, new string) string {
 }
 
 // TestDryRunResolvesTheRelease: without --base and --extensions, both come from the release
-// payload's image-references; the result is cached for a digest-pinned release.
+// payload's image-references, and the layer records the exact release its release-metadata
+// names; the result is cached for a digest-pinned release.
 func TestDryRunResolvesTheRelease(t *testing.T) {
 	dir := t.TempDir()
 	payload := filepath.Join(dir, "payload")
-	releasetest.WritePayload(t, payload, "4.19.0", releasetest.ImageReferences(map[string]string{"rhel-coreos": base, "rhel-coreos-extensions": extensions}))
-	o := Options{OCP: "4.19", ReleaseImage: "oci:" + payload + ":4.19.0", Source: repoRoot(t), CacheDir: filepath.Join(dir, "cache"), DryRun: filepath.Join(dir, "out")}
+	releasetest.WritePayload(t, payload, "4.19.7", releasetest.ImageReferences(map[string]string{"rhel-coreos": base, "rhel-coreos-extensions": extensions}))
+	o := Options{OCP: "4.19", ReleaseImage: "oci:" + payload + ":4.19.7", Source: repoRoot(t), CacheDir: filepath.Join(dir, "cache"), DryRun: filepath.Join(dir, "out")}
 	s, err := DryRun(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Base != base || s.Release == nil || s.Release.Extensions != extensions {
+	if s.Base != base || s.Release == nil || s.Release.Extensions != extensions || s.Release.Version != "4.19.7" {
 		t.Fatalf("%+v", s)
 	}
 	cf, _ := os.ReadFile(s.Containerfile)
-	if !strings.Contains(string(cf), "from="+extensions) {
+	if !strings.Contains(string(cf), "from="+extensions) || !strings.Contains(string(cf), `io.tnf-layer.release="4.19.7"`) {
 		t.Fatalf("Containerfile:\n%s", cf)
 	}
 	if cached, _ := filepath.Glob(filepath.Join(dir, "cache", "releases", "*.json")); len(cached) != 1 {

@@ -136,7 +136,7 @@ func replaceable(out string) error {
 // destination path with its mode, and each preloaded image's binary in that image's root.
 func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 	in := containerfile.Inputs{Base: base, Extensions: o.Extensions, PackageSource: l.Packages.Source, PackageCommand: l.Packages.Command,
-		Packages: l.Packages.Names, Finalize: l.Finalize, Enable: l.Enable, Labels: l.Labels(o.Version, o.Commit), ImageStore: l.ImageStorePath()}
+		Packages: l.Packages.Names, Finalize: l.Finalize, Enable: l.Enable, Labels: l.Labels(o.Version, o.Commit, o.Release), ImageStore: l.ImageStorePath()}
 	cf, err := containerfile.Render(in)
 	if err != nil {
 		return err
@@ -160,7 +160,7 @@ func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 		}
 		pkgs = append(pkgs, pkg)
 	}
-	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid= " + version.LinkFlag(o.Version), "-o", bin + "/"}, pkgs...)
+	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid= " + version.LinkFlags(o.Version, l.Labels(o.Version, o.Commit, o.Release)[layerdef.LabelRelease]), "-o", bin + "/"}, pkgs...)
 	gobuild := command.Cmd{Dir: o.Source, Env: []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + o.Arch}}
 	if _, err := gobuild.Run(context.Background(), "go", args...); err != nil {
 		return fmt.Errorf("compiling for linux/%s: %w", o.Arch, err)

@@ -40,7 +40,8 @@ func resolveBase(ctx context.Context, o *Options, l layerdef.Layer) (*release.Im
 		cache = filepath.Join(o.CacheDir, "releases", fmt.Sprintf("%x.json", sha256.Sum256([]byte(ref))))
 	}
 	var imgs release.Images
-	if data, err := os.ReadFile(cache); err == nil && strings.Contains(ref, "@sha256:") && json.Unmarshal(data, &imgs) == nil {
+	// An entry without the version was cached before the version was read: read it again.
+	if data, err := os.ReadFile(cache); err == nil && strings.Contains(ref, "@sha256:") && json.Unmarshal(data, &imgs) == nil && imgs.Version != "" {
 		return fill(o, imgs), nil
 	}
 	imgs, err := release.Resolve(ctx, ref, o.systemContext())
@@ -63,5 +64,6 @@ func fill(o *Options, imgs release.Images) *release.Images {
 	if o.Extensions == "" {
 		o.Extensions = imgs.Extensions
 	}
+	o.Release = imgs.Version
 	return &imgs
 }

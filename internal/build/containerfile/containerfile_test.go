@@ -25,7 +25,7 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := Inputs{Base: baseDigest, Extensions: extDigest, PackageSource: l.Packages.Source, PackageCommand: l.Packages.Command, Packages: l.Packages.Names,
-			Finalize: l.Finalize, Enable: l.Enable, Labels: l.Labels("1.0.0", "0123abc"), ImageStore: l.ImageStorePath()}
+			Finalize: l.Finalize, Enable: l.Enable, Labels: l.Labels("1.0.0", "0123abc", ""), ImageStore: l.ImageStorePath()}
 		got, err := Render(in)
 		if err != nil {
 			t.Fatal(err)

@@ -266,14 +266,24 @@ const (
 	LabelLayer   = "io.tnf-layer.layer"         // the layer definition's name
 	LabelVersion = "io.tnf-layer.version"       // the layer version (also in the agents)
 	LabelCommit  = "io.tnf-layer.source-commit" // the source the agents were compiled from
-	LabelRelease = "io.tnf-layer.release"       // the OpenShift release (RHCOS layers)
+	LabelRelease = "io.tnf-layer.release"       // the OpenShift release (RHCOS layers): exact when read from its payload
 )
 
-// Labels are the layer's image labels for a build of version from commit.
-func (l Layer) Labels(version, commit string) map[string]string {
+// Labels are the layer's image labels for a build of version from commit on release, the exact
+// release its payload names ("4.19.7"; "" when not read: the definition's minor release).
+func (l Layer) Labels(version, commit, release string) map[string]string {
 	labels := map[string]string{LabelLayer: l.Name, LabelVersion: version, LabelCommit: commit}
 	if l.Release != nil {
 		labels[LabelRelease] = l.Release.Version
+		if release != "" {
+			labels[LabelRelease] = release
+		}
 	}
 	return labels
+}
+
+// OfRelease says an exact release (or the minor itself) belongs to the definition's release:
+// "4.19.7" and "4.19" to 4.19, never "4.190.1".
+func (l Layer) OfRelease(release string) bool {
+	return l.Release != nil && (release == l.Release.Version || strings.HasPrefix(release, l.Release.Version+"."))
 }

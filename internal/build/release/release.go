@@ -1,5 +1,7 @@
 // Package release reads an OpenShift release payload with containers/image (no oc): its
-// release-manifests/image-references names, by digest, the images a layer is built from.
+// release-manifests/image-references names, by digest, the images a layer is built from, and
+// its release-manifests/release-metadata the release's exact version (as oc adm release info
+// reads it).
 package release
 
 import (
@@ -22,9 +24,13 @@ type Images struct {
 	ReleaseDigest string `json:"releaseDigest"` // its manifest digest
 	RHCOS         string `json:"rhcos"`         // rhel-coreos, digest-pinned
 	Extensions    string `json:"extensions"`    // rhel-coreos-extensions, digest-pinned
+	Version       string `json:"version"`       // the exact release, from release-metadata ("4.19.7")
 }
 
-const referencesFile = "release-manifests/image-references"
+const (
+	referencesFile = "release-manifests/image-references"
+	metadataFile   = "release-manifests/release-metadata"
+)
 
 // Tags in image-references.
 const (
@@ -44,16 +50,18 @@ func Resolve(ctx context.Context, ref string, sys *types.SystemContext) (Images,
 		return Images{}, fmt.Errorf("release image %s: %w", ref, err)
 	}
 	defer img.Close()
-	var refs []byte
-	// The file is in one of the layers; later layers win, as in the image's filesystem.
+	files := map[string][]byte{}
+	// The files are in the layers; later layers win, as in the image's filesystem.
 	err = img.Walk(ctx, func(_ int, h *tar.Header, content io.Reader) error {
-		if strings.TrimPrefix(h.Name, "./") != referencesFile || h.Typeflag != tar.TypeReg {
+		name := strings.TrimPrefix(h.Name, "./")
+		if (name != referencesFile && name != metadataFile) || h.Typeflag != tar.TypeReg {
 			return nil
 		}
 		data, err := io.ReadAll(io.LimitReader(content, 16<<20))
-		refs = data
+		files[name] = data
 		return err
 	})
+	refs := files[referencesFile]
 	if err != nil {
 		return Images{}, fmt.Errorf("release image %s: %w", ref, err)
 	}
@@ -64,8 +72,29 @@ func Resolve(ctx context.Context, ref string, sys *types.SystemContext) (Images,
 	if err != nil {
 		return Images{}, fmt.Errorf("release image %s: %s: %w", ref, referencesFile, err)
 	}
+	if out.Version, err = version(files[metadataFile]); err != nil {
+		return Images{}, fmt.Errorf("release image %s: %s: %w", ref, metadataFile, err)
+	}
 	out.Release, out.ReleaseDigest = ref, img.Digest
 	return out, nil
+}
+
+// version reads the release's exact version from release-metadata; "" when the payload has no
+// such file (the layer then records the definition's release).
+func version(data []byte) (string, error) {
+	if data == nil {
+		return "", nil
+	}
+	var m struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return "", err
+	}
+	if m.Version == "" || strings.ContainsAny(m.Version, " \t\n\"") {
+		return "", fmt.Errorf("version %q is not a release version", m.Version)
+	}
+	return m.Version, nil
 }
 
 // fromReferences picks the layer's images from image-references (an ImageStream).

@@ -20,7 +20,7 @@ func TestResolveFromOCILayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.RHCOS != rhcosRef || got.Extensions != extRef || !strings.HasPrefix(got.ReleaseDigest, "sha256:") {
+	if got.RHCOS != rhcosRef || got.Extensions != extRef || got.Version != "4.19.0" || !strings.HasPrefix(got.ReleaseDigest, "sha256:") {
 		t.Fatalf("%+v", got)
 	}
 }

@@ -212,13 +212,17 @@ func (c *Checker) checkUpdatePath() {
 // sorted; none means the image is the layer it claims to be.
 func (c *Checker) Finish(img imageread.Image, version string) []string {
 	l := c.layer
-	want := l.Labels(version, "")
+	want := l.Labels(version, "", "")
 	for _, k := range []string{layerdef.LabelLayer, layerdef.LabelVersion, layerdef.LabelCommit, layerdef.LabelRelease} {
 		got, ok := img.Labels[k]
 		switch {
 		case k == layerdef.LabelRelease && l.Release == nil:
 		case !ok || got == "":
 			c.findf("label %s: missing", k)
+		case k == layerdef.LabelRelease:
+			if !l.OfRelease(got) {
+				c.findf("label %s: %q, want release %s or one of its z-streams", k, got, l.Release.Version)
+			}
 		case want[k] != "" && got != want[k]:
 			c.findf("label %s: %q, want %q", k, got, want[k])
 		}

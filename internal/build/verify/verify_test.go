@@ -89,7 +89,10 @@ func TestChecker(t *testing.T) {
 			"label io.tnf-layer.layer: missing", "label io.tnf-layer.release: missing",
 			"label io.tnf-layer.source-commit: missing", "label io.tnf-layer.version: missing"}},
 		{"other layer and release", good(), imageread.Image{Labels: withLabels(layerdef.LabelLayer, "lab", layerdef.LabelRelease, "4.18")}, "", []string{
-			`label io.tnf-layer.layer: "lab", want "ocp-4.19"`, `label io.tnf-layer.release: "4.18", want "4.19"`}},
+			`label io.tnf-layer.layer: "lab", want "ocp-4.19"`, `label io.tnf-layer.release: "4.18", want release 4.19 or one of its z-streams`}},
+		{"exact release", good(), imageread.Image{Labels: withLabels(layerdef.LabelRelease, "4.19.7")}, "", nil},
+		{"a release that only begins alike", good(), imageread.Image{Labels: withLabels(layerdef.LabelRelease, "4.190.1")}, "", []string{
+			`label io.tnf-layer.release: "4.190.1", want release 4.19 or one of its z-streams`}},
 		{"empty commit", good(), imageread.Image{Labels: withLabels(layerdef.LabelCommit, "")}, "", []string{"label io.tnf-layer.source-commit: missing"}},
 		{"our file missing", slices.DeleteFunc(good(), func(f file) bool { return f.name == "usr/bin/tnfctl" }), imageread.Image{Labels: labels}, "", []string{"/usr/bin/tnfctl: missing (from bin/tnfctl)"}},
 		{"our file whited out", append(good(), file{3, "usr/bin/.wh.tnfctl", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",

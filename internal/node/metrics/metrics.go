@@ -51,6 +51,7 @@ type Reading struct {
 	Etcd        *EtcdMembers // nil when no etcd member answered
 	Node        string       // this node
 	Layer       string       // the layer version of this binary
+	Release     string       // the OpenShift release the layer's OS was built on ("" for none)
 	ReadSeconds float64
 	// Readings counts the readings the endpoint has taken since it started (Shared).
 	Readings uint64
@@ -108,6 +109,7 @@ var (
 	up            = desc("tnf_up", "Whether each source answered this scrape (corosync, pacemaker, etcd)", "node", "source")
 	etcdMembers   = desc("tnf_etcd_members", "etcd's members by type (voter, learner), from its member list", "type")
 	layerInfo     = desc("tnf_layer_info", "The layer version of this node's metrics endpoint, and of each node's etcd agent as it published it", "node", "version")
+	layerRelease  = desc("tnf_layer_release_info", "The OpenShift release this node's layer (its operating system) was built on, exact when build-layer read it from the release payload", "node", "release")
 	etcdRole      = desc("tnf_etcd_role", "The etcd agent's role on each node (voter, learner, ready, stopped) as Pacemaker last knew it (an unclean node's is its last known); 1 for the node's role", "node", "role")
 	etcdDecision  = desc("tnf_etcd_decision_info", "The etcd agent on the node neither leads nor joins, while it does not: decision is wait or refuse (tnfctl status says why)", "node", "decision")
 	peerMember    = desc("tnf_cluster_member", "Whether each configured node is a Corosync member as this node sees it", "node")
@@ -129,7 +131,7 @@ var (
 func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
-		up, etcdMembers, layerInfo, etcdRole, etcdDecision, forced, copiesDropped, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
+		up, etcdMembers, layerInfo, layerRelease, etcdRole, etcdDecision, forced, copiesDropped, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
 		aloneSince, unblockPasses, setupState, readSeconds, readings}
 }
 
@@ -151,6 +153,9 @@ func Metrics(r Reading) []prometheus.Metric {
 	add(readSeconds, prometheus.GaugeValue, r.ReadSeconds)
 	add(readings, prometheus.CounterValue, float64(r.Readings))
 	add(layerInfo, prometheus.GaugeValue, 1, r.Node, r.Layer)
+	if r.Release != "" {
+		add(layerRelease, prometheus.GaugeValue, 1, r.Node, r.Release)
+	}
 	for _, s := range nodesetup.States {
 		gauge(setupState, r.Setup.State == s, r.Node, s)
 	}

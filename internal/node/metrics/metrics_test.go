@@ -44,7 +44,7 @@ func render(t *testing.T, r Reading) string {
 // peer's last published layer version; a clone's two stopped instances are one series.
 func TestSurvivorAlone(t *testing.T) {
 	r := Reading{
-		Node: "node1", Layer: "4.19.7-2", ReadSeconds: 0.25,
+		Node: "node1", Layer: "4.19.7-2", Release: "4.19.7", ReadSeconds: 0.25,
 		Setup: Setup{State: nodesetup.StateDone},
 		Corosync: &pcmk.Membership{Nodes: map[string]bool{"node1": true, "node2": false}, Quorate: true,
 			Votes:   map[string]int{"Expected votes": 2, "Highest expected": 2, "Total votes": 1, "Quorum": 1},

@@ -1,6 +1,6 @@
 // Package releasetest writes image fixtures for tests as OCI layouts: a release payload (one
-// layer holding release-manifests/image-references, the only part of a payload build-layer
-// reads) or an image of given layers; and runs a registry.
+// layer holding release-manifests/image-references and release-metadata, the only parts of a
+// payload build-layer reads) or an image of given layers; and runs a registry.
 package releasetest
 
 import (
@@ -47,13 +47,17 @@ func writeBlob(t testing.TB, dir, mediaType string, data []byte) map[string]any 
 }
 
 // WritePayload writes a release payload image as an OCI layout: one gzip layer with
-// release-manifests/image-references (and a decoy file), tagged tag. It is a fixture of the
-// payload's format only, not of its other content.
+// release-manifests/image-references, release-manifests/release-metadata naming tag as the
+// release's version (as a payload's tag names it), and a decoy file, tagged tag. A nil refs
+// leaves both release files out: not a payload. It is a fixture of the payload's format only,
+// not of its other content.
 func WritePayload(t testing.TB, dir, tag string, refs []byte) {
 	var layer bytes.Buffer
 	tw := tar.NewWriter(&layer)
-	for name, body := range map[string][]byte{"release-manifests/0000_00_decoy.yaml": []byte("kind: Decoy\n"), "release-manifests/image-references": refs} {
-		if refs == nil && name == "release-manifests/image-references" {
+	metadata, _ := json.Marshal(map[string]any{"kind": "cincinnati-metadata-v0", "version": tag, "previous": []string{}})
+	for name, body := range map[string][]byte{"release-manifests/0000_00_decoy.yaml": []byte("kind: Decoy\n"),
+		"release-manifests/image-references": refs, "release-manifests/release-metadata": metadata} {
+		if refs == nil && name != "release-manifests/0000_00_decoy.yaml" {
 			continue
 		}
 		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
