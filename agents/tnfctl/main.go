@@ -64,7 +64,7 @@ func rootCommand() *cobra.Command {
 			"(inert, blocked, setup failed, Pacemaker not answering).",
 		SilenceUsage:  true,
 		SilenceErrors: true, // main prints them: status's verdict is a code without a message
-		Version:       version.Version,
+		Version:       version.Describe(),
 	}
 	root.PersistentFlags().StringVar(&nf.config, "config", clusterconfig.Path, "the node configuration")
 	root.PersistentFlags().StringVar(&nf.node, "node", "", "this node's name (default: the host name)")

@@ -21,6 +21,15 @@ func LinkFlag(v string) string {
 	return "-X " + reflect.TypeFor[marker]().PkgPath() + ".Version=" + v
 }
 
+// Describe is the version as the agents print it: the layer version, and the OpenShift release
+// its operating system was built on when known.
+func Describe() string {
+	if Release == "" {
+		return Version
+	}
+	return Version + " (operating system of OpenShift " + Release + ")"
+}
+
 // LinkFlags stamps the layer version v and the release (none when empty).
 func LinkFlags(v, release string) string {
 	if release == "" {

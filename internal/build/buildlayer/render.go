@@ -160,7 +160,14 @@ func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 		}
 		pkgs = append(pkgs, pkg)
 	}
-	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid= " + version.LinkFlags(o.Version, l.Labels(o.Version, o.Commit, o.Release)[layerdef.LabelRelease]), "-o", bin + "/"}, pkgs...)
+	// The agents report the release their operating system was built on only when this image is
+	// that operating system (osImageURL): on-cluster, MCO builds the OS for each release and
+	// takes only our files from this image.
+	release := ""
+	if o.Rollout == RolloutOutOfCluster {
+		release = l.Labels(o.Version, o.Commit, o.Release)[layerdef.LabelRelease]
+	}
+	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid= " + version.LinkFlags(o.Version, release), "-o", bin + "/"}, pkgs...)
 	gobuild := command.Cmd{Dir: o.Source, Env: []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + o.Arch}}
 	if _, err := gobuild.Run(context.Background(), "go", args...); err != nil {
 		return fmt.Errorf("compiling for linux/%s: %w", o.Arch, err)
