@@ -112,7 +112,7 @@ bench: build kube-apiserver
 	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 180m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | tee out/make-bench.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
 
 # The failover rows alone, the API's beside etcd's: the cluster failovers, the planned reboots and
-# the process faults of make bench (about 80 minutes); their rows of the page replace the earlier ones.
+# the process faults of make bench (about 50 minutes); their rows of the page replace the earlier ones.
 bench-failover: build kube-apiserver
 	mkdir -p out
 	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | tee out/make-bench-failover.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)

@@ -96,7 +96,7 @@ func TestSummary(t *testing.T) {
 		{"ClusterFailover/race-loser-killed", "total-p50-s", "9.8", "2026-11-27 04:00", "abc1234", "2"},
 		{"ClusterFailover/race-loser-killed", "total-max-s", "10.97", "2026-11-27 04:00", "abc1234", "2"},
 		{"ClusterFailover/race-loser-killed", "survivor-relists", "0", "2026-11-27 04:00", "abc1234", "2"},
-		{"ClusterFailover/race-loser-killed", "runs", "10", "2026-11-27 04:00", "abc1234", "2"},
+		{"ClusterFailover/race-loser-killed", "runs", "10.00", "2026-11-27 04:00", "abc1234", "2"},
 	}
 	s := summary(rows)
 	for _, want := range []string{

@@ -48,10 +48,15 @@ func summary(rows []row) string {
 		return formatSeconds(p50.value) + " / " + formatSeconds(worst.value)
 	}
 	count := func(bench, metric string) string {
-		if r, ok := byKey[bench+" "+metric]; ok {
-			return r.value
+		r, ok := byKey[bench+" "+metric]
+		if !ok {
+			return "-"
 		}
-		return "-"
+		// go test reports every metric as a float: a count reads as one.
+		if f, err := strconv.ParseFloat(r.value, 64); err == nil && f == float64(int64(f)) {
+			return strconv.FormatInt(int64(f), 10)
+		}
+		return r.value
 	}
 	var b strings.Builder
 	b.WriteString("| fault | writes unavailable through the API, p50 / max | through etcd's own client | informer relists | runs | measured |\n" +
