@@ -17,9 +17,7 @@ type marker struct{}
 // LinkFlag is the -ldflags argument that stamps v into a binary. The linker ignores -X for a
 // symbol that does not exist, so the package path is read, not written out: it follows the
 // package wherever it moves.
-func LinkFlag(v string) string {
-	return "-X " + reflect.TypeFor[marker]().PkgPath() + ".Version=" + v
-}
+func LinkFlag(v string) string { return setFlag("Version", v) }
 
 // Describe is the version as the agents print it: the layer version, and the OpenShift release
 // its operating system was built on when known.
@@ -35,5 +33,10 @@ func LinkFlags(v, release string) string {
 	if release == "" {
 		return LinkFlag(v)
 	}
-	return LinkFlag(v) + " -X " + reflect.TypeFor[marker]().PkgPath() + ".Release=" + release
+	return LinkFlag(v) + " " + setFlag("Release", release)
+}
+
+// setFlag is the -X argument that sets this package's variable name to value.
+func setFlag(name, value string) string {
+	return "-X " + reflect.TypeFor[marker]().PkgPath() + "." + name + "=" + value
 }

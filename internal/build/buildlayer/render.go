@@ -135,8 +135,9 @@ func replaceable(out string) error {
 // (static, -trimpath, stripped) and stages every file of the layer in the context's tree at its
 // destination path with its mode, and each preloaded image's binary in that image's root.
 func renderContext(o Options, l layerdef.Layer, base, dir string) error {
+	labels := l.Labels(o.Version, o.Commit, o.Release)
 	in := containerfile.Inputs{Base: base, Extensions: o.Extensions, PackageSource: l.Packages.Source, PackageCommand: l.Packages.Command,
-		Packages: l.Packages.Names, Finalize: l.Finalize, Enable: l.Enable, Labels: l.Labels(o.Version, o.Commit, o.Release), ImageStore: l.ImageStorePath()}
+		Packages: l.Packages.Names, Finalize: l.Finalize, Enable: l.Enable, Labels: labels, ImageStore: l.ImageStorePath()}
 	cf, err := containerfile.Render(in)
 	if err != nil {
 		return err
@@ -165,7 +166,7 @@ func renderContext(o Options, l layerdef.Layer, base, dir string) error {
 	// takes only our files from this image.
 	release := ""
 	if o.Rollout == RolloutOutOfCluster {
-		release = l.Labels(o.Version, o.Commit, o.Release)[layerdef.LabelRelease]
+		release = labels[layerdef.LabelRelease]
 	}
 	args := append([]string{"build", "-trimpath", "-ldflags=-s -w -buildid= " + version.LinkFlags(o.Version, release), "-o", bin + "/"}, pkgs...)
 	gobuild := command.Cmd{Dir: o.Source, Env: []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + o.Arch}}

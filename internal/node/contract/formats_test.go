@@ -88,3 +88,16 @@ func TestNoContractPublishedIsVersion1(t *testing.T) {
 		t.Fatalf("no contract published: read as %d, %v; want 1", got, err)
 	}
 }
+
+// TestMalformedContractIsUnreadable: a published value that is no version reads as Malformed,
+// which no agent reads, not as an error that would fail the reader's action.
+func TestMalformedContractIsUnreadable(t *testing.T) {
+	ctx := context.Background()
+	store := attrs.File{Path: filepath.Join(t.TempDir(), "cib.json")}
+	if err := store.Set(ctx, "node2", contract.Attr, "v3", attrs.Forever); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := etcdnode.ReadContract(ctx, store, "node2"); err != nil || got != contract.Malformed || contract.Readable(got) {
+		t.Fatalf("contract %q: read as %d, %v; want Malformed, unreadable", "v3", got, err)
+	}
+}

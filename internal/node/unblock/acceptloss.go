@@ -57,7 +57,7 @@ func AssessLoss(ctx context.Context, tools pcmk.Tools, store attrs.Store, cfg et
 // written from a misread one could later cover data the administrator never saw.
 func peerRecord(ctx context.Context, store attrs.Store, peer string) (decision.Data, error) {
 	n, err := etcdnode.ReadContract(ctx, store, peer)
-	if err != nil && !errors.Is(err, contract.ErrMalformed) {
+	if err != nil {
 		return decision.Data{}, err
 	}
 	if !contract.Readable(n) {

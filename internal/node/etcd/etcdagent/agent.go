@@ -168,7 +168,7 @@ func (a *Agent) counted(ctx context.Context, memberID uint64) bool {
 func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenced bool) (decision.Input, decision.Decision, error) {
 	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, Installer: installer}
 	var err error
-	if in.PeerContract, err = a.peerContract(ctx); err != nil {
+	if in.PeerContract, err = etcdnode.ReadContract(ctx, a.store, a.cfg.Peer); err != nil {
 		return decision.Input{}, decision.Decision{}, err
 	}
 	// What the peer publishes is read only in a format this agent knows; otherwise the decision
@@ -179,7 +179,7 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenc
 		if err := a.readPeer(ctx, &in, fenced); err != nil {
 			return decision.Input{}, decision.Decision{}, err
 		}
-		if in.PeerContract, err = a.peerContract(ctx); err != nil {
+		if in.PeerContract, err = etcdnode.ReadContract(ctx, a.store, a.cfg.Peer); err != nil {
 			return decision.Input{}, decision.Decision{}, err
 		}
 	}
@@ -206,17 +206,6 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenc
 		a.log.Warn("publishing the decision for tnfctl status", "err", err)
 	}
 	return in, d, nil
-}
-
-// peerContract reads the contract of what the peer publishes; a value that is no version is
-// read as unreadable (the agent waits), not as an error that fails the action.
-func (a *Agent) peerContract(ctx context.Context) (int, error) {
-	n, err := etcdnode.ReadContract(ctx, a.store, a.cfg.Peer)
-	if errors.Is(err, contract.ErrMalformed) {
-		a.log.Warn("the peer's contract cannot be read", "err", err)
-		return n, nil
-	}
-	return n, err
 }
 
 // readPeer fills in what the decision reads of the peer and of the records both nodes write.

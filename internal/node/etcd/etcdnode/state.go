@@ -346,18 +346,19 @@ func ReadRecord(ctx context.Context, store attrs.Store, node string) (decision.D
 	return d, nil
 }
 
-// ReadContract reads the contract version of what node publishes (1 when it published none,
-// contract.Malformed with an error wrapping contract.ErrMalformed when it is no version).
+// ReadContract reads the contract version of what node publishes: 1 when it published none,
+// contract.Malformed (which no agent reads) when the value is no version. Every reader of the
+// peer's records asks this first, so all of them treat a value that is no version alike.
 func ReadContract(ctx context.Context, store attrs.Store, node string) (int, error) {
 	v, ok, err := store.Get(ctx, node, contract.Attr, attrs.Forever)
 	if err != nil {
 		return 0, err
 	}
 	n, err := contract.Parse(v, ok)
-	if err != nil {
-		return n, fmt.Errorf("%s's %w", node, err)
+	if errors.Is(err, contract.ErrMalformed) {
+		return contract.Malformed, nil
 	}
-	return n, nil
+	return n, err
 }
 
 // SetDecision publishes why the agent waits or refuses ("" deletes it).
