@@ -27,8 +27,6 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/retry"
 
 	basepoll "github.com/tnf-layer/tnf-layer/internal/base/poll"
@@ -36,6 +34,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
+	"github.com/tnf-layer/tnf-layer/test/kubeapi"
 	"github.com/tnf-layer/tnf-layer/test/logline"
 	"github.com/tnf-layer/tnf-layer/test/testca"
 )
@@ -79,7 +78,10 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	// kube-apiserver's etcd client certificate names no address: etcd compares a client
 	// certificate's addresses, when it has any, with the address the client connects from.
 	clientCert, clientKey := c.issue(ca, "kube-apiserver-etcd-client")
-	saKey := serviceAccountKey(t)
+	saKey, err := kubeapi.ServiceAccountKey()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range c.nodes {
 		n := c.layout.Nodes[name]
 		ip := net.ParseIP(c.ip[name])
@@ -119,15 +121,9 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 // would fail here.
 const outOfServiceUser = "tnf-out-of-service"
 
-// kubeconfig is a kubeconfig for server with a bearer token, as an administrator makes one for
-// a ServiceAccount.
+// kubeconfig is kubeapi.Kubeconfig of a CA file, failing the test on an error.
 func kubeconfig(t testing.TB, server, caFile, token string) []byte {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["api"] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caFile}
-	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{Token: token}
-	kc.Contexts["api"] = &clientcmdapi.Context{Cluster: "api", AuthInfo: "user"}
-	kc.CurrentContext = "api"
-	data, err := clientcmd.Write(*kc)
+	data, err := kubeapi.Kubeconfig(server, caFile, nil, token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,19 +300,9 @@ func (c *cluster) waitAPIReady(node string) {
 	c.t.Helper()
 	cs := c.apiClient(node)
 	c.waitFor(node+"'s kube-apiserver ready", settle, func() (bool, string) {
-		err := apiReady(cs)
+		err := kubeapi.Ready(cs)
 		return err == nil, fmt.Sprint(err)
 	})
-}
-
-func apiReady(cs *kubernetes.Clientset) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-	if err == nil && string(body) != "ok" {
-		err = fmt.Errorf("readyz: %s", body)
-	}
-	return err
 }
 
 // apiWriter creates a ConfigMap through one API server every 100 ms, as a controller writes,
@@ -582,7 +568,7 @@ func (c *cluster) logReadyz(node string) *readyzLog {
 	cs := c.apiClient(node)
 	r := &readyzLog{}
 	r.stop = c.every(200*time.Millisecond, func() {
-		ok := apiReady(cs) == nil
+		ok := kubeapi.Ready(cs) == nil
 		r.mu.Lock()
 		r.polls = append(r.polls, readyzPoll{time.Now(), ok})
 		r.mu.Unlock()

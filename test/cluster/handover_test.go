@@ -16,33 +16,23 @@ import (
 	"testing"
 	"time"
 
-	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
-	"github.com/tnf-layer/tnf-layer/internal/testutil/crdvalidate"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
+	"github.com/tnf-layer/tnf-layer/test/kubeapi"
 	"github.com/tnf-layer/tnf-layer/test/logline"
 )
 
 // handoverUser is tnf-handover.service's identity: a token bound to handover.ClusterRole() only,
 // so a step that needed more would fail here.
 const handoverUser = "tnf-handover"
-
-// etcdCRD is the cluster-etcd-operator's Etcd CRD, in the openshift/api module.
-const etcdCRD = "operator/v1/zz_generated.crd-manifests/0000_12_etcd_01_etcds-Default.crd.yaml"
 
 // newInstalledCluster is newAPICluster as the installer leaves a two-node cluster when the layer
 // arrives: on each node etcd runs as the cluster-etcd-operator's static pod (its etcd container
@@ -171,89 +161,17 @@ func (c *cluster) rollOutWithoutEtcd(node string) {
 	c.t.Logf("%s: the operator's stand-in rolled out the static pod without etcd", node)
 }
 
-// registerOperator makes the API what the cluster-etcd-operator makes it: its Etcd CRD
-// (OpenShift's own manifest), the Etcd object "cluster" with EtcdRunningInCluster, and the
-// handover's ClusterRole bound to tnf-handover.service's identity, as an administrator applies it.
+// registerOperator is kubeapi.RegisterEtcdOperator through node1's API server, for
+// tnf-handover.service's identity.
 func (c *cluster) registerOperator() dynamic.ResourceInterface {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := c.restConfig("node1")
-	dir, err := crdvalidate.OpenShiftAPIDir()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(etcdCRD)))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(data, &crd); err != nil {
-		c.t.Fatal(err)
-	}
-	ext := apiextensionsclient.NewForConfigOrDie(cfg)
-	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
-		c.t.Fatal(err)
-	}
-	c.waitFor("the Etcd CRD established", time.Minute, func() (bool, string) {
-		got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprint(got.Status.Conditions)
-	})
-	etcds := dynamic.NewForConfigOrDie(cfg).Resource(handover.EtcdResource)
-	e := operatorv1.Etcd{TypeMeta: metav1.TypeMeta{APIVersion: "operator.openshift.io/v1", Kind: "Etcd"}, ObjectMeta: metav1.ObjectMeta{Name: handover.EtcdName},
-		Spec: operatorv1.EtcdSpec{StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}}}}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&e)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	created, err := etcds.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if err := unstructured.SetNestedSlice(created.Object, []any{map[string]any{"type": "EtcdRunningInCluster", "status": "True",
-		"reason": "EnoughEtcdMembers", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)}}, "status", "conditions"); err != nil {
-		c.t.Fatal(err)
-	}
-	if _, err := etcds.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		c.t.Fatal(err)
-	}
-	cs := c.apiClient("node1")
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, handover.ClusterRole(), metav1.CreateOptions{}); err != nil {
-		c.t.Fatal(err)
-	}
-	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: handover.ClusterRoleName},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: handover.ClusterRoleName},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: handoverUser}}}, metav1.CreateOptions{})
+	etcds, err := kubeapi.RegisterEtcdOperator(ctx, c.restConfig("node1"), handoverUser)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	return etcds
-}
-
-// conditionTrue says whether the Etcd object's condition is True.
-func (c *cluster) conditionTrue(etcds dynamic.ResourceInterface, condition string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	u, err := etcds.Get(ctx, handover.EtcdName, metav1.GetOptions{})
-	if err != nil {
-		return false
-	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, cond := range conds {
-		m, _ := cond.(map[string]any)
-		if m["type"] == condition && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
 }
 
 // etcdIdentity is the cluster ID and the member IDs by name, read through node's member.
@@ -291,7 +209,7 @@ func (c *cluster) waitAgentServes(node string) {
 func (c *cluster) waitHandoverCompleted(etcds dynamic.ResourceInterface) {
 	c.t.Helper()
 	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
-		return c.conditionTrue(etcds, handover.ConditionCompleted), ""
+		return kubeapi.ConditionTrue(etcds, handover.ConditionCompleted), ""
 	})
 	for _, node := range c.nodes {
 		c.waitFor(node+"'s handover done", settle, func() (bool, string) {
@@ -330,7 +248,7 @@ func TestHandover(t *testing.T) {
 	etcds := c.registerOperator()
 
 	c.waitFor("tnf-handover.service set "+handover.ConditionReady, settle, func() (bool, string) {
-		return c.conditionTrue(etcds, handover.ConditionReady), ""
+		return kubeapi.ConditionTrue(etcds, handover.ConditionReady), ""
 	})
 	// Until the operator acts, each node waits and says why.
 	for _, node := range c.nodes {
@@ -466,7 +384,7 @@ func TestOperatorClusterRefused(t *testing.T) {
 	if err != nil || !strings.Contains(resources, `type="podman-etcd"`) || strings.Contains(resources, `provider="tnf"`) || strings.Contains(resources, "fence-node") {
 		t.Errorf("the CIB's resources are not the operator's alone (%v):\n%s", err, resources)
 	}
-	if c.conditionTrue(etcds, handover.ConditionReady) {
+	if kubeapi.ConditionTrue(etcds, handover.ConditionReady) {
 		t.Errorf("%s was set on a cluster the layer refused", handover.ConditionReady)
 	}
 	c.waitWrites(apiWrites.writer, "the layer refused, through the API")
@@ -487,7 +405,7 @@ func (c *cluster) handOverNode1() (dynamic.ResourceInterface, *writer) {
 	c.registerNodes()
 	etcds := c.registerOperator()
 	c.waitFor("tnf-handover.service set "+handover.ConditionReady, settle, func() (bool, string) {
-		return c.conditionTrue(etcds, handover.ConditionReady), ""
+		return kubeapi.ConditionTrue(etcds, handover.ConditionReady), ""
 	})
 	w := c.writing()
 	c.rollOutWithoutEtcd("node1")

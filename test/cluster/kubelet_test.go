@@ -3,96 +3,17 @@
 package cluster_test
 
 import (
-	"fmt"
-	"log"
-	"os"
-	"os/exec"
-	"strings"
-	"syscall"
 	"time"
 
-	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
-)
-
-const (
-	kubeletLogPrefix = "stand-in kubelet: "
-	kubeletStopped   = "stopped the etcd container: the manifest no longer has it"
+	"github.com/tnf-layer/tnf-layer/test/kubeletstandin"
 )
 
 // kubeletStoppedEtcd is when node's stand-in kubelet last stopped the etcd container (its log),
 // zero when it did not.
 func (c *cluster) kubeletStoppedEtcd(node string) time.Time {
-	var at time.Time
-	for _, line := range strings.Split(readFile(c.layout.Nodes[node].path("log", "kubelet.out")), "\n") {
-		stamp, ok := strings.CutPrefix(line, kubeletLogPrefix)
-		if !ok || !strings.HasSuffix(stamp, kubeletStopped) {
-			continue
-		}
-		t, err := time.Parse("2006/01/02 15:04:05.000000", strings.TrimSpace(strings.TrimSuffix(stamp, kubeletStopped)))
-		if err != nil {
-			c.t.Fatalf("%s's stand-in kubelet log: %q: %v", node, line, err)
-		}
-		at = t
+	at, err := kubeletstandin.StoppedAt(readFile(c.layout.Nodes[node].path("log", "kubelet.out")))
+	if err != nil {
+		c.t.Fatalf("%s's stand-in kubelet log: %v", node, err)
 	}
 	return at
-}
-
-// kubeletCommand is the stand-in kubelet (the real one needs cri-o and a container image):
-// `tnf-kubelet MANIFEST`, run inside a node. While the static pod manifest has an etcd
-// container it runs that container's command and args as the container would, and starts it
-// again when it exits; once the manifest has none (the operator rolled out a revision without
-// it), it stops it as the kubelet stops a container: SIGTERM, then SIGKILL after the pod's grace
-// period. The pod's other containers are not run: nothing here reads them. A manifest that
-// cannot be read (being replaced) changes nothing.
-func kubeletCommand(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("usage: tnf-kubelet MANIFEST")
-	}
-	log.SetPrefix(kubeletLogPrefix)
-	log.SetFlags(log.LstdFlags | log.Lmicroseconds | log.LUTC)
-	var etcd *exec.Cmd
-	exited := make(chan struct{})
-	running := func() bool {
-		select {
-		case <-exited:
-			return false
-		default:
-			return etcd != nil
-		}
-	}
-	// 200 ms apart, about 11 hours: far beyond any scenario; the node's power ends it first.
-	for range 200_000 {
-		pod, err := staticpod.Read(args[0])
-		i := staticpod.EtcdIndex(pod)
-		switch {
-		case err != nil:
-			log.Print(err)
-		case i >= 0 && !running():
-			c := pod.Spec.Containers[i]
-			argv := append(append([]string(nil), c.Command...), c.Args...)
-			etcd = exec.Command(argv[0], argv[1:]...)
-			etcd.Stdout, etcd.Stderr = os.Stdout, os.Stderr
-			if err := etcd.Start(); err != nil {
-				return err
-			}
-			exited = make(chan struct{})
-			go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(etcd, exited)
-			log.Printf("started the static pod's etcd container (pid %d)", etcd.Process.Pid)
-		case i < 0 && running():
-			grace := 30 * time.Second
-			if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-				grace = time.Duration(*g) * time.Second
-			}
-			_ = etcd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(grace):
-				_ = etcd.Process.Kill()
-				<-exited
-			}
-			log.Print(kubeletStopped)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return nil
 }

@@ -14,11 +14,13 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/tnf-layer/tnf-layer/test/kubeletstandin"
 )
 
 func TestMain(m *testing.M) {
 	// The emulator's power commands run this binary again, and so does a node's stand-in kubelet.
-	for name, command := range map[string]func([]string) error{"tnf-power": powerCommand, "tnf-kubelet": kubeletCommand} {
+	for name, command := range map[string]func([]string) error{"tnf-power": powerCommand, "tnf-kubelet": kubeletstandin.Run} {
 		if len(os.Args) > 1 && os.Args[1] == name {
 			if err := command(os.Args[2:]); err != nil {
 				fmt.Fprintln(os.Stderr, err)

@@ -23,6 +23,7 @@ import (
 	basepoll "github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 	"github.com/tnf-layer/tnf-layer/test/testca"
+	"github.com/tnf-layer/tnf-layer/test/testproc"
 )
 
 // TestMetricsEndpointAuth: tnfctl metrics as tnf-metrics.service runs it, with the serving
@@ -74,12 +75,12 @@ func TestMetricsEndpointAuth(t *testing.T) {
 	e.waitServing("https://" + addr)
 
 	// The node may not review yet: the endpoint cannot say who the caller is, and refuses.
-	if code, body := e.get("https://"+addr, api.tokens["prometheus"]); code != http.StatusServiceUnavailable {
+	if code, body := e.get("https://"+addr, api.Token("prometheus")); code != http.StatusServiceUnavailable {
 		t.Fatalf("prometheus, the node's reviews forbidden: %d %s, want 503", code, body)
 	}
 	bind("node", "system:auth-delegator")
-	e.waitStatus("https://"+addr, api.tokens["prometheus"], http.StatusOK)
-	code, body := e.get("https://"+addr, api.tokens["prometheus"])
+	e.waitStatus("https://"+addr, api.Token("prometheus"), http.StatusOK)
+	code, body := e.get("https://"+addr, api.Token("prometheus"))
 	if code != http.StatusOK || !strings.Contains(body, `tnf_up{node="node1",source="pacemaker"} 0`) || !strings.Contains(body, "tnf_layer_info") {
 		t.Fatalf("prometheus: %d, want 200 with the tnf_ metrics:\n%s", code, body)
 	}
@@ -87,10 +88,10 @@ func TestMetricsEndpointAuth(t *testing.T) {
 		who, token string
 		want       int
 	}{
-		{"someone, without get on /metrics", api.tokens["someone"], http.StatusForbidden},
+		{"someone, without get on /metrics", api.Token("someone"), http.StatusForbidden},
 		{"no token", "", http.StatusUnauthorized},
 		{"a token the API does not know", "bogus-" + randomText(16), http.StatusUnauthorized},
-		{"the node's own token: it may review, not read", api.tokens["node"], http.StatusForbidden},
+		{"the node's own token: it may review, not read", api.Token("node"), http.StatusForbidden},
 	} {
 		if code, body := e.get("https://"+addr, c.token); code != c.want || strings.Contains(body, "tnf_") {
 			t.Errorf("%s: %d %s, want %d", c.who, code, body, c.want)
@@ -105,7 +106,7 @@ func TestMetricsEndpointAuth(t *testing.T) {
 		t.Fatal("the renewed certificate is the first")
 	}
 	e.waitCertificate("https://"+addr, renewed)
-	if code, _ := e.get("https://"+addr, api.tokens["prometheus"]); code != http.StatusOK {
+	if code, _ := e.get("https://"+addr, api.Token("prometheus")); code != http.StatusOK {
 		t.Fatalf("prometheus after the renewal: %d", code)
 	}
 
@@ -136,7 +137,7 @@ func TestMetricsEndpointAuth(t *testing.T) {
 	if err := os.WriteFile(later.kubeconfig, kc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.waitStatus("https://"+loopback, api.tokens["prometheus"], http.StatusOK)
+	e.waitStatus("https://"+loopback, api.Token("prometheus"), http.StatusOK)
 	e.refusesPlain(loopback)
 	if code, _ := e.get("https://"+loopback, ""); code != http.StatusUnauthorized {
 		t.Fatalf("without a token once secured: %d, want 401", code)
@@ -187,7 +188,7 @@ func startMetrics(t *testing.T, dir, listen string, f endpointFiles) {
 		t.Fatal(err)
 	}
 	logFile := filepath.Join(dir, "metrics-"+port+".log")
-	startProcess(t, logFile, testbin.Path(t, "tnfctl"), "metrics", "--node", "node1", "--config", filepath.Join(dir, "cluster.yaml"),
+	testproc.Start(t, logFile, testbin.Path(t, "tnfctl"), "metrics", "--node", "node1", "--config", filepath.Join(dir, "cluster.yaml"),
 		"--listen", listen, "--tls-cert-file", f.cert, "--tls-key-file", f.key, "--kubeconfig", f.kubeconfig)
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -1,0 +1,122 @@
+package kubeapi
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	basepoll "github.com/tnf-layer/tnf-layer/internal/base/poll"
+	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/crdvalidate"
+)
+
+// etcdCRD is the cluster-etcd-operator's Etcd CRD, in the openshift/api module.
+const etcdCRD = "operator/v1/zz_generated.crd-manifests/0000_12_etcd_01_etcds-Default.crd.yaml"
+
+// RegisterEtcdOperator makes the API what the cluster-etcd-operator makes it: its Etcd CRD
+// (OpenShift's own manifest), the Etcd object "cluster" with EtcdRunningInCluster, and the
+// handover's ClusterRole bound to handoverUser, as an administrator applies it. cfg is an
+// administrator's. It returns the Etcd resource.
+func RegisterEtcdOperator(ctx context.Context, cfg *rest.Config, handoverUser string) (dynamic.ResourceInterface, error) {
+	dir, err := crdvalidate.OpenShiftAPIDir()
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(etcdCRD)))
+	if err != nil {
+		return nil, err
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(data, &crd); err != nil {
+		return nil, err
+	}
+	ext, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	var last string
+	if err := basepoll.Every(ctx, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = fmt.Sprint(got.Status.Conditions)
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		return nil, fmt.Errorf("the Etcd CRD is not established: %s", last)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	etcds := dyn.Resource(handover.EtcdResource)
+	e := operatorv1.Etcd{TypeMeta: metav1.TypeMeta{APIVersion: "operator.openshift.io/v1", Kind: "Etcd"}, ObjectMeta: metav1.ObjectMeta{Name: handover.EtcdName},
+		Spec: operatorv1.EtcdSpec{StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}}}}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&e)
+	if err != nil {
+		return nil, err
+	}
+	created, err := etcds.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := unstructured.SetNestedSlice(created.Object, []any{map[string]any{"type": "EtcdRunningInCluster", "status": "True",
+		"reason": "EnoughEtcdMembers", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)}}, "status", "conditions"); err != nil {
+		return nil, err
+	}
+	if _, err := etcds.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, handover.ClusterRole(), metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: handover.ClusterRoleName},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: handover.ClusterRoleName},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: handoverUser}}}, metav1.CreateOptions{})
+	return etcds, err
+}
+
+// ConditionTrue says whether the Etcd object's condition is True (false when it cannot be read).
+func ConditionTrue(etcds dynamic.ResourceInterface, condition string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	u, err := etcds.Get(ctx, handover.EtcdName, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, cond := range conds {
+		m, _ := cond.(map[string]any)
+		if m["type"] == condition && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}

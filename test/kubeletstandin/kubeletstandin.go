@@ -1,0 +1,100 @@
+// Package kubeletstandin is a stand-in for the kubelet's part in the handover tests (the real
+// kubelet needs cri-o and a container image): it runs the etcd container of the
+// cluster-etcd-operator's static pod manifest as that container would run, and stops it when the
+// manifest no longer has it. The cluster tests run it inside each node; the boot tests build
+// cmd/tnf-kubelet-standin into the guests' disk.
+package kubeletstandin
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
+)
+
+// LogPrefix starts each of its log lines; Stopped ends the line it logs when it stopped etcd.
+const (
+	LogPrefix = "stand-in kubelet: "
+	Stopped   = "stopped the etcd container: the manifest no longer has it"
+)
+
+// Run is `tnf-kubelet-standin MANIFEST`. While the static pod manifest has an etcd container it
+// runs that container's command and args, and starts it again when it exits; once the manifest
+// has none (the operator rolled out a revision without it), it stops it as the kubelet stops a
+// container: SIGTERM, then SIGKILL after the pod's grace period. The pod's other containers are
+// not run: nothing here reads them. A manifest that cannot be read (being replaced) changes
+// nothing.
+func Run(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: tnf-kubelet-standin MANIFEST")
+	}
+	log.SetPrefix(LogPrefix)
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds | log.LUTC)
+	var etcd *exec.Cmd
+	exited := make(chan struct{})
+	running := func() bool {
+		select {
+		case <-exited:
+			return false
+		default:
+			return etcd != nil
+		}
+	}
+	// 200 ms apart, about 11 hours: far beyond any scenario; the node's power ends it first.
+	for range 200_000 {
+		pod, err := staticpod.Read(args[0])
+		i := staticpod.EtcdIndex(pod)
+		switch {
+		case err != nil:
+			log.Print(err)
+		case i >= 0 && !running():
+			c := pod.Spec.Containers[i]
+			argv := append(append([]string(nil), c.Command...), c.Args...)
+			etcd = exec.Command(argv[0], argv[1:]...)
+			etcd.Stdout, etcd.Stderr = os.Stdout, os.Stderr
+			if err := etcd.Start(); err != nil {
+				return err
+			}
+			exited = make(chan struct{})
+			go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(etcd, exited)
+			log.Printf("started the static pod's etcd container (pid %d)", etcd.Process.Pid)
+		case i < 0 && running():
+			grace := 30 * time.Second
+			if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+				grace = time.Duration(*g) * time.Second
+			}
+			_ = etcd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(grace):
+				_ = etcd.Process.Kill()
+				<-exited
+			}
+			log.Print(Stopped)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return nil
+}
+
+// StoppedAt is when the log in text last says the stand-in stopped etcd; zero when it never did.
+func StoppedAt(text string) (time.Time, error) {
+	var at time.Time
+	for _, line := range strings.Split(text, "\n") {
+		stamp, ok := strings.CutPrefix(line, LogPrefix)
+		if !ok || !strings.HasSuffix(stamp, Stopped) {
+			continue
+		}
+		t, err := time.Parse("2006/01/02 15:04:05.000000", strings.TrimSpace(strings.TrimSuffix(stamp, Stopped)))
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%q: %w", line, err)
+		}
+		at = t
+	}
+	return at, nil
+}
