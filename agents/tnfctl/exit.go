@@ -52,7 +52,7 @@ func stateExitCode(state string) int {
 	switch state {
 	case stateHealthy:
 		return 0
-	case stateDegraded, stateRecovering:
+	case stateDegraded, stateRecovering, stateBeforeSetup:
 		return exitDegraded
 	}
 	return exitNotServing

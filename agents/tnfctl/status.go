@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +37,9 @@ type clusterStatus struct {
 	// Handover is where this node's handover from the installer's etcd stands, while it is not
 	// done (tnf-handover.service).
 	Handover *handover.State `json:"handover,omitempty"`
+	// InstallerKubelet says cri-o and kubelet started at boot to run the installer's etcd, until
+	// the first setup here (tnf-installer-kubelet.service).
+	InstallerKubelet bool `json:"installerKubelet,omitempty"`
 }
 
 // setupStatus is where tnfctl setup stands on this node (nodesetup.State).
@@ -87,12 +91,13 @@ func readStatus(ctx context.Context, nf *nodeFlags) (clusterStatus, error) {
 	var st clusterStatus
 	st.Setup.State, st.Setup.Reason = nodesetup.State()
 	st.Self, _ = nf.name() // without a name, no node is marked as this one
+	_, err := os.Stat(nodesetup.InstalledMarker)
+	st.InstallerKubelet = err == nil
 	if h, ok, err := handover.ReadState(handover.StateFile); err != nil {
 		st.Handover = &handover.State{Waiting: err.Error()}
 	} else if ok && !h.Done() {
 		st.Handover = &h
 	}
-	var err error
 	if st.Corosync, err = tools.Members(ctx); err != nil {
 		// A setup that failed before it started Corosync is the likely why.
 		if st.Setup.State == nodesetup.StateFailed {
@@ -119,10 +124,10 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 		Use:   "status",
 		Short: "Membership, quorum and wait-for-all, each resource's role per node, the fencing history",
 		Long: "The first line says where the cluster stands and what to do next (-o json: state and summary): " +
-			"healthy, degraded, recovering, inert, blocked, setup-failed or pacemaker-down. Then Corosync's " +
+			"healthy, degraded, recovering, inert, before-setup, blocked, setup-failed or pacemaker-down. Then Corosync's " +
 			"membership as this node sees it, quorum, each node in Pacemaker (this node marked) with its layer version, why its etcd " +
 			"agent waits or refuses and what runs on it, what runs on no node, and the newest fencing events (times in UTC). Exit code: 0 " +
-			"healthy, 4 degraded or recovering, 5 not serving, 1 when the state could not be read.",
+			"healthy, 4 degraded, recovering or before setup, 5 not serving, 1 when the state could not be read.",
 		Example: `  tnfctl status
   tnfctl status -o json | jq -r .state`,
 		Args: cobra.NoArgs,

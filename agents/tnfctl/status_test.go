@@ -14,6 +14,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
 )
@@ -92,6 +93,14 @@ func TestStatusText(t *testing.T) {
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
 				Resources: stopped},
 		}},
+		// The first setup has not applied the cluster configuration: Pacemaker has no resources.
+		{"before-setup", stateBeforeSetup, clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
+			Pacemaker: &pcmk.Status{DC: "master-0",
+				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1"}}},
+			Setup:            setupStatus{State: nodesetup.StateWaiting},
+			InstallerKubelet: true,
+		}},
 		{"refusing-older-data", stateBlocked, clusterStatus{
 			Self:     "master-1",
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": false, "master-1": true}, Quorate: true},
@@ -154,7 +163,7 @@ func TestStatusText(t *testing.T) {
 			if tc.st.State != tc.state {
 				t.Errorf("state %q, want %q", tc.st.State, tc.state)
 			}
-			wantCode := map[string]int{stateHealthy: 0, stateDegraded: 4, stateRecovering: 4}[tc.state]
+			wantCode := map[string]int{stateHealthy: 0, stateDegraded: 4, stateRecovering: 4, stateBeforeSetup: 4}[tc.state]
 			if wantCode == 0 && tc.state != stateHealthy {
 				wantCode = 5
 			}

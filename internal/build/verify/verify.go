@@ -14,14 +14,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/tnf-layer/tnf-layer/internal/build/containerfile"
 	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/build/layerdef"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 )
 
 // haCommands are what the two-node-ha package set installs and the nodes run, on RHEL and
@@ -159,9 +162,21 @@ var (
 
 // unitRules are settings the layer's drop-ins must make, whatever the definition lists.
 var unitRules = []struct{ unit, line, why string }{
-	{"crio.service", "ConditionPathExists=/run/systemd/system/crio.service.d/50-pacemaker.conf", "only Pacemaker may start it"},
-	{"kubelet.service", "ConditionPathExists=/run/systemd/system/kubelet.service.d/50-pacemaker.conf", "only Pacemaker may start it"},
+	{"crio.service", pacemakerStarts("crio.service"), "only Pacemaker may start it"},
+	{"kubelet.service", pacemakerStarts("kubelet.service"), "only Pacemaker may start it"},
 	{"corosync.service", "After=ovs-configuration.service", "a Corosync started before the host network is final loses its ring"},
+}
+
+// pacemakerStarts is the interlock's condition: the runtime drop-in Pacemaker writes just before
+// it starts unit. It is a triggering condition ("|") beside one other only (startTriggers).
+func pacemakerStarts(unit string) string {
+	return "ConditionPathExists=|/run/systemd/system/" + unit + ".d/50-pacemaker.conf"
+}
+
+// startTriggers are the triggering conditions the drop-ins of the units only Pacemaker starts may
+// have: any one of them lets the unit start, so another would open the interlock.
+func startTriggers(unit string) []string {
+	return []string{pacemakerStarts(unit), "ConditionPathExists=|" + nodesetup.InstalledMarker}
 }
 
 // checkUpdatePath checks what a node needs that receives the layer as an update, never on a
@@ -204,6 +219,13 @@ func (c *Checker) checkUpdatePath() {
 	for _, r := range unitRules {
 		if !settings[r.unit][r.line] {
 			c.findf("%s: no drop-in in /usr/lib/systemd/system/%s.d says %s (%s)", r.unit, r.unit, r.line, r.why)
+		}
+	}
+	for _, u := range layerdef.PacemakerOnly {
+		for _, l := range slices.Sorted(maps.Keys(settings[u])) {
+			if strings.HasPrefix(l, "Condition") && strings.Contains(l, "=|") && !slices.Contains(startTriggers(u), l) {
+				c.findf("%s: a drop-in in /usr/lib/systemd/system/%s.d says %s: it lets more than Pacemaker start it", u, u, l)
+			}
 		}
 	}
 }

@@ -35,8 +35,8 @@ func good() []file {
 		fs = append(fs, file{1, "./" + c, tar.TypeReg, 0o755, "#!/bin/sh\n", ""})
 	}
 	return append(fs, file{2, "usr/bin/tnfctl", tar.TypeReg, 0o755, "\x7fELF", ""},
-		dropInFile("crio", "[Unit]\nConditionPathExists=/run/systemd/system/crio.service.d/50-pacemaker.conf\n"),
-		dropInFile("kubelet", "# why\n[Unit]\nConditionPathExists=/run/systemd/system/kubelet.service.d/50-pacemaker.conf\n"),
+		dropInFile("crio", "[Unit]\nConditionPathExists=|/run/systemd/system/crio.service.d/50-pacemaker.conf\nConditionPathExists=|/run/tnf/installer-kubelet\n"),
+		dropInFile("kubelet", "# why\n[Unit]\nConditionPathExists=|/run/systemd/system/kubelet.service.d/50-pacemaker.conf\nConditionPathExists=|/run/tnf/installer-kubelet\n"),
 		dropInFile("corosync", "[Unit]\nAfter=ovs-configuration.service\nConditionPathExists=/etc/corosync/corosync.conf\n"),
 		file{1, "usr/lib/tmpfiles.d/tnf-layer-var.conf", tar.TypeReg, 0o644, "d /var/lib/corosync 755 0 0 -\n", ""},
 		file{3, "etc/systemd/system/multi-user.target.wants/corosync.service", tar.TypeSymlink, 0o777, "", "/lib/systemd/system/corosync.service"})
@@ -135,8 +135,11 @@ func TestChecker(t *testing.T) {
 			file{1, "usr/lib/systemd/system/multi-user.target.wants/crio.service", tar.TypeSymlink, 0o777, "", "../crio.service"}), imageread.Image{Labels: labels}, "", []string{
 			"crio.service: enabled by the image (/usr/lib/systemd/system/multi-user.target.wants/crio.service): only Pacemaker starts it",
 			"kubelet.service: enabled by the image (/etc/systemd/system/multi-user.target.wants/kubelet.service): only Pacemaker starts it"}},
-		{"interlock missing", append(good(), dropInFile("kubelet", "[Unit]\n# ConditionPathExists=/run/systemd/system/kubelet.service.d/50-pacemaker.conf\n")), imageread.Image{Labels: labels}, "",
-			[]string{"kubelet.service: no drop-in in /usr/lib/systemd/system/kubelet.service.d says ConditionPathExists=/run/systemd/system/kubelet.service.d/50-pacemaker.conf (only Pacemaker may start it)"}},
+		{"interlock missing", append(good(), dropInFile("kubelet", "[Unit]\n# ConditionPathExists=|/run/systemd/system/kubelet.service.d/50-pacemaker.conf\n")), imageread.Image{Labels: labels}, "",
+			[]string{"kubelet.service: no drop-in in /usr/lib/systemd/system/kubelet.service.d says ConditionPathExists=|/run/systemd/system/kubelet.service.d/50-pacemaker.conf (only Pacemaker may start it)"}},
+		{"interlock opened by another trigger", append(good(), file{4, "usr/lib/systemd/system/crio.service.d/20-other.conf", tar.TypeReg, 0o644, "[Unit]\nConditionPathExists=|/etc/os-release\n", ""}),
+			imageread.Image{Labels: labels}, "",
+			[]string{"crio.service: a drop-in in /usr/lib/systemd/system/crio.service.d says ConditionPathExists=|/etc/os-release: it lets more than Pacemaker start it"}},
 		{"ordering drop-in whited out", append(good(), file{4, "usr/lib/systemd/system/corosync.service.d/.wh.10-tnf.conf", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",
 			[]string{"corosync.service: no drop-in in /usr/lib/systemd/system/corosync.service.d says After=ovs-configuration.service (a Corosync started before the host network is final loses its ring)"}},
 		{"no tmpfiles entries for the packages' /var", append(good(), file{4, "usr/lib/tmpfiles.d/.wh.tnf-layer-var.conf", tar.TypeReg, 0, "", ""}), imageread.Image{Labels: labels}, "",

@@ -231,7 +231,11 @@ func run(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(filepath.Dir(Marker), 0o755); err != nil {
 		return err
 	}
-	return fsutil.WriteFileAtomic(Marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
+	if err := fsutil.WriteFileAtomic(Marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return err
+	}
+	// From now on only Pacemaker starts cri-o and kubelet (InstallerKubelet).
+	return fsutil.RemoveIfExists(InstalledMarker)
 }
 
 // configure waits for the peer, checks every BMC credential, then applies the cluster
