@@ -17,7 +17,7 @@ const (
 	stateDegraded      = "degraded"       // one node serves alone
 	stateRecovering    = "recovering"     // both members, Pacemaker still bringing etcd up
 	stateInert         = "inert"          // booted alone, waits for the peer
-	stateBeforeSetup   = "before-setup"   // waits for the peer; the installer's etcd runs here meanwhile
+	stateInstallerEtcd = "installer-etcd" // waits for the peer; the installer's etcd runs here meanwhile
 	stateBlocked       = "blocked"        // the fencing fails, or etcd refuses its data
 	stateSetupFailed   = "setup-failed"   // tnfctl setup failed on this node
 	statePacemakerDown = "pacemaker-down" // Corosync answers, Pacemaker does not
@@ -46,8 +46,8 @@ func assess(st clusterStatus) (state, line string) {
 	case st.Pacemaker == nil:
 		return statePacemakerDown, "PACEMAKER NOT ANSWERING on this node: `systemctl status pacemaker`; `tnfctl gather` for support."
 	case st.Corosync.WaitingForAll && !st.Corosync.Quorate && st.InstallerKubelet:
-		return stateBeforeSetup, fmt.Sprintf("BEFORE SETUP: waits for %s to join; until then cri-o and kubelet run the installer's etcd here, as before the layer "+
-			"(MCO's rollout updates %s next). Do not confirm %s down: its etcd is the installer's other member.", peer, peer, peer)
+		return stateInstallerEtcd, fmt.Sprintf("INSTALLER'S ETCD: waits for %s to join; meanwhile cri-o and kubelet run the installer's etcd here, "+
+			"as before the layer, until the handover. Do not confirm %s down: its etcd is the installer's other member.", peer, peer)
 	case st.Corosync.WaitingForAll && !st.Corosync.Quorate:
 		return stateInert, fmt.Sprintf("INERT: waits for %s to join; no cri-o, kubelet or etcd here. If %s is off for good: `tnfctl confirm-peer-down`.", peer, peer)
 	case st.FencingFails != nil:

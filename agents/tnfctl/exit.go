@@ -52,7 +52,7 @@ func stateExitCode(state string) int {
 	switch state {
 	case stateHealthy:
 		return 0
-	case stateDegraded, stateRecovering, stateBeforeSetup:
+	case stateDegraded, stateRecovering, stateInstallerEtcd:
 		return exitDegraded
 	}
 	return exitNotServing

@@ -56,7 +56,7 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o.StaticPodManifest, o.Out, o.Interval = e.agent.StaticPodManifest, cmd.OutOrStdout(), handoverInterval
+			o.StaticPodManifest, o.InstalledMarker, o.Out, o.Interval = e.agent.StaticPodManifest, nodesetup.InstalledMarker, cmd.OutOrStdout(), handoverInterval
 			self, peer := nc.Self.Name, nc.Peer.Name
 			tools := pcmk.Tools{}
 			n := handover.Node{

@@ -5,26 +5,34 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 )
 
 func installerKubeletCommand(nf *nodeFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "installer-kubelet",
-		Short: "At boot, before the first setup: start cri-o and kubelet where they run the installer's etcd",
-		Long: "Run by tnf-installer-kubelet.service at every boot, before cri-o and kubelet. On a node of a cluster the installer " +
-			"made, whose kubelet runs the installer's etcd (the cluster-etcd-operator's static pod) and where the layer's setup " +
-			"never completed, it lets cri-o and kubelet start as the installer left them (" + nodesetup.InstalledMarker + "), so " +
-			"that MCO's rollout, which reboots one node at a time into the layer, keeps both etcd members and the API. " +
-			"Everywhere else it does nothing: only Pacemaker starts cri-o and kubelet, and a node booted alone stays inert. " +
-			"setup removes the marker once it completed. It prints what it decided and why.",
+		Short: "At boot: start cri-o and kubelet where the kubelet runs the installer's etcd",
+		Long: "Run by tnf-installer-kubelet.service at every boot, before cri-o and kubelet. While the kubelet's static pod " +
+			"runs the installer's etcd (the cluster-etcd-operator's etcd container, before the handover), it lets cri-o and " +
+			"kubelet start as the installer left them (" + nodesetup.InstalledMarker + "), so that MCO's rollout, which reboots " +
+			"one node at a time into the layer, keeps both etcd members and the API. Everywhere else it does nothing: only " +
+			"Pacemaker starts cri-o and kubelet, and a node booted alone stays inert. The handover removes the marker once " +
+			"the installer's etcd is gone. It prints what it decided and why.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := loadEtcdNodes(nf)
+			// The cluster's configuration only, not this node's: at this point of the boot the
+			// host may not have its name yet.
+			cfg, err := clusterconfig.Load(nf.config)
 			if err != nil {
 				return err
 			}
-			why, err := nodesetup.StartInstallerKubelet(cmd.Context(), e.agent.StaticPodManifest, nodesetup.Systemd{})
+			manifest := cfg.Resources.Etcd["static_pod_manifest"]
+			if manifest == "" {
+				manifest = etcdnode.DefaultStaticPodManifest
+			}
+			why, err := nodesetup.StartInstallerKubelet(cmd.Context(), manifest, nodesetup.Systemd{})
 			if err != nil {
 				return err
 			}

@@ -38,7 +38,7 @@ type clusterStatus struct {
 	// done (tnf-handover.service).
 	Handover *handover.State `json:"handover,omitempty"`
 	// InstallerKubelet says cri-o and kubelet started at boot to run the installer's etcd, until
-	// the first setup here (tnf-installer-kubelet.service).
+	// the handover here (tnf-installer-kubelet.service).
 	InstallerKubelet bool `json:"installerKubelet,omitempty"`
 }
 
@@ -124,10 +124,10 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 		Use:   "status",
 		Short: "Membership, quorum and wait-for-all, each resource's role per node, the fencing history",
 		Long: "The first line says where the cluster stands and what to do next (-o json: state and summary): " +
-			"healthy, degraded, recovering, inert, before-setup, blocked, setup-failed or pacemaker-down. Then Corosync's " +
+			"healthy, degraded, recovering, inert, installer-etcd, blocked, setup-failed or pacemaker-down. Then Corosync's " +
 			"membership as this node sees it, quorum, each node in Pacemaker (this node marked) with its layer version, why its etcd " +
 			"agent waits or refuses and what runs on it, what runs on no node, and the newest fencing events (times in UTC). Exit code: 0 " +
-			"healthy, 4 degraded, recovering or before setup, 5 not serving, 1 when the state could not be read.",
+			"healthy, 4 degraded, recovering or installer-etcd, 5 not serving, 1 when the state could not be read.",
 		Example: `  tnfctl status
   tnfctl status -o json | jq -r .state`,
 		Args: cobra.NoArgs,

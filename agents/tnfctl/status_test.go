@@ -93,8 +93,8 @@ func TestStatusText(t *testing.T) {
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
 				Resources: stopped},
 		}},
-		// The first setup has not applied the cluster configuration: Pacemaker has no resources.
-		{"before-setup", stateBeforeSetup, clusterStatus{
+		// The layer's first setup has not applied the cluster configuration: no resources.
+		{"installer-etcd", stateInstallerEtcd, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
 			Pacemaker: &pcmk.Status{DC: "master-0",
 				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1"}}},
@@ -163,7 +163,7 @@ func TestStatusText(t *testing.T) {
 			if tc.st.State != tc.state {
 				t.Errorf("state %q, want %q", tc.st.State, tc.state)
 			}
-			wantCode := map[string]int{stateHealthy: 0, stateDegraded: 4, stateRecovering: 4, stateBeforeSetup: 4}[tc.state]
+			wantCode := map[string]int{stateHealthy: 0, stateDegraded: 4, stateRecovering: 4, stateInstallerEtcd: 4}[tc.state]
 			if wantCode == 0 && tc.state != stateHealthy {
 				wantCode = 5
 			}

@@ -188,17 +188,30 @@ func (c *Checker) checkUpdatePath() {
 	// drop-ins (under /usr/lib) for each unit.
 	linked := map[string][]string{}
 	settings := map[string]map[string]bool{}
+	// Every drop-in's lines, /etc's too, for the units only Pacemaker starts: by unit and file.
+	pacemakerOnly := map[string]map[string][]string{}
 	for p, e := range c.tree {
 		if m := unitLink.FindStringSubmatch(p); m != nil && e.typeflag == tar.TypeSymlink {
 			linked[m[3]] = append(linked[m[3]], "/"+p)
 		}
-		if m := dropIn.FindStringSubmatch(p); m != nil && m[1] == "usr/lib" {
+		m := dropIn.FindStringSubmatch(p)
+		if m == nil {
+			continue
+		}
+		lines := unitLines(e.content)
+		if m[1] == "usr/lib" {
 			if settings[m[2]] == nil {
 				settings[m[2]] = map[string]bool{}
 			}
-			for _, l := range strings.Split(e.content, "\n") {
-				settings[m[2]][strings.TrimSpace(l)] = true
+			for _, l := range lines {
+				settings[m[2]][l] = true
 			}
+		}
+		if slices.Contains(layerdef.PacemakerOnly, m[2]) {
+			if pacemakerOnly[m[2]] == nil {
+				pacemakerOnly[m[2]] = map[string][]string{}
+			}
+			pacemakerOnly[m[2]]["/"+p] = lines
 		}
 	}
 	for _, u := range c.layer.Enable {
@@ -222,12 +235,35 @@ func (c *Checker) checkUpdatePath() {
 		}
 	}
 	for _, u := range layerdef.PacemakerOnly {
-		for _, l := range slices.Sorted(maps.Keys(settings[u])) {
-			if strings.HasPrefix(l, "Condition") && strings.Contains(l, "=|") && !slices.Contains(startTriggers(u), l) {
-				c.findf("%s: a drop-in in /usr/lib/systemd/system/%s.d says %s: it lets more than Pacemaker start it", u, u, l)
+		for _, file := range slices.Sorted(maps.Keys(pacemakerOnly[u])) {
+			for _, l := range pacemakerOnly[u][file] {
+				key, value, _ := strings.Cut(l, "=")
+				switch {
+				case strings.HasPrefix(key, "Condition") && value == "":
+					c.findf("%s: %s says %s: it resets the conditions that keep it to Pacemaker", u, file, l)
+				case strings.HasPrefix(key, "Condition") && strings.HasPrefix(value, "|") && !slices.Contains(startTriggers(u), l):
+					c.findf("%s: %s says %s: it lets more than Pacemaker start it", u, file, l)
+				}
 			}
 		}
 	}
+}
+
+// unitLines are a unit file's setting lines as systemd reads them: trimmed, without spaces
+// around the first "=", comments and section headers left out.
+func unitLines(content string) []string {
+	var lines []string
+	for _, l := range strings.Split(content, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, ";") || strings.HasPrefix(l, "[") {
+			continue
+		}
+		if key, value, ok := strings.Cut(l, "="); ok {
+			l = strings.TrimSpace(key) + "=" + strings.TrimSpace(value)
+		}
+		lines = append(lines, l)
+	}
+	return lines
 }
 
 // Finish checks the image's metadata and the merged filesystem and returns every finding,

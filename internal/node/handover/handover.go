@@ -101,7 +101,10 @@ type API interface {
 // Options tune a run.
 type Options struct {
 	StaticPodManifest string
-	StateFile         string
+	// InstalledMarker, removed once the installer's etcd is gone here: from then on only
+	// Pacemaker starts cri-o and kubelet (nodesetup.InstalledMarker; empty: none).
+	InstalledMarker string
+	StateFile       string
 	// ToldFile keeps when this node told the operator (the operator never takes it back).
 	ToldFile string
 	Wait     time.Duration // longest wait of each step
@@ -132,6 +135,11 @@ func Run(ctx context.Context, o Options, n Node, op API) error {
 			if err := n.Refresh(ctx); err != nil {
 				fmt.Fprintf(o.Out, "handover: the agent decides at its next monitor (refresh failed: %v)\n", err)
 			}
+		}
+	}
+	if o.InstalledMarker != "" {
+		if err := fsutil.RemoveIfExists(o.InstalledMarker); err != nil {
+			return err
 		}
 	}
 	if err := s.wait(ctx, StepAgent, func(ctx context.Context) (string, error) {

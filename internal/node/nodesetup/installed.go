@@ -11,44 +11,34 @@ import (
 )
 
 // InstalledMarker lets cri-o and kubelet start outside Pacemaker (their drop-ins name it beside
-// Pacemaker's own): written at boot by `tnfctl installer-kubelet` on a node of a cluster the
-// installer made, until the layer's first setup there; on /run, so a reboot ends it, and setup
-// removes it once it completed.
+// Pacemaker's own): written at boot by `tnfctl installer-kubelet` on a node whose kubelet runs
+// the installer's etcd. It is on /run, so a reboot ends it, and the handover removes it once the
+// installer's etcd is gone from the node.
 const InstalledMarker = "/run/tnf/installer-kubelet"
 
 // InstallerKubelet decides whether this node's boot starts cri-o and kubelet itself, as the
-// installer left the node, rather than waiting for Pacemaker. Only on a node the layer's setup
-// never completed on (setupDone false) whose kubelet runs the installer's etcd (the static pod
-// manifest has its etcd container; manifestErr when it cannot be told). That etcd is a member of
-// the installer's two-voter cluster, which raft's quorum keeps safe: it never forces a cluster,
-// and the etcd agent does not run beside it. MCO's rollout reboots one node at a time into the
-// layer and needs the API meanwhile, which needs both members: a node inert until its peer has
-// the layer too would stall the rollout and leave etcd without quorum. Anything that cannot be
-// told keeps the node inert.
-func InstallerKubelet(setupDone, installerEtcd bool, manifestErr error) (start bool, why string) {
+// installer left the node, rather than waiting for Pacemaker: only while the kubelet's static
+// pod manifest has the installer's etcd container (manifestErr: it cannot be told). That etcd is
+// a member of the installer's two-voter cluster, which raft's quorum keeps safe: it never forces
+// a cluster, and the etcd agent waits while the manifest has it, so it never runs beside it.
+// MCO's rollout reboots one node at a time into the layer and needs the API meanwhile, which
+// needs both members: a node inert until its peer runs the layer and the cluster configuration
+// too would stall it. Anything that cannot be told keeps the node inert.
+func InstallerKubelet(installerEtcd bool, manifestErr error) (start bool, why string) {
 	switch {
-	case setupDone:
-		return false, "setup has completed here: only Pacemaker starts cri-o and kubelet"
 	case manifestErr != nil:
-		return false, fmt.Sprintf("whether the installer's etcd runs here cannot be told (%v): the node stays inert", manifestErr)
+		return false, fmt.Sprintf("whether the installer's etcd runs here cannot be told (%v): only Pacemaker starts cri-o and kubelet", manifestErr)
 	case !installerEtcd:
 		return false, "the kubelet's static pod has no installer etcd here: only Pacemaker starts cri-o and kubelet"
 	}
-	return true, "the installer's etcd runs here and setup never completed: cri-o and kubelet start as the installer left them, until the first setup"
+	return true, "the kubelet's static pod runs the installer's etcd here: cri-o and kubelet start as the installer left them, until the handover"
 }
 
-// StartInstallerKubelet applies InstallerKubelet to this node: with its static pod manifest at
-// manifest, it writes InstalledMarker and starts cri-o and kubelet (without waiting: the unit
+// StartInstallerKubelet applies InstallerKubelet to this node, whose static pod manifest is at
+// manifest: it writes InstalledMarker and starts cri-o and kubelet (without waiting: the unit
 // that runs it is ordered before them), or does nothing. It returns why.
 func StartInstallerKubelet(ctx context.Context, manifest string, systemd Systemd) (string, error) {
-	_, err := os.Stat(Marker)
-	setupDone := err == nil
-	var installer bool
-	var manifestErr error
-	if !setupDone {
-		installer, manifestErr = staticpod.InstallerEtcd(manifest)
-	}
-	start, why := InstallerKubelet(setupDone, installer, manifestErr)
+	start, why := InstallerKubelet(staticpod.InstallerEtcd(manifest))
 	if !start {
 		return why, nil
 	}
@@ -58,6 +48,6 @@ func StartInstallerKubelet(ctx context.Context, manifest string, systemd Systemd
 	if err := fsutil.WriteFileAtomic(InstalledMarker, nil, 0o644); err != nil {
 		return "", err
 	}
-	_, err = systemd.Tools.Run(ctx, "systemctl", "start", "--no-block", "crio.service", "kubelet.service")
+	_, err := systemd.Tools.Run(ctx, "systemctl", "start", "--no-block", "crio.service", "kubelet.service")
 	return why, err
 }

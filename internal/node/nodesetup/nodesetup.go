@@ -231,11 +231,7 @@ func run(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(filepath.Dir(Marker), 0o755); err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(Marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
-		return err
-	}
-	// From now on only Pacemaker starts cri-o and kubelet (InstallerKubelet).
-	return fsutil.RemoveIfExists(InstalledMarker)
+	return fsutil.WriteFileAtomic(Marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
 }
 
 // configure waits for the peer, checks every BMC credential, then applies the cluster
