@@ -6,7 +6,7 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build kube-apiserver test test-one cluster-test chaos bench bench-failover demo lab lab-base boot-test boot-smoke boot-bench fuzz lint clean
+.PHONY: all build kube-apiserver previous-release test test-one cluster-test chaos bench bench-failover demo lab lab-base boot-test boot-smoke boot-bench fuzz lint clean
 
 all: build
 
@@ -40,6 +40,23 @@ $(ETCD35)/etcd:
 $(ETCD36)/etcd:
 	rm -rf $(ETCD36).tmp && cd tools/etcd-3.6 && $(GO) build -o $(ETCD36).tmp/etcd . && mv -T $(ETCD36).tmp $(ETCD36)
 
+# The previous release's agents, for the mixed-version scenarios (test/cluster release_test.go):
+# the newest CHANGELOG entry that names a commit, built from that commit's tree (git archive)
+# once per Go version into TOOLS_CACHE, stamped as a layer built from that commit reports itself.
+# A clone without that commit (a shallow one) builds nothing, says so, and those scenarios skip.
+PREVIOUS := $(shell sed -n 's/^## \([0-9][0-9.]*\) (.*commit \([0-9a-f]*\)).*/\1 \2/p' CHANGELOG.md | head -1)
+PREVIOUS_COMMIT = $(word 2,$(PREVIOUS))
+PREVIOUS_BIN := $(TOOLS_CACHE)/tnf-layer-$(word 1,$(PREVIOUS))-$(word 2,$(PREVIOUS))-$(GO_VERSION)
+previous-release:
+	@if [ -x $(PREVIOUS_BIN)/tnfctl ]; then exit 0; fi; \
+	if ! git cat-file -e $(PREVIOUS_COMMIT)^{commit} 2>/dev/null; then \
+		echo "previous-release: commit $(PREVIOUS_COMMIT) (release $(word 1,$(PREVIOUS))) is not in this clone: the mixed-version scenarios will skip"; exit 0; fi; \
+	rm -rf $(PREVIOUS_BIN).tmp $(PREVIOUS_BIN).src && mkdir -p $(PREVIOUS_BIN).src && \
+	git archive $(PREVIOUS_COMMIT) | tar -x -C $(PREVIOUS_BIN).src && \
+	(cd $(PREVIOUS_BIN).src && $(GO) build -tags "$(TAGS)" -ldflags "-X github.com/tnf-layer/tnf-layer/internal/base/version.Version=$(PREVIOUS_COMMIT)" \
+		-o $(PREVIOUS_BIN).tmp/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert) && \
+	rm -rf $(PREVIOUS_BIN).src && mv -T $(PREVIOUS_BIN).tmp $(PREVIOUS_BIN)
+
 # Kubernetes' own kube-apiserver at the release OpenShift 4.19 ships (1.32), for the API
 # scenarios: a module of its own whose replace lines pin each staging module (k8s.io/api and
 # the rest) to the matching v0.32 (the main module's v0.33 would lift them). About 8 minutes on
@@ -63,7 +80,7 @@ $(KUBE_APISERVER)/kube-apiserver:
 # (tools/etcd-3.6), which newer releases ship, their lines marked [etcd 3.6] (test/etcdagent
 # takes a block of loopback addresses of its own per run). The two-node cluster scenarios
 # (test/cluster) run last, alone, and CLUSTER_PARALLEL of them at a time: each has its own
-# namespaces, folders and BMC emulator. Only they need kube-apiserver: on a machine without it
+# namespaces, folders and BMC emulator. Of make test, only they need kube-apiserver: on a machine without it
 # in TOOLS_CACHE, its build (about 9 minutes) runs beside the packages at the lowest priority,
 # on the cores their waits leave idle, and the scenarios wait for it. The longest package,
 # internal/build/buildlayer, runs its stand-in RHCOS build in a process of its own beside the
@@ -73,9 +90,9 @@ STANDIN_TEST := TestStandInRHCOS
 # make by another name: a line naming $(MAKE) runs even under make -n, and this one runs the tests.
 SUBMAKE = $(MAKE)
 CLUSTER_PARALLEL ?= 3
-GOTEST = TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
+GOTEST = TNF_BIN=$(BIN) TNF_PREVIOUS_BIN=$(PREVIOUS_BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
 test: SHELL := /bin/bash
-test: build lint
+test: build lint previous-release
 	nice -n 19 $(SUBMAKE) --no-print-directory kube-apiserver & kube=$$!; \
 	( set -o pipefail; TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GOTEST) -p 2 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/ 2>&1 | sed -u 's/^/[etcd 3.6] /' ) & etcd36=$$!; \
 	( set -o pipefail; $(GOTEST) -run '^$(STANDIN_TEST)$$' -timeout 20m ./internal/build/buildlayer/ 2>&1 | sed -u 's/^/[stand-in] /' ) & standin=$$!; \
@@ -88,13 +105,13 @@ test: build lint
 # make test-one PKG=./test/cluster RUN='^TestNodeFailure$$'
 PKG ?= ./...
 RUN ?= .
-test-one: build kube-apiserver
+test-one: build kube-apiserver previous-release
 	$(GOTEST) -v -run '$(RUN)' -timeout 40m $(PKG)
 
 # The two-node cluster scenarios alone (test/cluster: real Corosync, Pacemaker, pcs,
 # fence_redfish and etcd in network namespaces), every one of them; make test runs all but the
 # planned-stop scenarios marked onlyInClusterTest.
-cluster-test: build kube-apiserver
+cluster-test: build kube-apiserver previous-release
 	TNF_CLUSTER_ALL=1 $(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 40m ./test/cluster/
 
 # The randomized fault campaign (test/cluster TestChaos): CHAOS_CYCLES faults drawn from
@@ -147,11 +164,12 @@ lab: build
 # pivot, and the cold boot, node 2's power cut and an etcd crash with the runtime the RHCOS
 # layers run (podman), node 1 watched inert for one minute instead of three; the same story on
 # the exec runtime (TestNodeFailures), which every cluster scenario runs, is in boot-test only.
+# The handover from an installer's disk (TestInstallerHandover) runs kube-apiserver on the host.
 BOOT_TEST = TNF_BIN=$(BIN) $(GO) test -count=1 -v -tags "boot $(TAGS)" -timeout 150m ./test/boot/
-boot-test: lab
+boot-test: lab kube-apiserver
 	$(BOOT_TEST)
 
-boot-smoke: lab
+boot-smoke: lab kube-apiserver
 	TNF_BOOT_INERT=1m $(BOOT_TEST) -run '^(TestUnitsInLabImage|TestPivot|TestPodmanRuntime)$$/^(cold_boot|node_failure|etcd_killed)$$'
 
 boot-bench: lab

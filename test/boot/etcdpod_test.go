@@ -44,35 +44,35 @@ func installEtcdPod(configMapPod []byte, node, revision string) []byte {
 // It returns what the test's etcd clients present: a client certificate of that CA without
 // addresses, as kube-apiserver's etcd-client certificate (etcd checks a client certificate's
 // addresses, if it has any, against the address the client connects from).
-func addOperatorEtcdFiles(rootfs string, nodeIPs map[string]string) (*tls.Config, error) {
+func addOperatorEtcdFiles(rootfs string, nodeIPs map[string]string) (etcdClientCert, error) {
 	configMapPod, err := os.ReadFile("testdata/external-etcd-pod.json")
 	if err != nil {
-		return nil, err
+		return etcdClientCert{}, err
 	}
 	ca, err := testca.New("etcd-signer (boot tests)")
 	if err != nil {
-		return nil, err
+		return etcdClientCert{}, err
 	}
 	for node, ip := range nodeIPs {
 		for _, kind := range []string{"serving", "peer"} {
 			cert, key, err := ca.Issue(node, net.ParseIP(ip), net.IPv4(127, 0, 0, 1))
 			if err != nil {
-				return nil, err
+				return etcdClientCert{}, err
 			}
 			name := fmt.Sprintf("etcd-%s-%s", kind, node)
 			if err := writeRoot(rootfs, etcdAllCerts+"/"+name+".crt", cert, 0o600); err != nil {
-				return nil, err
+				return etcdClientCert{}, err
 			}
 			if err := writeRoot(rootfs, etcdAllCerts+"/"+name+".key", key, 0o600); err != nil {
-				return nil, err
+				return etcdClientCert{}, err
 			}
 		}
 		if err := writeRoot(rootfs, installerManifests+"/"+node+".json", installEtcdPod(configMapPod, node, etcdPodVersion), 0o644); err != nil {
-			return nil, err
+			return etcdClientCert{}, err
 		}
 	}
 	if err := writeRoot(rootfs, etcdCABundle, ca.PEM(), 0o644); err != nil {
-		return nil, err
+		return etcdClientCert{}, err
 	}
 	unit := fmt.Sprintf(`[Unit]
 Description=Stand-in for the cluster-etcd-operator's installer (boot tests): this node's external-etcd pod
@@ -86,30 +86,34 @@ ExecStart=/usr/bin/install -D -m 0644 %s/%%H.json %s
 WantedBy=multi-user.target
 `, installerManifests, etcdPodPath)
 	if err := writeRoot(rootfs, "/etc/systemd/system/"+installerStandIn, []byte(unit), 0o644); err != nil {
-		return nil, err
+		return etcdClientCert{}, err
 	}
 	wants := filepath.Join(rootfs, "etc/systemd/system/multi-user.target.wants")
 	if err := os.MkdirAll(wants, 0o755); err != nil {
-		return nil, err
+		return etcdClientCert{}, err
 	}
 	if err := os.Symlink("../"+installerStandIn, filepath.Join(wants, installerStandIn)); err != nil && !os.IsExist(err) {
-		return nil, err
+		return etcdClientCert{}, err
 	}
 	// kubelet's static pod folder, which every OpenShift node has and the manifest mounts.
 	if err := os.MkdirAll(filepath.Join(rootfs, "etc/kubernetes/manifests"), 0o755); err != nil {
-		return nil, err
+		return etcdClientCert{}, err
 	}
 	cert, key, err := ca.Issue("etcd-client (boot tests)")
-	if err != nil {
-		return nil, err
-	}
-	client, err := tls.X509KeyPair(cert, key)
+	return etcdClientCert{CA: ca.PEM(), Cert: cert, Key: key}, err
+}
+
+// etcdClientCert is an etcd client's certificate, its key and the CA it trusts, in PEM.
+type etcdClientCert struct{ CA, Cert, Key []byte }
+
+func (c etcdClientCert) tlsConfig() (*tls.Config, error) {
+	pair, err := tls.X509KeyPair(c.Cert, c.Key)
 	if err != nil {
 		return nil, err
 	}
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca.PEM())
-	return &tls.Config{Certificates: []tls.Certificate{client}, RootCAs: pool}, nil
+	pool.AppendCertsFromPEM(c.CA)
+	return &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool}, nil
 }
 
 func writeRoot(rootfs, path string, data []byte, mode os.FileMode) error {

@@ -58,9 +58,15 @@ type labImage struct {
 	trees   map[string]string // unpacked images by name (update_test.go)
 
 	podmanOnce sync.Once
-	podman     string      // the podman variant's disk, made by podmanDisk
-	podmanTLS  *tls.Config // what the test's etcd clients present to its etcd
+	podman     string            // the podman variant's disk, made by podmanDisk
+	podmanTLS  *tls.Config       // what the test's etcd clients present to its etcd
+	etcdClient etcdClientCert    // the same, in PEM
+	nodeIPs    map[string]string // the nodes' addresses, as tnf.yaml has them
 	podmanErr  error
+
+	installedOnce sync.Once
+	installed     string // the podman disk as the installer leaves it, made by installedDisk
+	installedErr  error
 }
 
 // podmanDisk is the lab disk with the node configuration of a site whose etcd runs in podman:
@@ -116,11 +122,14 @@ func (img *labImage) makePodmanDisk() (string, error) {
 	if err := bootdisk.ApplyIgnition(mc.Spec.Config.Raw, img.rootfs, "podman node configuration"); err != nil {
 		return "", err
 	}
-	ips := map[string]string{}
+	img.nodeIPs = map[string]string{}
 	for _, n := range in.Config.Nodes {
-		ips[n.Name] = n.IP
+		img.nodeIPs[n.Name] = n.IP
 	}
-	if img.podmanTLS, err = addOperatorEtcdFiles(img.rootfs, ips); err != nil {
+	if img.etcdClient, err = addOperatorEtcdFiles(img.rootfs, img.nodeIPs); err != nil {
+		return "", err
+	}
+	if img.podmanTLS, err = img.etcdClient.tlsConfig(); err != nil {
 		return "", err
 	}
 	disk := filepath.Join(img.dir, "lab-podman.raw")

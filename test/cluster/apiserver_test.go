@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -103,8 +102,7 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 		n.APIServer = apiServerCommand(testbin.Path(t, "kube-apiserver"), c.ip[name], c.ip[c.other(name)])
 		c.layout.Nodes[name] = n
 	}
-	data, _ := json.Marshal(c.layout)
-	c.write(filepath.Join(c.dir, "layout.json"), data, 0o644)
+	c.writeLayout()
 	pair, err := tls.X509KeyPair(clientCert, clientKey)
 	if err != nil {
 		t.Fatal(err)
@@ -142,17 +140,10 @@ func (c *cluster) issue(ca testca.CA, cn string, ips ...net.IP) (cert, key []byt
 // when etcd does not answer at its start), as the kubelet restarts a static pod; a bound on the
 // restarts keeps the loop finite.
 func apiServerCommand(binary, self, peer string) []string {
-	pki := func(file string) string { return pkiDir + "/" + file }
-	return []string{"sh", "-c", `for i in $(seq 1000); do "$@"; sleep 1; done`, "kube-apiserver", binary,
-		"--advertise-address=" + self, "--bind-address=" + self, "--secure-port=" + apiPort,
-		"--etcd-servers=https://" + net.JoinHostPort(self, etcdPort) + ",https://" + net.JoinHostPort(peer, etcdPort),
-		"--etcd-cafile=" + pki("ca.crt"), "--etcd-certfile=" + pki("etcd-client.crt"), "--etcd-keyfile=" + pki("etcd-client.key"),
-		"--etcd-prefix=kubernetes.io",
-		"--tls-cert-file=" + pki("apiserver.crt"), "--tls-private-key-file=" + pki("apiserver.key"),
-		"--token-auth-file=" + pki("tokens.csv"), "--authorization-mode=RBAC",
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file=" + pki("service-account.key"), "--service-account-signing-key-file=" + pki("service-account.key"),
-		"--service-cluster-ip-range=172.30.0.0/16", "--cert-dir=/run/kube-apiserver", "--profiling=false"}
+	etcd := kubeapi.Etcd{Servers: []string{"https://" + net.JoinHostPort(self, etcdPort), "https://" + net.JoinHostPort(peer, etcdPort)},
+		CAFile: pkiDir + "/ca.crt", CertFile: pkiDir + "/etcd-client.crt", KeyFile: pkiDir + "/etcd-client.key"}
+	return append([]string{"sh", "-c", `for i in $(seq 1000); do "$@"; sleep 1; done`, "kube-apiserver", binary},
+		kubeapi.Args(self, apiPort, pkiDir, "/run/kube-apiserver", etcd)...)
 }
 
 // restConfig reaches node's API server from inside the node's network namespace, as the test's

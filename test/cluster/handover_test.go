@@ -16,17 +16,17 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
-	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
+	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
 	"github.com/tnf-layer/tnf-layer/test/kubeapi"
+	"github.com/tnf-layer/tnf-layer/test/kubeletstandin"
 	"github.com/tnf-layer/tnf-layer/test/logline"
 )
 
@@ -56,8 +56,7 @@ func newInstalledCluster(t testing.TB) *cluster {
 		n.SecretsFromAPI = true
 		c.layout.Nodes[name] = n
 	}
-	data, _ := json.Marshal(c.layout)
-	c.write(filepath.Join(c.dir, "layout.json"), data, 0o644)
+	c.writeLayout()
 	return c
 }
 
@@ -109,11 +108,9 @@ func (c *cluster) waitAPIsAndDeliverSecrets() {
 	}
 }
 
-// installerPod is the static pod the operator's installer writes for node, reduced to what the
-// handover depends on: the etcd container (the member the installer created, with the same
-// name, URLs, data dir and certificates the agent uses; withEtcd false is the revision the
-// operator rolls out once ExternalEtcdReadyForTransition is set) and two of the containers that
-// stay in the pod (not run here).
+// installerPod is node's static pod as the operator's installer writes it (kubeletstandin), its
+// etcd container the member the installer created, with the same name, URLs, data dir and
+// certificates the agent uses; withEtcd false is the revision without it.
 func (c *cluster) installerPod(node string, withEtcd bool) []byte {
 	pki := func(f string) string { return pkiDir + "/" + f }
 	tls := &etcdrun.TLS{CertFile: pki("etcd-serving.crt"), KeyFile: pki("etcd-serving.key"), TrustedCAFile: pki("ca.crt"),
@@ -122,19 +119,7 @@ func (c *cluster) installerPod(node string, withEtcd bool) []byte {
 	spec := etcdrun.Spec{Name: node, DataDir: "/var/lib/etcd", ClientURLs: []string{c.etcdURL(node)}, PeerURL: peerURL(node),
 		InitialCluster: map[string]string{"node1": peerURL("node1"), "node2": peerURL("node2")}, ClusterState: "new", TLS: tls,
 		ExtraArgs: []string{"--initial-cluster-token=installer"}}
-	stay := func(name string) corev1.Container {
-		return corev1.Container{Name: name, Image: "stand-in", Command: []string{"sleep", "infinity"}}
-	}
-	containers := []corev1.Container{stay("etcdctl")}
-	if withEtcd {
-		containers = append(containers, corev1.Container{Name: staticpod.EtcdContainer, Image: "stand-in", Command: []string{testbin.Etcd(c.t)}, Args: spec.Args()})
-	}
-	containers = append(containers, stay("etcd-readyz"))
-	grace := int64(30)
-	pod := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "openshift-etcd", Labels: map[string]string{"app": "etcd"}},
-		Spec:       corev1.PodSpec{Containers: containers, HostNetwork: true, TerminationGracePeriodSeconds: &grace}}
-	data, err := json.Marshal(pod)
+	data, err := json.Marshal(kubeletstandin.InstallerPod(spec, testbin.Etcd(c.t), "3", withEtcd))
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -167,7 +152,7 @@ func (c *cluster) registerOperator() dynamic.ResourceInterface {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	etcds, err := kubeapi.RegisterEtcdOperator(ctx, c.restConfig("node1"), handoverUser)
+	etcds, err := kubeapi.RegisterEtcdOperator(ctx, c.restConfig("node1"), rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: handoverUser})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -179,18 +164,11 @@ func (c *cluster) etcdIdentity(node string) (uint64, map[string]uint64) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	list, err := c.etcdClient(node).MemberList(ctx)
+	id, members, err := etcdcheck.Identity(ctx, c.etcdClient(node))
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	ids := map[string]uint64{}
-	for _, m := range list.Members {
-		if m.IsLearner {
-			c.t.Fatalf("%s is a learner", m.Name)
-		}
-		ids[m.Name] = m.ID
-	}
-	return list.Header.ClusterId, ids
+	return id, members
 }
 
 // waitAgentServes waits until node's tnf-handover.service saw the agent's member serve there,
@@ -484,4 +462,57 @@ func (c *cluster) waitBothHandedOver(etcds dynamic.ResourceInterface, w *writer)
 	c.waitHandoverCompleted(etcds)
 	c.waitWrites(w, "both back")
 	c.stopAndCheck(w)
+}
+
+// TestHandoverPeerLostBeforeTold: an installed cluster with the layer set up, the operator not
+// told yet (its Etcd object is not even there), and node2 loses its power. node1 fences it, as
+// its Pacemaker cluster does for any lost node, but nothing fails over: the installer's etcd on
+// node1 stays without quorum, as it would without the layer, the agent waits behind it, and the
+// handover waits, saying why; no condition is set. node2 comes back, the installer's members
+// have quorum again, the operator is told and the handover completes. Every write acknowledged
+// before the cut is on both members.
+func TestHandoverPeerLostBeforeTold(t *testing.T) {
+	onlyInClusterTest(t)
+	t.Parallel()
+	c := newInstalledCluster(t)
+	c.upInstalled()
+	c.registerNodes()
+	w := c.writing()
+	cut := time.Now()
+	c.power("off", "node2")
+	c.waitFenced("node1", "node2", 1)
+	c.waitFor("node1's handover waits, saying why", settle, func() (bool, string) {
+		st, ok, err := handover.ReadState(c.layout.Nodes["node1"].path("disk", "var-lib", "tnf", "handover.json"))
+		return err == nil && ok && !st.Done() && st.Step != handover.StepInstaller && st.Waiting != "", fmt.Sprint(st, err)
+	})
+	_, p, err := c.status("node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range p.Nodes {
+		if why := n.Attributes[etcdnode.AttrDecision]; n.Name == "node1" && !strings.Contains(why, "installer") {
+			t.Errorf("node1's etcd agent, its peer fenced before the handover: %q, want it waiting behind the installer's etcd", why)
+		}
+	}
+	if out, _, err := c.statusRun("node1"); err != nil || !strings.Contains(out, "Handover:  waiting for ") {
+		t.Errorf("tnfctl status on node1 (%v) does not say where the handover waits:\n%s", err, out)
+	}
+	// A write in flight at the cut may still be acknowledged just after it.
+	if at, ok := w.FirstAckAfter(cut.Add(time.Second)); ok {
+		t.Errorf("etcd acknowledged a write %v after node2's power cut: the installer's member alone has no quorum", at.Sub(cut))
+	}
+	c.powerBackOn("node2")
+	c.waitWrites(w, "node2 back, the installer's members")
+	etcds := c.registerOperator()
+	c.waitFor("tnf-handover.service set "+handover.ConditionReady, settle, func() (bool, string) {
+		return kubeapi.ConditionTrue(etcds, handover.ConditionReady), ""
+	})
+	for _, node := range c.nodes {
+		c.rollOutWithoutEtcd(node)
+		c.waitAgentServes(node)
+	}
+	c.waitBothHandedOver(etcds, w)
+	if strings.Contains(c.agentLogs(), "forcing a new cluster of one") {
+		t.Error("an agent forced a cluster of one")
+	}
 }

@@ -172,3 +172,19 @@ func Missing(ctx context.Context, cli *clientv3.Client, keys []string) (int, err
 	}
 	return missing, nil
 }
+
+// Identity is the cluster ID and the members' IDs by name, through cli; a learner is an error.
+func Identity(ctx context.Context, cli *clientv3.Client) (uint64, map[string]uint64, error) {
+	list, err := cli.MemberList(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	ids := map[string]uint64{}
+	for _, m := range list.Members {
+		if m.IsLearner {
+			return 0, nil, fmt.Errorf("%s is a learner", m.Name)
+		}
+		ids[m.Name] = m.ID
+	}
+	return list.Header.ClusterId, ids, nil
+}

@@ -29,9 +29,9 @@ const etcdCRD = "operator/v1/zz_generated.crd-manifests/0000_12_etcd_01_etcds-De
 
 // RegisterEtcdOperator makes the API what the cluster-etcd-operator makes it: its Etcd CRD
 // (OpenShift's own manifest), the Etcd object "cluster" with EtcdRunningInCluster, and the
-// handover's ClusterRole bound to handoverUser, as an administrator applies it. cfg is an
-// administrator's. It returns the Etcd resource.
-func RegisterEtcdOperator(ctx context.Context, cfg *rest.Config, handoverUser string) (dynamic.ResourceInterface, error) {
+// handover's ClusterRole bound to the handover's identity, as an administrator applies it. cfg is
+// an administrator's. It returns the Etcd resource.
+func RegisterEtcdOperator(ctx context.Context, cfg *rest.Config, handoverIdentity rbacv1.Subject) (dynamic.ResourceInterface, error) {
 	dir, err := crdvalidate.OpenShiftAPIDir()
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func RegisterEtcdOperator(ctx context.Context, cfg *rest.Config, handoverUser st
 	}
 	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: handover.ClusterRoleName},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: handover.ClusterRoleName},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: handoverUser}}}, metav1.CreateOptions{})
+		Subjects: []rbacv1.Subject{handoverIdentity}}, metav1.CreateOptions{})
 	return etcds, err
 }
 

@@ -71,7 +71,7 @@ func Start(t testing.TB, binary, dir string, etcd Etcd, users ...string) *Server
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"ca.crt": ca.PEM(), "apiserver.crt": cert, "apiserver.key": key, "tokens.csv": []byte(tokens), "sa.key": saKey} {
+	for name, data := range map[string][]byte{"ca.crt": ca.PEM(), "apiserver.crt": cert, "apiserver.key": key, "tokens.csv": []byte(tokens), "service-account.key": saKey} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -82,18 +82,7 @@ func Start(t testing.TB, binary, dir string, etcd Etcd, users ...string) *Server
 	}
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
-	f := func(name string) string { return filepath.Join(dir, name) }
-	args := []string{"--advertise-address=127.0.0.1", "--bind-address=127.0.0.1", "--secure-port=" + port,
-		"--etcd-servers=" + strings.Join(etcd.Servers, ","), "--etcd-prefix=kubernetes.io",
-		"--tls-cert-file=" + f("apiserver.crt"), "--tls-private-key-file=" + f("apiserver.key"),
-		"--token-auth-file=" + f("tokens.csv"), "--authorization-mode=RBAC",
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file=" + f("sa.key"), "--service-account-signing-key-file=" + f("sa.key"),
-		"--service-cluster-ip-range=172.30.0.0/16", "--cert-dir=" + f("certs"), "--profiling=false"}
-	if etcd.CAFile != "" {
-		args = append(args, "--etcd-cafile="+etcd.CAFile, "--etcd-certfile="+etcd.CertFile, "--etcd-keyfile="+etcd.KeyFile)
-	}
-	testproc.Start(t, f("kube-apiserver.log"), binary, args...)
+	testproc.Start(t, filepath.Join(dir, "kube-apiserver.log"), binary, Args("127.0.0.1", port, dir, filepath.Join(dir, "certs"), etcd)...)
 	s.URL = "https://127.0.0.1:" + port
 	cs := s.Client("admin")
 	ctx, cancel := context.WithTimeout(context.Background(), readyLimit)
@@ -106,6 +95,24 @@ func Start(t testing.TB, binary, dir string, etcd Etcd, users ...string) *Server
 		t.Fatalf("kube-apiserver on %s not ready: %v (logs in %s)", s.URL, last, dir)
 	}
 	return s
+}
+
+// Args is kube-apiserver's command line (without the program) as the tests run it: on address
+// and port, its files in dir (apiserver.crt and .key, tokens.csv, service-account.key), its own
+// certificates in certDir, and its objects in etcd.
+func Args(address, port, dir, certDir string, etcd Etcd) []string {
+	f := func(name string) string { return filepath.Join(dir, name) }
+	args := []string{"--advertise-address=" + address, "--bind-address=" + address, "--secure-port=" + port,
+		"--etcd-servers=" + strings.Join(etcd.Servers, ","), "--etcd-prefix=kubernetes.io",
+		"--tls-cert-file=" + f("apiserver.crt"), "--tls-private-key-file=" + f("apiserver.key"),
+		"--token-auth-file=" + f("tokens.csv"), "--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + f("service-account.key"), "--service-account-signing-key-file=" + f("service-account.key"),
+		"--service-cluster-ip-range=172.30.0.0/16", "--cert-dir=" + certDir, "--profiling=false"}
+	if etcd.CAFile != "" {
+		args = append(args, "--etcd-cafile="+etcd.CAFile, "--etcd-certfile="+etcd.CertFile, "--etcd-keyfile="+etcd.KeyFile)
+	}
+	return args
 }
 
 // Token is user's token.

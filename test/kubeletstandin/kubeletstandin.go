@@ -14,6 +14,10 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 )
 
@@ -97,4 +101,24 @@ func StoppedAt(text string) (time.Time, error) {
 		at = t
 	}
 	return at, nil
+}
+
+// InstallerPod is a node's static pod as the cluster-etcd-operator's installer writes it for
+// revision, reduced to what the handover depends on: the etcd container, here etcdBinary with
+// spec's flags (the real one runs etcd's image in cri-o, through the operator's script), between
+// two of the containers that stay in the pod (not run here). withEtcd false is the revision the
+// operator rolls out once ExternalEtcdReadyForTransition is set.
+func InstallerPod(spec etcdrun.Spec, etcdBinary, revision string, withEtcd bool) corev1.Pod {
+	stay := func(name string) corev1.Container {
+		return corev1.Container{Name: name, Image: "stand-in", Command: []string{"sleep", "infinity"}}
+	}
+	containers := []corev1.Container{stay("etcdctl")}
+	if withEtcd {
+		containers = append(containers, corev1.Container{Name: staticpod.EtcdContainer, Image: "stand-in", Command: []string{etcdBinary}, Args: spec.Args()})
+	}
+	containers = append(containers, stay("etcd-readyz"))
+	grace := int64(30)
+	return corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "openshift-etcd", Labels: map[string]string{"app": "etcd", "revision": revision}},
+		Spec:       corev1.PodSpec{Containers: containers, HostNetwork: true, TerminationGracePeriodSeconds: &grace}}
 }
