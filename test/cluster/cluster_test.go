@@ -102,28 +102,8 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 		c.must("ip", "link", "add", "mgmt", "netns", n.NetNS, "type", "veth", "peer", "name", "b-"+name, "netns", c.bmcNS)
 		c.inNS(c.bmcNS, "ip", "link", "set", "b-"+name, "master", "br0", "up")
 		c.inNS(n.NetNS, "ip", "link", "set", "mgmt", "up")
-		if err := os.MkdirAll(filepath.Join(n.Dir, "ocf", "tnf"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(filepath.Join(c.bin, "ocf-etcd"), filepath.Join(n.Dir, "ocf", "tnf", "etcd")); err != nil {
-			t.Fatal(err)
-		}
 		c.write(filepath.Join(n.Dir, "ocf", "tnf-test", "standin"), standIn, 0o755)
-		// What the layer installs outside the OCF folder, where Pacemaker and pcs look for it:
-		// the first fencing level's agent and the fencing alert agent (node_test.go's boot
-		// lays these folders over the host's). Copies, not links: Pacemaker runs alerts as
-		// hacluster, who cannot follow a link into a checkout below a folder only root may
-		// enter (mktemp -d makes one), and the alert would never run.
-		for path, from := range map[string]string{
-			filepath.Join(n.Dir, "sbin", "fence_tnf_poweroff"):          filepath.Join(c.bin, "fence_tnf_poweroff"),
-			filepath.Join(n.Dir, "libexec", "tnf", "tnf-fencing-alert"): filepath.Join(c.bin, "tnf-fencing-alert"),
-		} {
-			data, err := os.ReadFile(from)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.write(path, data, 0o755)
-		}
+		c.installAgents(n, c.bin)
 	}
 	// The cluster link.
 	n1, n2 := c.layout.Nodes["node1"], c.layout.Nodes["node2"]
@@ -134,8 +114,7 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 		c.inNS(c.layout.Nodes[name].NetNS, "ip", "link", "set", "cl", "address", nodeMAC(name))
 		c.inNS(c.layout.Nodes[name].NetNS, "ip", "link", "set", "cl", "up")
 	}
-	data, _ := json.Marshal(c.layout)
-	c.write(filepath.Join(dir, "layout.json"), data, 0o644)
+	c.writeLayout()
 	c.bmcCertificate()
 	c.writeNodeConfig(change)
 	c.startEmulator()
@@ -210,6 +189,36 @@ func (c *cluster) writeNodeConfig(change func(*clusterconfig.Config)) {
 	}
 	for n, pw := range passwords {
 		c.write(filepath.Join(c.dir, "bmc", n+".password"), []byte(pw+"\n"), 0o600)
+	}
+}
+
+// installAgents puts the agents of bin where node n's Pacemaker and pcs look for them: the etcd
+// resource agent in its OCF folder (a link: ocf-etcd runs the tnf-etcd-agent beside the file it
+// resolves to), the first fencing level's agent and the fencing alert agent (node_test.go's boot
+// lays these folders over the host's). Those two are copies, not links: Pacemaker runs alerts as
+// hacluster, who cannot follow a link into a checkout below a folder only root may enter
+// (mktemp -d makes one), and the alert would never run.
+func (c *cluster) installAgents(n nodeSetup, bin string) {
+	c.t.Helper()
+	ocf := filepath.Join(n.Dir, "ocf", "tnf", "etcd")
+	if err := os.MkdirAll(filepath.Dir(ocf), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.Remove(ocf); err != nil && !os.IsNotExist(err) {
+		c.t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(bin, "ocf-etcd"), ocf); err != nil {
+		c.t.Fatal(err)
+	}
+	for path, from := range map[string]string{
+		filepath.Join(n.Dir, "sbin", "fence_tnf_poweroff"):          filepath.Join(bin, "fence_tnf_poweroff"),
+		filepath.Join(n.Dir, "libexec", "tnf", "tnf-fencing-alert"): filepath.Join(bin, "tnf-fencing-alert"),
+	} {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		c.write(path, data, 0o755)
 	}
 }
 
@@ -316,6 +325,15 @@ func (c *cluster) dial(netns, addr string) (net.Conn, error) {
 	return r.conn, r.err
 }
 
+// writeLayout writes the layout where the power commands read it (readLayout).
+func (c *cluster) writeLayout() {
+	data, err := json.Marshal(c.layout)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.write(filepath.Join(c.dir, "layout.json"), data, 0o644)
+}
+
 func (c *cluster) write(path string, data []byte, mode os.FileMode) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		c.t.Fatal(err)
@@ -347,12 +365,12 @@ func (c *cluster) power(action, node string) {
 	c.t.Logf("%s: power %s", node, action)
 }
 
-// run runs a command inside a node, as an admin on it would.
-// tnfctl runs tnfctl on node.
+// tnfctl runs the node's own tnfctl on node.
 func (c *cluster) tnfctl(node string, args ...string) (string, error) {
-	return c.run(node, append([]string{filepath.Join(c.bin, "tnfctl")}, args...)...)
+	return c.run(node, append([]string{filepath.Join(c.layout.Nodes[node].agents(c.bin), "tnfctl")}, args...)...)
 }
 
+// run runs a command inside a node, as an admin on it would.
 func (c *cluster) run(node string, argv ...string) (string, error) {
 	n := c.layout.Nodes[node]
 	h := n.holder()

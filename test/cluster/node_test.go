@@ -43,6 +43,17 @@ type nodeSetup struct {
 	// corosync.conf, so Corosync and Pacemaker start whenever setup gets there (as their units
 	// do once setup starts them), and the API first.
 	SecretsFromAPI bool `json:"secretsFromAPI,omitempty"`
+	// Bin holds the node's agents where they are another release's (the mixed-version
+	// scenarios, release_test.go); empty: the layout's.
+	Bin string `json:"bin,omitempty"`
+}
+
+// agents is the folder of the node's agents: its own release's, else the layout's bin.
+func (n nodeSetup) agents(layoutBin string) string {
+	if n.Bin != "" {
+		return n.Bin
+	}
+	return layoutBin
 }
 
 func readLayout(dir string) (layout, error) {
@@ -126,7 +137,7 @@ func powerCommand(args []string) error {
 			return nil
 		}
 		_ = os.Remove(n.path("posting"))
-		return n.boot(l.Bin)
+		return n.boot(n.agents(l.Bin))
 	case "shutdown":
 		if err := n.stopCluster(); err != nil {
 			return err
@@ -145,7 +156,7 @@ func powerCommand(args []string) error {
 		if _, err := os.Stat(n.path("broken")); err == nil {
 			return os.WriteFile(n.path("powered-broken"), nil, 0o644)
 		}
-		return n.boot(l.Bin)
+		return n.boot(n.agents(l.Bin))
 	}
 	return fmt.Errorf("unknown power action %q", args[0])
 }

@@ -1,0 +1,164 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// previousRelease is the folder of the previous release's agents: make previous-release builds
+// them from the commit the CHANGELOG names for that release and make sets TNF_PREVIOUS_BIN. A
+// clone without that commit cannot build them: the test is skipped, saying so.
+func previousRelease(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("TNF_PREVIOUS_BIN")
+	if dir == "" {
+		t.Skip("TNF_PREVIOUS_BIN is not set: make test, make test-one and make cluster-test build the previous release's agents and set it")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tnfctl")); err != nil {
+		t.Skipf("the previous release's agents are not built (%v): make previous-release says why", err)
+	}
+	return dir
+}
+
+// useRelease gives node, powered off, the agents in bin: an update of its layer to that release,
+// or a rollback.
+func (c *cluster) useRelease(node, bin string) {
+	c.t.Helper()
+	n := c.layout.Nodes[node]
+	if n.holder() != 0 {
+		c.t.Fatalf("%s is on: its agents change only while it is off", node)
+	}
+	c.installAgents(n, bin)
+	n.Bin = bin
+	c.layout.Nodes[node] = n
+	c.writeLayout()
+	c.t.Logf("%s: agents of %s", node, bin)
+}
+
+// runsRelease checks that node's tnfctl reports version.
+func (c *cluster) runsRelease(node, version string) {
+	c.t.Helper()
+	if out, err := c.tnfctl(node, "--version"); err != nil || strings.TrimSpace(out) != version {
+		c.t.Fatalf("%s: tnfctl --version (%v): %q, want %s", node, err, out, version)
+	}
+}
+
+// updateNode is one node's turn in a rolling update (or a rollback) to the agents in bin: a clean
+// stop, the agents swapped, the node back and both promoted, with writes acknowledged meanwhile.
+func (c *cluster) updateNode(w *writer, node, bin string) {
+	c.t.Helper()
+	c.power("shutdown", node)
+	c.waitWrites(w, node+" away for its update")
+	c.useRelease(node, bin)
+	c.power("on", node)
+	c.waitRoles(c.other(node), bothPromoted)
+	c.waitWrites(w, node+" back after its update")
+}
+
+// releaseOf is the version the agents in bin report.
+func (c *cluster) releaseOf(bin string) string {
+	c.t.Helper()
+	out, err := exec.Command(filepath.Join(bin, "tnfctl"), "--version").Output()
+	if err != nil {
+		c.t.Fatalf("%s/tnfctl --version: %v", bin, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestRollingUpdateFromPrevious: both nodes run the previous release; a rolling update brings
+// node1, then node2, to this one, and node2 is rolled back, with a writer running: each node
+// leaves cleanly, comes back on the other release and is promoted beside its peer of the other
+// release; nobody is fenced, no write is lost and both end with the same data.
+func TestRollingUpdateFromPrevious(t *testing.T) {
+	prev := previousRelease(t)
+	t.Parallel()
+	c := newCluster(t, nil)
+	for _, n := range c.nodes {
+		c.useRelease(n, prev)
+	}
+	w := c.upAndWriting()
+	for _, n := range c.nodes {
+		c.updateNode(w, n, c.bin)
+	}
+	c.updateNode(w, "node2", prev)
+	c.runsRelease("node1", c.releaseOf(c.bin))
+	c.runsRelease("node2", c.releaseOf(prev))
+	c.stopAndCheck(w)
+	c.assertPlanned()
+}
+
+// TestMixedReleases: the previous release's agents on one node, this release's on the other,
+// through what a pair lives in an update window: each failover fault of the benchmarks (the power
+// cut of either node, the link cut, a hang, a slow BMC), a planned reboot of each, both crashing,
+// both shut down one after the other and powered on together, then the older node's update and
+// its rollback. A writer runs throughout: every acknowledged write is on both members and both end
+// with the same data. Once with each node on the previous release.
+func TestMixedReleases(t *testing.T) {
+	onlyInClusterTest(t)
+	prev := previousRelease(t)
+	t.Parallel()
+	for _, old := range []string{"node1", "node2"} {
+		t.Run("previous-on-"+old, func(t *testing.T) {
+			t.Parallel()
+			c := newCluster(t, nil)
+			c.useRelease(old, prev)
+			w := c.upAndWriting()
+			for _, f := range failoverFaults() {
+				fenced := c.fences(f.survivor, f.victim)
+				f.inject(c)
+				c.waitFor(fmt.Sprintf("%s: %s fenced %s", f.name, f.survivor, f.victim), settle, func() (bool, string) {
+					return c.fences(f.survivor, f.victim) > fenced, ""
+				})
+				c.waitWrites(w, f.name+": "+f.survivor+" alone")
+				if f.heal != nil {
+					f.heal(c)
+				}
+				c.waitRoles(f.survivor, bothPromoted)
+				c.waitWrites(w, f.name+": both back")
+			}
+			for _, n := range c.nodes {
+				c.reboot(w, n)
+			}
+			c.crashBoth()
+			c.up()
+			c.waitWrites(w, "both back after both crashed")
+			c.shutdownInTurnThenOnTogether(w, old)
+			c.updateNode(w, old, c.bin)
+			c.updateNode(w, old, prev)
+			c.runsRelease(old, c.releaseOf(prev))
+			c.stopAndCheck(w)
+		})
+	}
+}
+
+// shutdownInTurnThenOnTogether is the field's site shutdown: first leaves cleanly, the other
+// serves alone, then it shuts down too as the last voter; both are powered on together and the
+// cluster forms again from the last voter's data, with no admin step.
+func (c *cluster) shutdownInTurnThenOnTogether(w *writer, first string) {
+	c.t.Helper()
+	c.power("shutdown", first)
+	c.waitWrites(w, first+" shut down, "+c.other(first)+" alone")
+	c.power("shutdown", c.other(first))
+	c.both("on")
+	c.waitRoles("node1", bothPromoted)
+	c.waitWrites(w, "both back after the shutdown in turn")
+}
+
+// TestShutdownInTurnThenOnTogether: the field's sequence on this release alone, both ways round.
+func TestShutdownInTurnThenOnTogether(t *testing.T) {
+	onlyInClusterTest(t)
+	t.Parallel()
+	c := newCluster(t, nil)
+	w := c.upAndWriting()
+	for _, first := range c.nodes {
+		c.shutdownInTurnThenOnTogether(w, first)
+	}
+	c.stopAndCheck(w)
+	c.assertPlanned()
+}
