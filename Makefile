@@ -44,7 +44,8 @@ $(ETCD36)/etcd:
 # the newest CHANGELOG entry that names a commit, built from that commit's tree (git archive)
 # once per Go version into TOOLS_CACHE, stamped as a layer built from that commit reports itself.
 # A clone without that commit (a shallow one) builds nothing, says so, and those scenarios skip.
-PREVIOUS := $(shell sed -n 's/^## \([0-9][0-9.]*\) (.*commit \([0-9a-f]*\)).*/\1 \2/p' CHANGELOG.md | head -1)
+# (awk's "\043" is "#": GNU make before 4.3 takes a "#" inside $(shell) for a comment.)
+PREVIOUS := $(shell awk '$$1 == "\043\043" && $$(NF-1) == "commit" { print $$2, substr($$NF, 1, length($$NF) - 1); exit }' CHANGELOG.md)
 PREVIOUS_COMMIT = $(word 2,$(PREVIOUS))
 PREVIOUS_BIN := $(TOOLS_CACHE)/tnf-layer-$(word 1,$(PREVIOUS))-$(word 2,$(PREVIOUS))-$(GO_VERSION)
 previous-release:
@@ -52,7 +53,7 @@ previous-release:
 	if ! git cat-file -e $(PREVIOUS_COMMIT)^{commit} 2>/dev/null; then \
 		echo "previous-release: commit $(PREVIOUS_COMMIT) (release $(word 1,$(PREVIOUS))) is not in this clone: the mixed-version scenarios will skip"; exit 0; fi; \
 	rm -rf $(PREVIOUS_BIN).tmp $(PREVIOUS_BIN).src && mkdir -p $(PREVIOUS_BIN).src && \
-	git archive $(PREVIOUS_COMMIT) | tar -x -C $(PREVIOUS_BIN).src && \
+	git archive -o $(PREVIOUS_BIN).src/tree.tar $(PREVIOUS_COMMIT) && tar -xf $(PREVIOUS_BIN).src/tree.tar -C $(PREVIOUS_BIN).src && \
 	(cd $(PREVIOUS_BIN).src && $(GO) build -tags "$(TAGS)" -ldflags "-X github.com/tnf-layer/tnf-layer/internal/base/version.Version=$(PREVIOUS_COMMIT)" \
 		-o $(PREVIOUS_BIN).tmp/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert) && \
 	rm -rf $(PREVIOUS_BIN).src && mv -T $(PREVIOUS_BIN).tmp $(PREVIOUS_BIN)

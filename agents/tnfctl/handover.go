@@ -13,6 +13,7 @@ import (
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
@@ -56,7 +57,7 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o.StaticPodManifest, o.InstalledMarker, o.Out, o.Interval = e.agent.StaticPodManifest, nodesetup.InstalledMarker, cmd.OutOrStdout(), handoverInterval
+			o.StaticPodManifest, o.KubeletMarker, o.Out, o.Interval = e.agent.StaticPodManifest, staticpod.KubeletMarker, cmd.OutOrStdout(), handoverInterval
 			self, peer := nc.Self.Name, nc.Peer.Name
 			tools := pcmk.Tools{}
 			n := handover.Node{

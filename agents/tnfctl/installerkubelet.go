@@ -7,6 +7,8 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
+	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 )
 
@@ -16,10 +18,11 @@ func installerKubeletCommand(nf *nodeFlags) *cobra.Command {
 		Short: "At boot: start cri-o and kubelet where the kubelet runs the installer's etcd",
 		Long: "Run by tnf-installer-kubelet.service at every boot, before cri-o and kubelet. While the kubelet's static pod " +
 			"runs the installer's etcd (the cluster-etcd-operator's etcd container, before the handover), it lets cri-o and " +
-			"kubelet start as the installer left them (" + nodesetup.InstalledMarker + "), so that MCO's rollout, which reboots " +
+			"kubelet start as the installer left them (" + staticpod.KubeletMarker + "), so that MCO's rollout, which reboots " +
 			"one node at a time into the layer, keeps both etcd members and the API. Everywhere else it does nothing: only " +
-			"Pacemaker starts cri-o and kubelet, and a node booted alone stays inert. The handover removes the marker once " +
-			"the installer's etcd is gone. It prints what it decided and why.",
+			"Pacemaker starts cri-o and kubelet, and a node booted alone stays inert; so too once this node's etcd was handed " +
+			"over, whatever the manifest says later. The handover and the etcd agent's launch remove the marker. It prints " +
+			"what it decided and why.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The cluster's configuration only, not this node's: at this point of the boot the
@@ -32,7 +35,11 @@ func installerKubeletCommand(nf *nodeFlags) *cobra.Command {
 			if manifest == "" {
 				manifest = etcdnode.DefaultStaticPodManifest
 			}
-			why, err := nodesetup.StartInstallerKubelet(cmd.Context(), manifest, nodesetup.Systemd{})
+			st, _, err := handover.ReadState(handover.StateFile)
+			if err != nil {
+				return err
+			}
+			why, err := nodesetup.StartInstallerKubelet(cmd.Context(), manifest, st.HandedOver(), nodesetup.Systemd{})
 			if err != nil {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/base/output"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
@@ -91,7 +92,7 @@ func readStatus(ctx context.Context, nf *nodeFlags) (clusterStatus, error) {
 	var st clusterStatus
 	st.Setup.State, st.Setup.Reason = nodesetup.State()
 	st.Self, _ = nf.name() // without a name, no node is marked as this one
-	_, err := os.Stat(nodesetup.InstalledMarker)
+	_, err := os.Stat(staticpod.KubeletMarker)
 	st.InstallerKubelet = err == nil
 	if h, ok, err := handover.ReadState(handover.StateFile); err != nil {
 		st.Handover = &handover.State{Waiting: err.Error()}

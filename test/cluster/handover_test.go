@@ -478,13 +478,19 @@ func TestHandoverPeerLostBeforeTold(t *testing.T) {
 	c.upInstalled()
 	c.registerNodes()
 	w := c.writing()
-	cut := time.Now()
 	c.power("off", "node2")
+	// Once the power action returned: a write committed while it ran was legitimate.
+	cut := time.Now()
 	c.waitFenced("node1", "node2", 1)
-	c.waitFor("node1's handover waits, saying why", settle, func() (bool, string) {
+	// The handover has not told the operator (its Etcd object is not there), and goes no
+	// further with node2 away: it waits at a step before the operator's, saying why.
+	c.waitFor("node1's handover waits before the operator is told, saying why", settle, func() (bool, string) {
 		st, ok, err := handover.ReadState(c.layout.Nodes["node1"].path("disk", "var-lib", "tnf", "handover.json"))
-		return err == nil && ok && !st.Done() && st.Step != handover.StepInstaller && st.Waiting != "", fmt.Sprint(st, err)
+		early := st.Step == handover.StepSetup || st.Step == handover.StepHealthy || st.Step == handover.StepTold
+		return err == nil && ok && early && st.Waiting != "", fmt.Sprint(st, err)
 	})
+	st, _, _ := handover.ReadState(c.layout.Nodes["node1"].path("disk", "var-lib", "tnf", "handover.json"))
+	t.Logf("node1's handover, node2 fenced: waiting for %s: %s", st.Step, st.Waiting)
 	_, p, err := c.status("node1")
 	if err != nil {
 		t.Fatal(err)

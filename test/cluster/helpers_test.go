@@ -51,8 +51,8 @@ func (c *cluster) writing() *writer {
 func (c *cluster) waitFenced(by, target string, n int) {
 	c.t.Helper()
 	c.waitFor(fmt.Sprintf("%s fenced %s (%d)", by, target, n), settle, func() (bool, string) {
-		got := c.fences(by, target)
-		return got == n, fmt.Sprintf("%d times", got)
+		got, err := c.fencesSeen(by, target)
+		return err == nil && got == n, fmt.Sprintf("%d times (%v)", got, err)
 	})
 }
 
@@ -82,11 +82,30 @@ func (c *cluster) waitBooted(node string) {
 // fences counts the successful fencing actions against target in node's fencing history.
 func (c *cluster) fences(node, target string) int {
 	c.t.Helper()
+	n, err := c.fencesSeen(node, target)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// fencesSeen is fences, with an error where status could not be read (a moment's crm_mon
+// failure on a busy node), for a wait to look again.
+func (c *cluster) fencesSeen(node, target string) (int, error) {
 	_, st, err := c.status(node)
 	if err != nil || st == nil {
-		c.t.Fatalf("status on %s: %v", node, err)
+		return 0, fmt.Errorf("status on %s: %v", node, err)
 	}
-	return st.Fencing.Successes(target)
+	return st.Fencing.Successes(target), nil
+}
+
+// waitFencedAgain waits until by's fencing history shows target fenced more than before times.
+func (c *cluster) waitFencedAgain(by, target string, before int) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("%s fenced %s (more than %d)", by, target, before), settle, func() (bool, string) {
+		n, err := c.fencesSeen(by, target)
+		return err == nil && n > before, fmt.Sprint(n, err)
+	})
 }
 
 // assertFenced checks how many times each node was fenced, in from's fencing history.

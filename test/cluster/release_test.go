@@ -3,12 +3,19 @@
 package cluster_test
 
 import (
-	"fmt"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
 // previousRelease is the folder of the previous release's agents: make previous-release builds
@@ -112,9 +119,7 @@ func TestMixedReleases(t *testing.T) {
 			for _, f := range failoverFaults() {
 				fenced := c.fences(f.survivor, f.victim)
 				f.inject(c)
-				c.waitFor(fmt.Sprintf("%s: %s fenced %s", f.name, f.survivor, f.victim), settle, func() (bool, string) {
-					return c.fences(f.survivor, f.victim) > fenced, ""
-				})
+				c.waitFencedAgain(f.survivor, f.victim, fenced)
 				c.waitWrites(w, f.name+": "+f.survivor+" alone")
 				if f.heal != nil {
 					f.heal(c)
@@ -161,4 +166,90 @@ func TestShutdownInTurnThenOnTogether(t *testing.T) {
 	}
 	c.stopAndCheck(w)
 	c.assertPlanned()
+}
+
+// nodeEtcd is where a node of the mixed-etcd scenarios finds its etcd: inside its own /usr/sbin
+// overlay, so that each node runs its own version, as each node's image ships one.
+const nodeEtcd = "/usr/sbin/tnf-test-etcd"
+
+// useEtcd gives node, powered off, the etcd binary at path (nodeEtcd inside the node).
+func (c *cluster) useEtcd(node, path string) {
+	c.t.Helper()
+	n := c.layout.Nodes[node]
+	if n.holder() != 0 {
+		c.t.Fatalf("%s is on: its etcd changes only while it is off", node)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.write(filepath.Join(n.Dir, "sbin", filepath.Base(nodeEtcd)), data, 0o755)
+	c.t.Logf("%s: etcd %s", node, path)
+}
+
+// etcdVersions is what node's etcd reports at /version: its own version and the cluster's.
+func (c *cluster) etcdVersions(node string) (server, cluster string) {
+	c.t.Helper()
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(context.Context, string, string) (net.Conn, error) {
+			return c.dial(c.layout.Nodes[node].NetNS, net.JoinHostPort(c.ip[node], etcdPort))
+		}}}
+	resp, err := hc.Get(c.etcdURL(node) + "/version")
+	if err != nil {
+		return "", err.Error()
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Server  string `json:"etcdserver"`
+		Cluster string `json:"etcdcluster"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return "", err.Error()
+	}
+	return v.Server, v.Cluster
+}
+
+// TestEtcd35Beside36: etcd 3.5 on one node and 3.6 on the other, as the window of an OpenShift
+// update whose release moves etcd to 3.6 has them: the power cut of each node, a planned reboot
+// of each, then the rolling update of the 3.5 node to 3.6. A writer runs throughout: every
+// acknowledged write is on both members at the end.
+func TestEtcd35Beside36(t *testing.T) {
+	onlyInClusterTest(t)
+	t.Parallel()
+	etcd35, etcd36 := testbin.Path(t, "etcd"), testbin.Path(t, filepath.Join("etcd-3.6", "etcd"))
+	c := newCluster(t, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["etcd_binary"] = nodeEtcd })
+	c.useEtcd("node1", etcd35)
+	c.useEtcd("node2", etcd36)
+	w := c.upAndWriting()
+	versions := func(when string) {
+		for _, n := range c.nodes {
+			server, cluster := c.etcdVersions(n)
+			c.t.Logf("%s: %s's etcd %s, cluster %s", when, n, server, cluster)
+		}
+	}
+	versions("both up")
+	for _, victim := range []string{"node2", "node1"} {
+		survivor := c.other(victim)
+		fenced := c.fences(survivor, victim)
+		c.power("off", victim)
+		c.waitFencedAgain(survivor, victim, fenced)
+		c.waitWrites(w, survivor+" alone")
+		versions(victim + " cut")
+		c.powerBackOn(victim)
+		c.waitRoles(survivor, bothPromoted)
+		c.waitWrites(w, victim+" back")
+		versions(victim + " back")
+	}
+	for _, n := range c.nodes {
+		c.reboot(w, n)
+	}
+	versions("after the planned reboots")
+	c.power("shutdown", "node1")
+	c.waitWrites(w, "node1 away for its etcd update")
+	c.useEtcd("node1", etcd36)
+	c.power("on", "node1")
+	c.waitRoles("node2", bothPromoted)
+	c.waitWrites(w, "node1 back on etcd 3.6")
+	versions("both on 3.6")
+	c.stopAndCheck(w)
 }

@@ -24,7 +24,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/build/containerfile"
 	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/build/layerdef"
-	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 )
 
 // haCommands are what the two-node-ha package set installs and the nodes run, on RHEL and
@@ -176,7 +176,7 @@ func pacemakerStarts(unit string) string {
 // startTriggers are the triggering conditions the drop-ins of the units only Pacemaker starts may
 // have: any one of them lets the unit start, so another would open the interlock.
 func startTriggers(unit string) []string {
-	return []string{pacemakerStarts(unit), "ConditionPathExists=|" + nodesetup.InstalledMarker}
+	return []string{pacemakerStarts(unit), "ConditionPathExists=|" + staticpod.KubeletMarker}
 }
 
 // checkUpdatePath checks what a node needs that receives the layer as an update, never on a
@@ -199,7 +199,8 @@ func (c *Checker) checkUpdatePath() {
 			continue
 		}
 		lines := unitLines(e.content)
-		if m[1] == "usr/lib" {
+		// A drop-in in /etc hides the one of the same name in /usr/lib.
+		if _, hidden := c.tree["etc/systemd/system/"+m[2]+".d/"+path.Base(p)]; m[1] == "usr/lib" && !hidden {
 			if settings[m[2]] == nil {
 				settings[m[2]] = map[string]bool{}
 			}

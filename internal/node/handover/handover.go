@@ -52,6 +52,10 @@ type State struct {
 // Done says the handover completed here (not: waits to).
 func (s State) Done() bool { return s.Step == StepDone && s.Waiting == "" }
 
+// HandedOver says this node's etcd got past the installer's: the agent's member serves here or is
+// about to.
+func (s State) HandedOver() bool { return s.Step == StepAgent || s.Step == StepDone }
+
 // ReadState reads the state file; ok is false when this node never ran a handover.
 func ReadState(path string) (s State, ok bool, err error) {
 	data, err := os.ReadFile(path)
@@ -101,10 +105,10 @@ type API interface {
 // Options tune a run.
 type Options struct {
 	StaticPodManifest string
-	// InstalledMarker, removed once the installer's etcd is gone here: from then on only
-	// Pacemaker starts cri-o and kubelet (nodesetup.InstalledMarker; empty: none).
-	InstalledMarker string
-	StateFile       string
+	// KubeletMarker, removed once the installer's etcd is gone here: from then on only
+	// Pacemaker starts cri-o and kubelet (staticpod.KubeletMarker; empty: none).
+	KubeletMarker string
+	StateFile     string
 	// ToldFile keeps when this node told the operator (the operator never takes it back).
 	ToldFile string
 	Wait     time.Duration // longest wait of each step
@@ -118,15 +122,21 @@ type Options struct {
 // back. It returns when this node's etcd is the agent's, or with why it stopped waiting.
 func Run(ctx context.Context, o Options, n Node, op API) error {
 	s := &stepper{o: o}
+	// An unreadable manifest counts as the installer's etcd (staticpod.InstallerEtcd): its steps
+	// wait and say why.
+	installer, _ := staticpod.InstallerEtcd(o.StaticPodManifest)
+	if !installer {
+		if err := s.dropKubeletMarker(); err != nil {
+			return err
+		}
+	}
 	if st, ok, err := ReadState(o.StateFile); err != nil {
 		return err
 	} else if ok && st.Done() {
 		fmt.Fprintf(o.Out, "handover: done since %s\n", st.Since.Format(time.RFC3339))
 		return nil
 	}
-	// An unreadable manifest counts as the installer's etcd (staticpod.InstallerEtcd): its steps
-	// wait and say why.
-	if installer, _ := staticpod.InstallerEtcd(o.StaticPodManifest); installer {
+	if installer {
 		if err := s.untilInstallerGone(ctx, n, op); err != nil {
 			return err
 		}
@@ -136,9 +146,7 @@ func Run(ctx context.Context, o Options, n Node, op API) error {
 				fmt.Fprintf(o.Out, "handover: the agent decides at its next monitor (refresh failed: %v)\n", err)
 			}
 		}
-	}
-	if o.InstalledMarker != "" {
-		if err := fsutil.RemoveIfExists(o.InstalledMarker); err != nil {
+		if err := s.dropKubeletMarker(); err != nil {
 			return err
 		}
 	}
@@ -168,6 +176,15 @@ func Run(ctx context.Context, o Options, n Node, op API) error {
 		return err
 	}
 	return s.record(State{Step: StepDone, Since: time.Now().UTC()})
+}
+
+// dropKubeletMarker ends the exception that let cri-o and kubelet start outside Pacemaker while
+// the kubelet ran the installer's etcd here (nodesetup.InstallerKubelet).
+func (s *stepper) dropKubeletMarker() error {
+	if s.o.KubeletMarker == "" {
+		return nil
+	}
+	return fsutil.RemoveIfExists(s.o.KubeletMarker)
 }
 
 // untilInstallerGone runs the steps up to the installer's etcd gone from this node: through the

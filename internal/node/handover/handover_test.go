@@ -183,3 +183,40 @@ func TestRunResumes(t *testing.T) {
 		t.Fatalf("a completed handover asked again: %v", err)
 	}
 }
+
+// TestRunDropsKubeletMarker: the exception that let cri-o and kubelet start outside Pacemaker
+// ends with the installer's etcd here: at once where the manifest has none (a completed handover
+// too), and once the operator's rollout took it out; while it is there the marker stays.
+func TestRunDropsKubeletMarker(t *testing.T) {
+	marker := func(o *Options) {
+		o.KubeletMarker = filepath.Join(t.TempDir(), "installer-kubelet")
+		if err := os.WriteFile(o.KubeletMarker, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(o Options) bool { _, err := os.Stat(o.KubeletMarker); return err == nil }
+
+	o := options(t, installerPod)
+	marker(&o)
+	w := world{setup: nodesetup.StateDone, self: "Unpromoted", peer: "Unpromoted"}
+	_ = Run(context.Background(), o, w.node(), &conditions{})
+	if st := state(t, o); st.Step != StepInstaller || !exists(o) {
+		t.Fatalf("waiting for the operator: state %+v, marker there %v; want %s and the marker kept", st, exists(o), StepInstaller)
+	}
+	if err := os.WriteFile(o.StaticPodManifest, []byte(`{"kind":"Pod","spec":{"containers":[{"name":"etcdctl"}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = Run(context.Background(), o, w.node(), &conditions{})
+	if exists(o) {
+		t.Error("the operator's rollout took the installer's etcd out: the marker is still there")
+	}
+
+	done := options(t, `{"kind":"Pod","spec":{"containers":[{"name":"etcdctl"}]}}`)
+	marker(&done)
+	if err := (&stepper{o: done}).record(State{Step: StepDone, Since: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(context.Background(), done, w.node(), &conditions{}); err != nil || exists(done) {
+		t.Errorf("a completed handover: %v, marker there %v", err, exists(done))
+	}
+}

@@ -346,6 +346,10 @@ func (a *Agent) launch(ctx context.Context, m membership) error {
 	if err := fsutil.RemoveIfExists(a.cfg.FrozenFile()); err != nil {
 		return err
 	}
+	// The agent's etcd runs here from now on: cri-o and kubelet only through Pacemaker.
+	if err := fsutil.RemoveIfExists(staticpod.KubeletMarker); err != nil {
+		return err
+	}
 	if err := touch(a.cfg.LaunchedFile()); err != nil {
 		return err
 	}

@@ -20,6 +20,12 @@ import (
 // EtcdContainer is the name of etcd's container in both manifests.
 const EtcdContainer = "etcd"
 
+// KubeletMarker lets cri-o and kubelet start outside Pacemaker (their drop-ins name it beside
+// Pacemaker's own): `tnfctl installer-kubelet` writes it at boot on a node whose kubelet runs
+// the installer's etcd (nodesetup.InstallerKubelet). It is on /run, so a reboot ends it; the
+// handover and the etcd agent's launch remove it: from then on only Pacemaker starts them.
+const KubeletMarker = "/run/tnf/installer-kubelet"
+
 // Read reads a pod manifest: the operator's JSON or a hand-written YAML one (sigs.k8s.io/yaml
 // reads both). Errors name the file.
 func Read(path string) (corev1.Pod, error) {
