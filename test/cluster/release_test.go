@@ -5,6 +5,7 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
@@ -209,10 +211,12 @@ func (c *cluster) etcdVersions(node string) (server, cluster string) {
 	return v.Server, v.Cluster
 }
 
-// TestEtcd35Beside36: etcd 3.5 on one node and 3.6 on the other, as the window of an OpenShift
-// update whose release moves etcd to 3.6 has them: the power cut of each node, a planned reboot
-// of each, then the rolling update of the 3.5 node to 3.6. A writer runs throughout: every
-// acknowledged write is on both members at the end.
+// TestEtcd35Beside36: etcd 3.5 on node1 and 3.6 on node2, as the window of an OpenShift update
+// whose release moves etcd to 3.6 has them. The 3.6 node's power cut: the 3.5 node serves alone
+// and the 3.6 node rejoins it. The 3.5 node's power cut: the 3.6 node serves alone, and etcd
+// raises the cluster's version to 3.6, which a 3.5 member can never join again (etcd allows no
+// downgrade): back on 3.5, node1 refuses to join, says why and moves nothing aside while node2
+// serves on, until its update to 3.6 brings it back. A writer runs throughout: every acknowledged write is on both members at the end.
 func TestEtcd35Beside36(t *testing.T) {
 	onlyInClusterTest(t)
 	t.Parallel()
@@ -221,35 +225,68 @@ func TestEtcd35Beside36(t *testing.T) {
 	c.useEtcd("node1", etcd35)
 	c.useEtcd("node2", etcd36)
 	w := c.upAndWriting()
-	versions := func(when string) {
-		for _, n := range c.nodes {
-			server, cluster := c.etcdVersions(n)
-			c.t.Logf("%s: %s's etcd %s, cluster %s", when, n, server, cluster)
-		}
+	clusterVersion := func(node, want string) {
+		c.t.Helper()
+		c.waitFor(fmt.Sprintf("the cluster's etcd version %s, seen from %s", want, node), settle, func() (bool, string) {
+			server, cluster := c.etcdVersions(node)
+			return strings.HasPrefix(cluster, want), server + " " + cluster
+		})
 	}
-	versions("both up")
-	for _, victim := range []string{"node2", "node1"} {
+	clusterVersion("node2", "3.5")
+
+	cut := func(victim string) {
 		survivor := c.other(victim)
 		fenced := c.fences(survivor, victim)
 		c.power("off", victim)
 		c.waitFencedAgain(survivor, victim, fenced)
 		c.waitWrites(w, survivor+" alone")
-		versions(victim + " cut")
-		c.powerBackOn(victim)
-		c.waitRoles(survivor, bothPromoted)
-		c.waitWrites(w, victim+" back")
-		versions(victim + " back")
 	}
-	for _, n := range c.nodes {
-		c.reboot(w, n)
+	cut("node2")
+	c.powerBackOn("node2")
+	c.waitRoles("node1", bothPromoted)
+	c.waitWrites(w, "node2 (3.6) back beside node1 (3.5)")
+	clusterVersion("node2", "3.5")
+
+	cut("node1")
+	clusterVersion("node2", "3.6")
+	moved := movedAside(c, "node1")
+	c.powerBackOn("node1")
+	c.waitFor("node1's etcd 3.5 refuses to join a cluster of version 3.6, saying why", settle, func() (bool, string) {
+		_, st, err := c.status("node2")
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, n := range st.Nodes {
+			if why := n.Attributes[etcdnode.AttrDecision]; n.Name == "node1" {
+				return strings.HasPrefix(why, "refuse: ") && strings.Contains(why, "etcd version 3.6"), why
+			}
+		}
+		return false, "node1 not in Pacemaker's status"
+	})
+	if _, st, err := c.status("node2"); err != nil || st.Role("etcd", "node1") == "Promoted" {
+		t.Fatalf("node1's etcd 3.5 was promoted in a cluster of version 3.6 (%v)", err)
 	}
-	versions("after the planned reboots")
+	if now := movedAside(c, "node1"); now != moved {
+		t.Errorf("node1 moved data aside while it refused: %d copies, %d before", now, moved)
+	}
+	c.waitWrites(w, "node2 serving, node1 on 3.5 refused")
+	out, _, _ := c.statusRun("node1")
+	t.Logf("node1 on 3.5 beside a 3.6 cluster, tnfctl status:\n%s", out)
+
 	c.power("shutdown", "node1")
-	c.waitWrites(w, "node1 away for its etcd update")
 	c.useEtcd("node1", etcd36)
 	c.power("on", "node1")
 	c.waitRoles("node2", bothPromoted)
 	c.waitWrites(w, "node1 back on etcd 3.6")
-	versions("both on 3.6")
 	c.stopAndCheck(w)
+}
+
+// movedAside counts the copies of etcd data node has moved aside.
+func movedAside(c *cluster, node string) int {
+	c.t.Helper()
+	copies, err := filepath.Glob(c.layout.Nodes[node].path("disk", "var-lib", "etcd*.moved-*"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return len(copies)
 }

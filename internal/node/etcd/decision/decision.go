@@ -6,6 +6,8 @@ package decision
 import (
 	"cmp"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/contract"
 )
@@ -126,6 +128,37 @@ type Input struct {
 	// sees: it never guesses what a record of another format means. 0: not read (the other
 	// rules' tests), as readable.
 	PeerContract int
+	// EtcdVersion is the version of the etcd this node runs ("3.5.21"), PeerClusterVersion the
+	// cluster version the serving peer's member reports ("3.6.0"). etcd allows no downgrade: a
+	// member of an older minor version than its cluster's fails to join it (the cluster goes up
+	// to 3.6 once a 3.6 member serves alone). Empty or unreadable: not known, no rule; etcd's own
+	// check then refuses the member.
+	EtcdVersion, PeerClusterVersion string
+}
+
+// older says etcd version v is of an older minor version than cluster version c; false when
+// either cannot be read.
+func older(v, c string) bool {
+	vm, vn, ok1 := majorMinor(v)
+	cm, cn, ok2 := majorMinor(c)
+	return ok1 && ok2 && (vm < cm || vm == cm && vn < cn)
+}
+
+// majorMinor reads "3.5.21" or "3.6.0" as 3 and 5 or 6.
+func majorMinor(v string) (major, minor int, ok bool) {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	maj, err1 := strconv.Atoi(parts[0])
+	mnr, err2 := strconv.Atoi(parts[1])
+	return maj, mnr, err1 == nil && err2 == nil
+}
+
+// minor is version v as major.minor ("3.6").
+func minor(v string) string {
+	m, n, _ := majorMinor(v)
+	return fmt.Sprintf("%d.%d", m, n)
 }
 
 // covers says a given-up record takes in the peer's data: same cluster, not further on.
@@ -191,7 +224,8 @@ func decided(a Action, format string, args ...any) Decision {
 //   - only one node can be granted the claim, and a claim held by a peer that is not fenced blocks;
 //   - a node that holds the claim and creates no cluster releases it: a claim is held only while
 //     its holder creates one, so it was left by a run that lost its power holding it;
-//   - a node joins as a learner only of a serving voter, so both can never end as learners;
+//   - a node joins as a learner only of a serving voter, so both can never end as learners, and
+//     never of a cluster whose etcd version is newer than its own etcd's (etcd allows no downgrade);
 //   - beside a peer's member that runs without a leader a node never creates a cluster: it
 //     starts its own member of that cluster, which gives the two their quorum back;
 //   - while the installer's etcd runs on a node, that node only waits;
@@ -240,6 +274,11 @@ func decide(in Input) Decision {
 			return decided(Refuse, "local data belongs to cluster %x but peer %s serves cluster %x: data of its own is never moved "+
 				"aside for another cluster; if the peer's cluster is the one to keep, move the local data dir away by hand",
 				l.ClusterID, in.PeerName, p.ClusterID)
+		}
+		if older(in.EtcdVersion, in.PeerClusterVersion) {
+			return decided(Refuse, "peer %s serves a cluster of etcd version %s, which this node's etcd %s cannot join (etcd allows no "+
+				"downgrade): update this node's layer to a release with etcd %s or later; nothing is moved aside meanwhile",
+				in.PeerName, in.PeerClusterVersion, in.EtcdVersion, minor(in.PeerClusterVersion))
 		}
 		return decided(JoinAsLearner, "peer %s serves as a voter (cluster %x, index %d): move local data aside and join as a learner",
 			in.PeerName, p.ClusterID, p.Index)

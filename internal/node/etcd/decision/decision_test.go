@@ -607,3 +607,53 @@ func TestOwnDataNeverMovedForAnotherCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideEtcdVersion: beside a serving peer whose cluster runs a newer minor etcd version than
+// this node's etcd, a join as a learner (which etcd would refuse) becomes a refusal that names
+// both versions, and nothing is moved aside; every other decision, and every decision beside a
+// cluster of the same, an older or an unreadable version, is the one without versions.
+func TestDecideEtcdVersion(t *testing.T) {
+	cases := []struct {
+		local, cluster string
+		refuses        bool
+	}{
+		{"3.5.21", "3.6.0", true},
+		{"3.5.21", "3.7.0", true},
+		{"2.3.8", "3.0.0", true},
+		{"3.6.5", "3.5.0", false},
+		{"3.6.5", "3.6.0", false},
+		{"3.5.21", "3.5.0", false},
+		{"", "3.6.0", false},
+		{"3.5.21", "", false},
+		{"3.5.21", "not-a-version", false},
+		{"3", "3.6.0", false},
+	}
+	n := 0
+	for _, vc := range cases {
+		for local, l := range localData {
+			for p := range Peer(len(peerNames)) {
+				for c := range Claim(len(claimNames)) {
+					for _, counted := range []bool{false, true} {
+						in := Input{Self: "node1", PeerName: "node2", Local: l, PeerData: peerRecord, Peer: p, Claim: c, Counted: counted}
+						without := Decide(in)
+						in.EtcdVersion, in.PeerClusterVersion = vc.local, vc.cluster
+						got := Decide(in)
+						name := fmt.Sprintf("%s beside %s: %s/%s/claim-%s/counted-%v", vc.local, vc.cluster, local, p, c, counted)
+						switch {
+						case vc.refuses && without.Action == JoinAsLearner:
+							if got.Action != Refuse || !strings.Contains(got.Reason, vc.local) || !strings.Contains(got.Reason, vc.cluster) {
+								t.Errorf("%s: got %s: %s; want a refusal naming both versions", name, got.Action, got.Reason)
+							}
+						case got != without:
+							t.Errorf("%s: got %s (%s), want %s (%s) as without versions", name, got.Action, got.Reason, without.Action, without.Reason)
+						}
+						n++
+					}
+				}
+			}
+		}
+	}
+	if want := len(cases) * len(localData) * len(peerNames) * len(claimNames) * 2; n != want {
+		t.Fatalf("covered %d combinations, want %d", n, want)
+	}
+}

@@ -191,7 +191,8 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenc
 	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", in.Peer.String(), "claim", in.Claim.String(),
 		"installer", installer, "counted", in.Counted, "served", fmt.Sprintf("%x", in.Served),
 		"local", describeData(local), "peer_data", describeData(in.PeerData), "given_up", describeData(in.GivenUp),
-		"peer_gave_up", describeData(in.PeerGaveUp), "peer_contract", in.PeerContract)
+		"peer_gave_up", describeData(in.PeerGaveUp), "peer_contract", in.PeerContract,
+		"etcd_version", in.EtcdVersion, "peer_cluster_version", in.PeerClusterVersion)
 	if d.ReleaseClaim {
 		if err := a.store.Release(ctx, a.cfg.Self); err != nil {
 			return decision.Input{}, decision.Decision{}, fmt.Errorf("releasing the force-new-cluster claim an earlier run left: %w", err)
@@ -215,6 +216,9 @@ func (a *Agent) readPeer(ctx context.Context, in *decision.Input, fenced bool) e
 		return err
 	}
 	in.Counted = in.Peer == decision.PeerVoter && in.Local.MemberID != 0 && a.counted(ctx, in.Local.MemberID)
+	if in.Peer == decision.PeerVoter && !in.Counted {
+		a.readEtcdVersions(ctx, in)
+	}
 	if in.GivenUp, err = a.givenUp(ctx, a.cfg.Self); err != nil {
 		return err
 	}

@@ -158,6 +158,20 @@ func (e Exec) ElectionTimeout(s Spec) (time.Duration, error) {
 	return ElectionTimeout(s.Args(), os.Environ())
 }
 
+// versionTimeout bounds `etcd --version`: it prints and exits at once.
+const versionTimeout = 10 * time.Second
+
+// Version runs the binary's --version.
+func (e Exec) Version(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, e.Binary, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", e.Binary, err)
+	}
+	return ParseVersion(string(out))
+}
+
 // waitGone polls until pid has exited (or is a zombie) or d has passed.
 func waitGone(pid int, d time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), d)

@@ -107,4 +107,6 @@ type Runtime interface {
 	Wait(ctx context.Context) error
 	// ElectionTimeout is the election timeout etcd launched with s runs with.
 	ElectionTimeout(s Spec) (time.Duration, error)
+	// Version is the version of the etcd this runtime launches ("3.5.21").
+	Version(ctx context.Context) (string, error)
 }

@@ -139,6 +139,20 @@ func (p Runtime) ElectionTimeout(s etcdrun.Spec) (time.Duration, error) {
 	return d, nil
 }
 
+// Version runs the manifest's image's etcd with --version, in a container of its own without a
+// network (the image is in the node's store: nothing is pulled).
+func (p Runtime) Version(ctx context.Context) (string, error) {
+	pod, err := LoadPod(p.Manifest)
+	if err != nil {
+		return "", err
+	}
+	out, err := p.podman(ctx, "run", "--rm", "--network=none", "--pull=never", "--entrypoint=etcd", pod.Image, "--version")
+	if err != nil {
+		return "", err
+	}
+	return etcdrun.ParseVersion(out)
+}
+
 func (p Runtime) podman(ctx context.Context, args ...string) (string, error) {
 	out, err := command.Run(ctx, p.Binary, args...)
 	return strings.TrimSpace(out), err

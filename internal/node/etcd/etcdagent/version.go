@@ -1,0 +1,57 @@
+package etcdagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+)
+
+// readEtcdVersions fills in what the decision's etcd-version rule reads beside a serving peer:
+// the version of the etcd this node runs and the cluster version the peer's member reports.
+// What cannot be read stays empty: the rule does not apply, and etcd's own check refuses a
+// member too old for its cluster.
+func (a *Agent) readEtcdVersions(ctx context.Context, in *decision.Input) {
+	v, err := a.rt.Version(ctx)
+	if err != nil {
+		a.log.Warn("reading the version of this node's etcd", "err", err)
+	}
+	in.EtcdVersion = v
+	if in.PeerClusterVersion, err = a.peerClusterVersion(ctx); err != nil {
+		a.log.Warn("reading the peer's etcd cluster version", "err", err)
+	}
+}
+
+// peerClusterVersion is the cluster version the peer's member serves ("3.6.0"): etcd's /version,
+// which the gRPC API does not carry.
+func (a *Agent) peerClusterVersion(ctx context.Context) (string, error) {
+	tlsc, err := a.cfg.TLSClientConfig()
+	if err != nil {
+		return "", err
+	}
+	rctx, cancel := a.request(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, a.peerURL()+"/version", nil)
+	if err != nil {
+		return "", err
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsc}}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Cluster string `json:"etcdcluster"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s/version: %s", a.peerURL(), resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return "", fmt.Errorf("%s/version: %w", a.peerURL(), err)
+	}
+	return v.Cluster, nil
+}
