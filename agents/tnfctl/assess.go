@@ -66,6 +66,9 @@ func assess(st clusterStatus) (state, line string) {
 		case strings.Contains(why, decision.ServedWithoutData):
 			return stateBlocked, "BLOCKED: neither node has etcd data, but this cluster served a cluster (see below). Mount the data disks; " +
 				"if the data is gone for good: `tnfctl start-empty` (gives up everything it held)."
+		case strings.Contains(why, decision.EtcdTooOld):
+			return stateBlocked, fmt.Sprintf("BLOCKED: etcd on %s is older than the cluster's, which it cannot join (see below). "+
+				"Update %s's layer (MCO's rollout does, in an update); never give data up for this.", n.Name, n.Name)
 		case strings.Contains(why, contract.UnreadableReason):
 			return stateBlocked, fmt.Sprintf("BLOCKED: etcd on %s cannot read what %s publishes: their layers are more than one contract apart (see below). "+
 				"Update the older node's layer; with the API down, by hand (docs/operate.md#two-layers-too-far-apart).", n.Name, peer)

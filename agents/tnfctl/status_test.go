@@ -109,6 +109,15 @@ func TestStatusText(t *testing.T) {
 					Attributes: map[string]string{etcdnode.AttrDecision: "refuse: the local member left its cluster (graceful leave): its data never leads, it joins the peer"}}},
 				Resources: append(stack("master-1", "Unpromoted"), stopped...)},
 		}},
+		{"etcd-too-old", stateBlocked, clusterStatus{
+			Self:     "master-1",
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true,
+					Attributes: map[string]string{etcdnode.AttrDecision: "refuse: peer master-0 serves a cluster of etcd version 3.6.0, which this node's etcd 3.5.21 " +
+						decision.EtcdTooOld + ": update this node's layer to a release with etcd 3.6 or later; nothing is moved aside meanwhile"}}},
+				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Unpromoted")...)},
+		}},
 		{"refusing-served-cluster", stateBlocked, clusterStatus{
 			Self:     "master-0",
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},

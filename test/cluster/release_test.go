@@ -158,16 +158,24 @@ func (c *cluster) shutdownInTurnThenOnTogether(w *writer, first string) {
 }
 
 // TestShutdownInTurnThenOnTogether: the field's sequence on this release alone, both ways round.
+// Nobody is fenced; the last voter restarts its data as a cluster of one (its membership is
+// itself already: the first node left it), and the first node joins it as a learner.
 func TestShutdownInTurnThenOnTogether(t *testing.T) {
 	onlyInClusterTest(t)
 	t.Parallel()
 	c := newCluster(t, nil)
 	w := c.upAndWriting()
 	for _, first := range c.nodes {
+		before := c.agentLogSizes()
 		c.shutdownInTurnThenOnTogether(w, first)
+		round := c.agentLogsSince(before)
+		if !strings.Contains(round, "the last voter never removes itself") || !strings.Contains(round, "decision=join-as-learner") {
+			t.Errorf("%s first: the last voter did not stay or the first node did not join it:\n%s", first,
+				grepLines(round, "stop decision", "decision=", "last voter"))
+		}
 	}
 	c.stopAndCheck(w)
-	c.assertPlanned()
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
 }
 
 // nodeEtcd is where a node of the mixed-etcd scenarios finds its etcd: inside its own /usr/sbin

@@ -188,6 +188,10 @@ const (
 	RestoreNewCluster
 )
 
+// EtcdTooOld is in the reason of a refusal to join a cluster of a newer etcd version: tnfctl
+// status tells its reader to update the node, not to give data up.
+const EtcdTooOld = "cannot join (etcd allows no downgrade)"
+
 // ServedWithoutData begins the reason of a refusal to create a cluster in place of the one this
 // cluster served (tnfctl status gives its own advice for it).
 const ServedWithoutData = "no data on either node, but this cluster has served etcd cluster"
@@ -276,8 +280,8 @@ func decide(in Input) Decision {
 				l.ClusterID, in.PeerName, p.ClusterID)
 		}
 		if older(in.EtcdVersion, in.PeerClusterVersion) {
-			return decided(Refuse, "peer %s serves a cluster of etcd version %s, which this node's etcd %s cannot join (etcd allows no "+
-				"downgrade): update this node's layer to a release with etcd %s or later; nothing is moved aside meanwhile",
+			return decided(Refuse, "peer %s serves a cluster of etcd version %s, which this node's etcd %s "+EtcdTooOld+
+				": update this node's layer to a release with etcd %s or later; nothing is moved aside meanwhile",
 				in.PeerName, in.PeerClusterVersion, in.EtcdVersion, minor(in.PeerClusterVersion))
 		}
 		return decided(JoinAsLearner, "peer %s serves as a voter (cluster %x, index %d): move local data aside and join as a learner",
