@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun/podman"
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
 )
 
@@ -29,6 +30,14 @@ func loadEtcdNodes(nf *nodeFlags) (etcdNodes, error) {
 	agent, err := etcdnode.ConfigOf(nc.Self.Name, nc.Config.NodeIPMap(), nc.Config.Resources.Etcd)
 	if err != nil {
 		return etcdNodes{}, fmt.Errorf("%s: resources.etcd: %w", nf.config, err)
+	}
+	// The podman runtime without TLS parameters: the certificates of the pod manifest's etcd, as
+	// the agent takes them; the files etcd was launched with while the manifest is unusable (the
+	// operator's installer rewrites it).
+	if err := podman.ConfigTLS(&agent); err != nil {
+		if agent.TLS = agent.LaunchedTLS(); agent.TLS == nil {
+			return etcdNodes{}, fmt.Errorf("resources.etcd: runtime podman: %w", err)
+		}
 	}
 	e := etcdNodes{agent: agent}
 	for _, n := range nc.Config.Nodes {

@@ -12,6 +12,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun/podman"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
 )
@@ -55,7 +56,7 @@ func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
 		return ocf.ErrConfigured
 	}
 	log = log.With("node", cfg.Self)
-	if err := manifestTLS(&cfg); err != nil {
+	if err := podman.ConfigTLS(&cfg); err != nil {
 		// The manifest and certificates are this node's files: a start fails here only.
 		if action == "start" || action == "validate-all" {
 			log.Error("cannot start etcd", "err", err.Error())

@@ -15,20 +15,3 @@ func runtimeFor(c etcdnode.Config) etcdrun.Runtime {
 	}
 	return etcdrun.NewExec(c.EtcdBinary, filepath.Join(c.StateDir, "etcd.pid"), c.LogFile)
 }
-
-// manifestTLS gives the podman runtime without TLS parameters the certificates of the pod
-// manifest's etcd command (the operator's layout: one certificate per node, named after it),
-// as host paths. A manifest whose etcd has none is refused like runtime exec without them.
-func manifestTLS(c *etcdnode.Config) error {
-	if c.Runtime != "podman" || c.TLS != nil {
-		return nil
-	}
-	pod, err := podman.LoadPod(c.PodManifest)
-	if err != nil {
-		return err
-	}
-	if c.TLS, err = pod.TLS(); err != nil {
-		return err
-	}
-	return c.CheckPlaintext()
-}

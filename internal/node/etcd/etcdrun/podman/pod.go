@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 )
@@ -199,4 +200,22 @@ func (p Pod) TLS() (*etcdrun.TLS, error) {
 		return &t, nil
 	}
 	return nil, fmt.Errorf("%s: etcd's command sets %d of the 6 TLS files (--cert-file, --key-file, --trusted-ca-file and their --peer- twins)", p.Manifest, set)
+}
+
+// ConfigTLS gives an agent configuration of the podman runtime without TLS parameters the
+// certificates of the pod manifest's etcd command (the operator's layout: one certificate per
+// node, named after it), as host paths, for the agent and for the tools beside it that talk to
+// its etcd. A manifest whose etcd has none is refused like runtime exec without them.
+func ConfigTLS(c *etcdnode.Config) error {
+	if c.Runtime != "podman" || c.TLS != nil {
+		return nil
+	}
+	pod, err := LoadPod(c.PodManifest)
+	if err != nil {
+		return err
+	}
+	if c.TLS, err = pod.TLS(); err != nil {
+		return err
+	}
+	return c.CheckPlaintext()
 }

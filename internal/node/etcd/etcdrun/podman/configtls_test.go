@@ -1,4 +1,4 @@
-package etcdagent
+package podman
 
 import (
 	"os"
@@ -10,10 +10,10 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 )
 
-// TestManifestTLS: runtime podman without TLS parameters takes the host paths of the manifest's
+// TestConfigTLS: runtime podman without TLS parameters takes the host paths of the manifest's
 // etcd TLS flags; TLS parameters, or runtime exec, leave the configuration as it is; a
 // certificate missing on the node is an error naming it.
-func TestManifestTLS(t *testing.T) {
+func TestConfigTLS(t *testing.T) {
 	dir := t.TempDir()
 	certs := filepath.Join(dir, "etcd-certs")
 	if err := os.MkdirAll(certs, 0o755); err != nil {
@@ -39,7 +39,7 @@ spec:
 		t.Fatal(err)
 	}
 	c := etcdnode.Config{Runtime: "podman", PodManifest: manifest}
-	if err := manifestTLS(&c); err != nil {
+	if err := ConfigTLS(&c); err != nil {
 		t.Fatal(err)
 	}
 	want := etcdrun.TLS{CertFile: certs + "/serving.crt", KeyFile: certs + "/serving.key", TrustedCAFile: certs + "/ca.crt",
@@ -50,7 +50,7 @@ spec:
 	own := &etcdrun.TLS{CertFile: "/own.crt"}
 	for _, c := range []etcdnode.Config{{Runtime: "podman", PodManifest: manifest, TLS: own}, {Runtime: "exec", PodManifest: manifest}} {
 		before := c.TLS
-		if err := manifestTLS(&c); err != nil || c.TLS != before {
+		if err := ConfigTLS(&c); err != nil || c.TLS != before {
 			t.Errorf("runtime %s with TLS %v: changed to %v (%v)", c.Runtime, before, c.TLS, err)
 		}
 	}
@@ -58,7 +58,7 @@ spec:
 		t.Fatal(err)
 	}
 	c = etcdnode.Config{Runtime: "podman", PodManifest: manifest}
-	if err := manifestTLS(&c); err == nil || !strings.Contains(err.Error(), "--peer-key-file") || !strings.Contains(err.Error(), manifest) {
+	if err := ConfigTLS(&c); err == nil || !strings.Contains(err.Error(), "--peer-key-file") || !strings.Contains(err.Error(), manifest) {
 		t.Errorf("missing peer key: %v", err)
 	}
 }
