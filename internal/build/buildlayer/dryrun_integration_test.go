@@ -83,7 +83,8 @@ func hashFiles(t *testing.T, dir string) map[string][32]byte {
 // TestDryRun renders the 4.19 layer with the out-of-cluster manifests twice: the context is the
 // same to the byte (reproducible), the manifests decode strictly and pass their CRDs, the secrets
 // are only in the node configuration and never in the context. Then the on-cluster manifests of
-// 4.19 and 4.20.
+// 4.19, 4.20 and 4.21 (the first release whose etcd is 3.6), each MachineOSConfig's content
+// labelled with its release.
 func TestDryRun(t *testing.T) {
 	dir := t.TempDir()
 	o := Options{OCP: "4.19", Base: base, Extensions: extensions, Source: repoRoot(t), Commit: "abc123",
@@ -163,12 +164,15 @@ func TestDryRun(t *testing.T) {
 	if !bytes.Equal(mcKeys[0], mcKeys[1]) {
 		t.Errorf("the second render into the MachineConfig made a new Corosync key")
 	}
-	for _, ocp := range []string{"4.19", "4.20"} {
+	for _, ocp := range []string{"4.19", "4.20", "4.21"} {
 		on := o
 		on.OCP, on.Rollout, on.DryRun = ocp, RolloutOnCluster, filepath.Join(dir, "on-cluster-"+ocp)
 		s, err := DryRun(on)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if cf, err := os.ReadFile(s.Containerfile); err != nil || !strings.Contains(string(cf), `io.tnf-layer.release="`+ocp+`"`) {
+			t.Errorf("on-cluster %s: the content does not name its release (%v):\n%s", ocp, err, cf)
 		}
 		checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "clusterrole-tnf-handover.yaml",
 			"clusterrole-tnf-out-of-service.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml",

@@ -11,9 +11,11 @@ import (
 
 func TestShippedLayersParse(t *testing.T) {
 	names, err := fs.Glob(tnflayer.Layers, "layers/*.yaml")
-	if err != nil || len(names) != 4 {
+	if err != nil || len(names) != 5 {
 		t.Fatalf("layers: %v %v", names, err)
 	}
+	// The etcd each release ships: 3.6 from 4.21 on (openshift/etcd openshift-4.21: 3.6.5).
+	etcd := map[string]string{"ocp-4.18": "3.5", "ocp-4.19": "3.5", "ocp-4.20": "3.5", "ocp-4.21": "3.6"}
 	for _, n := range names {
 		data, _ := fs.ReadFile(tnflayer.Layers, n)
 		l, err := Parse(n, data)
@@ -22,6 +24,9 @@ func TestShippedLayersParse(t *testing.T) {
 		}
 		if want := strings.TrimSuffix(strings.TrimPrefix(n, "layers/"), ".yaml"); l.Name != want {
 			t.Errorf("%s: name %q, want %q", n, l.Name, want)
+		}
+		if l.Release != nil && l.Release.Etcd != etcd[l.Name] {
+			t.Errorf("%s: release.etcd %q, want %q", n, l.Release.Etcd, etcd[l.Name])
 		}
 		if got := l.Binaries(); len(got) < 3 {
 			t.Errorf("%s: binaries %v", n, got)

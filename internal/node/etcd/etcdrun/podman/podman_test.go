@@ -17,7 +17,8 @@ import (
 // The fixtures are the external-etcd pod of node master-0 in a two-node cluster (master-0
 // 192.0.2.10, master-1 192.0.2.11) at revision 7, made the way the cluster-etcd-operator makes
 // it: bindata/etcd/pod.gotpl.yaml rendered with the env of pkg/etcdenvvar (release-4.19, and
-// main for the 4.21 shape: --feature-gates, --listen-client-http-urls, ETCD_MAX_LEARNERS),
+// the 4.21 shape, release-4.21's as main's: --feature-gates, --listen-client-http-urls,
+// ETCD_MAX_LEARNERS, no --snapshot-count),
 // reduced to its etcd container and written as JSON by
 // pkg/operator/externaletcdsupportcontroller, with REVISION, NODE_NAME and NODE_ENVVAR_NAME
 // filled in as the installer does.
