@@ -11,6 +11,7 @@
 package cluster_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -29,5 +30,40 @@ func TestMain(m *testing.M) {
 			os.Exit(0)
 		}
 	}
+	flag.Parse()
+	if err := selectScenarios(os.Getenv("TNF_CLUSTER_SET")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	os.Exit(m.Run())
+}
+
+// coreScenarios are the seed's failure timelines (a cold boot, a node's power cut, the link cut):
+// the scenarios make test runs, one round at CLUSTER_PARALLEL, so that it stays within its 15
+// minutes on a fresh machine, where building and vetting the dependencies first takes about 8.
+const coreScenarios = "^(TestColdBoot|TestNodeFailure|TestNetworkSplit)$"
+
+// selectScenarios applies TNF_CLUSTER_SET to the run through go test's own -run and -skip:
+//   - core: coreScenarios (make test), unless -run names others;
+//   - ci: every scenario but those and the ones marked onlyInClusterTest (make cluster-ci,
+//     which CI runs after make test);
+//   - all: every scenario (make cluster-test);
+//   - empty: core and ci.
+func selectScenarios(set string) error {
+	switch set {
+	case "core":
+		if flag.Lookup("test.run").Value.String() == "" {
+			return flag.Set("test.run", coreScenarios)
+		}
+	case "ci":
+		skip := coreScenarios
+		if earlier := flag.Lookup("test.skip").Value.String(); earlier != "" {
+			skip = earlier + "|" + skip
+		}
+		return flag.Set("test.skip", skip)
+	case "", "all":
+	default:
+		return fmt.Errorf("TNF_CLUSTER_SET=%q: want core, ci or all", set)
+	}
+	return nil
 }
