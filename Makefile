@@ -6,7 +6,7 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build kube-apiserver previous-release test test-one cluster-ci cluster-test chaos bench bench-failover demo lab lab-base boot-test boot-smoke boot-bench fuzz lint clean
+.PHONY: all build kube-apiserver previous-release test test-one cluster-ci cluster-test chaos bench bench-failover demo lab lab-base boot-test boot-smoke boot-bench fuzz lint lint-vet clean
 
 all: build
 
@@ -42,7 +42,8 @@ $(ETCD36)/etcd:
 
 # The previous release's agents, for the mixed-version scenarios (test/cluster release_test.go):
 # the newest CHANGELOG entry that names a commit, built from that commit's tree (git archive)
-# once per Go version into TOOLS_CACHE, stamped as a layer built from that commit reports itself.
+# once per Go version into TOOLS_CACHE, stamped as make build stamps that tree (its VERSION and
+# the commit; the commit alone before VERSION existed).
 # A clone without that commit (a shallow one) builds nothing, says so, and those scenarios skip.
 # (awk's "\043" is "#": GNU make before 4.3 takes a "#" inside $(shell) for a comment.)
 PREVIOUS := $(shell awk '$$1 == "\043\043" && $$(NF-1) == "commit" { print $$2, substr($$NF, 1, length($$NF) - 1); exit }' CHANGELOG.md)
@@ -54,7 +55,8 @@ previous-release:
 		echo "previous-release: commit $(PREVIOUS_COMMIT) (release $(word 1,$(PREVIOUS))) is not in this clone: the mixed-version scenarios will skip"; exit 0; fi; \
 	rm -rf $(PREVIOUS_BIN).tmp $(PREVIOUS_BIN).src && mkdir -p $(PREVIOUS_BIN).src && \
 	git archive -o $(PREVIOUS_BIN).src/tree.tar $(PREVIOUS_COMMIT) && tar -xf $(PREVIOUS_BIN).src/tree.tar -C $(PREVIOUS_BIN).src && \
-	(cd $(PREVIOUS_BIN).src && $(GO) build -tags "$(TAGS)" -ldflags "-X github.com/tnf-layer/tnf-layer/internal/base/version.Version=$(PREVIOUS_COMMIT)" \
+	(cd $(PREVIOUS_BIN).src && stamp=$$(cat VERSION 2>/dev/null)+$(PREVIOUS_COMMIT) && \
+		$(GO) build -tags "$(TAGS)" -ldflags "-X github.com/tnf-layer/tnf-layer/internal/base/version.Version=$${stamp#+}" \
 		-o $(PREVIOUS_BIN).tmp/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert) && \
 	rm -rf $(PREVIOUS_BIN).src && mv -T $(PREVIOUS_BIN).tmp $(PREVIOUS_BIN)
 
@@ -77,7 +79,8 @@ $(KUBE_APISERVER)/kube-apiserver:
 
 # Unit tests and the integration tests (tag "integration": real etcd processes, Pacemaker's
 # tools, ocf-tester). Packages run side by side (-p 2, the cores): none shares a port, a folder or
-# a namespace with another. Beside them, the etcd suites run once more on etcd 3.6
+# a namespace with another. Beside them, staticcheck at the lowest priority (it has no timings to
+# disturb: it takes what the tests leave idle), and the etcd suites once more on etcd 3.6
 # (tools/etcd-3.6), which newer releases ship, their lines marked [etcd 3.6] (test/etcdagent
 # takes a block of loopback addresses of its own per run). The longest package,
 # internal/build/buildlayer, runs its stand-in RHCOS build in a process of its own beside the
@@ -91,12 +94,13 @@ STANDIN_TEST := TestStandInRHCOS
 CLUSTER_PARALLEL ?= 3
 GOTEST = TNF_BIN=$(BIN) TNF_PREVIOUS_BIN=$(PREVIOUS_BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
 test: SHELL := /bin/bash
-test: build lint
+test: build lint-vet
+	( set -o pipefail; nice -n 19 $(STATICCHECK) 2>&1 | sed -u 's/^/[staticcheck] /' ) & staticcheck=$$!; \
 	( set -o pipefail; TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GOTEST) -p 2 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/ 2>&1 | sed -u 's/^/[etcd 3.6] /' ) & etcd36=$$!; \
 	( set -o pipefail; $(GOTEST) -run '^$(STANDIN_TEST)$$' -timeout 20m ./internal/build/buildlayer/ 2>&1 | sed -u 's/^/[stand-in] /' ) & standin=$$!; \
 	$(GOTEST) -p 2 -timeout 20m -skip '^$(STANDIN_TEST)$$' $$($(GO) list ./... | grep -v '/test/cluster$$'); packages=$$?; \
-	wait $$etcd36; etcd36=$$?; wait $$standin; standin=$$?; \
-	[ $$packages -eq 0 ] && [ $$etcd36 -eq 0 ] && [ $$standin -eq 0 ]
+	wait $$etcd36; etcd36=$$?; wait $$standin; standin=$$?; wait $$staticcheck; staticcheck=$$?; \
+	[ $$packages -eq 0 ] && [ $$etcd36 -eq 0 ] && [ $$standin -eq 0 ] && [ $$staticcheck -eq 0 ]
 	TNF_CLUSTER_SET=core $(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 15m ./test/cluster/
 
 # One package, or the tests of one package RUN matches, with the same tags and binaries:
@@ -182,16 +186,18 @@ boot-bench: lab
 lab-base: build
 	$(BIN)/build-layer lab-base --store $(STORE)
 
-# gofmt, go vet, staticcheck (pinned; with the build's GOFLAGS, so that it reads what go vet
-# compiled: 49 s instead of 189 s with empty caches) over every build tag's files, and the node half's unit
+# gofmt, go vet and staticcheck (pinned) over every build tag's files, and the node half's unit
 # tests under the race detector (the agents' watchers, locks and retries are concurrent; the
-# integration suites stay off it, their timings are real).
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-lint:
+# integration suites stay off it, their timings are real). staticcheck runs with the build's
+# GOFLAGS, so that it reads what go vet compiled (49 s instead of 189 s with empty caches);
+# make test runs it beside the packages' tests, at the lowest priority.
+STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags "integration boot $(TAGS)" ./...
+lint: lint-vet
+	$(STATICCHECK)
+
+lint-vet:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet -tags "integration $(TAGS)" ./...
-	$(GO) vet -tags "boot $(TAGS)" ./test/boot/
-	$(GO) run $(STATICCHECK) -tags "integration boot $(TAGS)" ./...
+	$(GO) vet -tags "integration boot $(TAGS)" ./...
 	$(GO) test -race -count=1 ./internal/node/... ./internal/base/... ./internal/clusterconfig/ ./agents/... ./test/chaos/ ./test/logline/ ./test/redfish/...
 
 clean:
