@@ -124,9 +124,16 @@ func onlyInClusterTest(t *testing.T) {
 // the longest gap between acknowledged writes meanwhile.
 func (c *cluster) reboot(w *writer, node string) time.Duration {
 	c.t.Helper()
+	return c.rebootChanging(w, node, func() {})
+}
+
+// rebootChanging is reboot with change made while node is off: an update of its image.
+func (c *cluster) rebootChanging(w *writer, node string, change func()) time.Duration {
+	c.t.Helper()
 	began := time.Now()
 	c.power("shutdown", node)
 	c.waitWrites(w, node+" away")
+	change()
 	c.power("on", node)
 	c.waitRoles(c.other(node), bothPromoted)
 	c.waitWrites(w, node+" back")

@@ -62,12 +62,7 @@ func (c *cluster) runsRelease(node, version string) {
 // stop, the agents swapped, the node back and both promoted, with writes acknowledged meanwhile.
 func (c *cluster) updateNode(w *writer, node, bin string) {
 	c.t.Helper()
-	c.power("shutdown", node)
-	c.waitWrites(w, node+" away for its update")
-	c.useRelease(node, bin)
-	c.power("on", node)
-	c.waitRoles(c.other(node), bothPromoted)
-	c.waitWrites(w, node+" back after its update")
+	c.rebootChanging(w, node, func() { c.useRelease(node, bin) })
 }
 
 // releaseOf is the version the agents in bin report.
@@ -233,14 +228,7 @@ func TestEtcd35Beside36(t *testing.T) {
 	c.useEtcd("node1", etcd35)
 	c.useEtcd("node2", etcd36)
 	w := c.upAndWriting()
-	clusterVersion := func(node, want string) {
-		c.t.Helper()
-		c.waitFor(fmt.Sprintf("the cluster's etcd version %s, seen from %s", want, node), settle, func() (bool, string) {
-			server, cluster := c.etcdVersions(node)
-			return strings.HasPrefix(cluster, want), server + " " + cluster
-		})
-	}
-	clusterVersion("node2", "3.5")
+	c.clusterVersion("node2", "3.5")
 
 	cut := func(victim string) {
 		survivor := c.other(victim)
@@ -253,10 +241,10 @@ func TestEtcd35Beside36(t *testing.T) {
 	c.powerBackOn("node2")
 	c.waitRoles("node1", bothPromoted)
 	c.waitWrites(w, "node2 (3.6) back beside node1 (3.5)")
-	clusterVersion("node2", "3.5")
+	c.clusterVersion("node2", "3.5")
 
 	cut("node1")
-	clusterVersion("node2", "3.6")
+	c.clusterVersion("node2", "3.6")
 	moved := movedAside(c, "node1")
 	c.powerBackOn("node1")
 	c.waitFor("node1's etcd 3.5 refuses to join a cluster of version 3.6, saying why", settle, func() (bool, string) {
@@ -281,12 +269,43 @@ func TestEtcd35Beside36(t *testing.T) {
 	out, _, _ := c.statusRun("node1")
 	t.Logf("node1 on 3.5 beside a 3.6 cluster, tnfctl status:\n%s", out)
 
-	c.power("shutdown", "node1")
-	c.useEtcd("node1", etcd36)
-	c.power("on", "node1")
-	c.waitRoles("node2", bothPromoted)
-	c.waitWrites(w, "node1 back on etcd 3.6")
+	c.rebootChanging(w, "node1", func() { c.useEtcd("node1", etcd36) })
 	c.stopAndCheck(w)
+}
+
+// clusterVersion waits until node's etcd reports the cluster's version as want (3.5 or 3.6).
+func (c *cluster) clusterVersion(node, want string) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("the cluster's etcd version %s, seen from %s", want, node), settle, func() (bool, string) {
+		server, cluster := c.etcdVersions(node)
+		return strings.HasPrefix(cluster, want), server + " " + cluster
+	})
+}
+
+// TestEtcdRollingUpdate35To36: both nodes on etcd 3.5, then MCO's rolling update to a release
+// whose etcd is 3.6 (4.20 to 4.21): node2 first, back and promoted beside node1's 3.5 (the
+// cluster stays at 3.5), then node1, after which etcd raises the cluster to 3.6; then a planned
+// reboot of each on 3.6. A writer runs throughout: nobody is fenced, nothing is forced, no
+// acknowledged write is lost and both end with the same data.
+func TestEtcdRollingUpdate35To36(t *testing.T) {
+	onlyInClusterTest(t)
+	t.Parallel()
+	etcd35, etcd36 := testbin.Path(t, "etcd"), testbin.Path(t, filepath.Join("etcd-3.6", "etcd"))
+	c := newCluster(t, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["etcd_binary"] = nodeEtcd })
+	for _, n := range c.nodes {
+		c.useEtcd(n, etcd35)
+	}
+	w := c.upAndWriting()
+	c.clusterVersion("node1", "3.5")
+	c.rebootChanging(w, "node2", func() { c.useEtcd("node2", etcd36) })
+	c.clusterVersion("node2", "3.5")
+	c.rebootChanging(w, "node1", func() { c.useEtcd("node1", etcd36) })
+	c.clusterVersion("node1", "3.6")
+	for _, n := range c.nodes {
+		c.reboot(w, n)
+	}
+	c.stopAndCheck(w)
+	c.assertPlanned()
 }
 
 // movedAside counts the copies of etcd data node has moved aside.
