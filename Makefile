@@ -85,11 +85,11 @@ $(KUBE_APISERVER)/kube-apiserver:
 # takes a block of loopback addresses of its own per run). The longest package,
 # internal/build/buildlayer, runs its stand-in RHCOS build in a process of its own beside the
 # rest of it (its tests build one after the other within a process: two buildah builds side by
-# side in one process once lost a RUN step's output). Last, alone, the seed's failure timelines
-# among the two-node cluster scenarios (test/cluster TNF_CLUSTER_SET=core), CLUSTER_PARALLEL at
-# a time: each has its own namespaces, folders and BMC emulator. The other scenarios CI runs are
+# side in one process once lost a RUN step's output). Last, alone, the two-node cluster
+# scenarios of the seed's cold boot and node failure (test/cluster TNF_CLUSTER_SET=core), side by
+# side: each has its own namespaces, folders and BMC emulator. The other scenarios CI runs are
 # make cluster-ci's, every one make cluster-test's: make test stays within 15 minutes on a fresh
-# machine, where building and vetting the dependencies alone takes about 8.
+# machine, where building, vetting and the packages' tests take about 12 before them.
 STANDIN_TEST := TestStandInRHCOS
 CLUSTER_PARALLEL ?= 3
 GOTEST = TNF_BIN=$(BIN) TNF_PREVIOUS_BIN=$(PREVIOUS_BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
@@ -111,9 +111,9 @@ test-one: build kube-apiserver previous-release
 	$(GOTEST) -v -run '$(RUN)' -timeout 40m $(PKG)
 
 # The two-node cluster scenarios (test/cluster: real Corosync, Pacemaker, pcs, fence_redfish and
-# etcd in network namespaces) that CI runs after make test: all but make test's (the seed's
-# timelines) and the longer ones marked onlyInClusterTest; among them the API's (kube-apiserver)
-# and the previous release's.
+# etcd in network namespaces) that CI runs after make test: all but make test's (a cold boot,
+# a node failure) and the longer ones marked onlyInClusterTest; among them the API's
+# (kube-apiserver: the link cut, the kubelet's and etcd's failures...) and the previous release's.
 cluster-ci: build kube-apiserver previous-release
 	TNF_CLUSTER_SET=ci $(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 25m ./test/cluster/
 

@@ -138,6 +138,7 @@ func TestNodeFailure(t *testing.T) {
 	t.Parallel()
 	for _, victim := range []string{"node2", "node1"} {
 		t.Run(victim, func(t *testing.T) {
+			t.Parallel() // a cluster each
 			c := newCluster(t, nil)
 			survivor := "node1"
 			if victim == "node1" {
