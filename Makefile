@@ -55,7 +55,7 @@ previous-release:
 		echo "previous-release: commit $(PREVIOUS_COMMIT) (release $(word 1,$(PREVIOUS))) is not in this clone: the mixed-version scenarios will skip"; exit 0; fi; \
 	rm -rf $(PREVIOUS_BIN).tmp $(PREVIOUS_BIN).src && mkdir -p $(PREVIOUS_BIN).src && \
 	git archive -o $(PREVIOUS_BIN).src/tree.tar $(PREVIOUS_COMMIT) && tar -xf $(PREVIOUS_BIN).src/tree.tar -C $(PREVIOUS_BIN).src && \
-	(cd $(PREVIOUS_BIN).src && stamp=$$(cat VERSION 2>/dev/null)+$(PREVIOUS_COMMIT) && \
+	(cd $(PREVIOUS_BIN).src && stamp=$$(cat VERSION 2>/dev/null || true)+$(PREVIOUS_COMMIT) && \
 		$(GO) build -tags "$(TAGS)" -ldflags "-X github.com/tnf-layer/tnf-layer/internal/base/version.Version=$${stamp#+}" \
 		-o $(PREVIOUS_BIN).tmp/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert) && \
 	rm -rf $(PREVIOUS_BIN).src && mv -T $(PREVIOUS_BIN).tmp $(PREVIOUS_BIN)
