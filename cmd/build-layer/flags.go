@@ -31,7 +31,7 @@ func inputFlags(f *pflag.FlagSet, o *buildlayer.Options) {
 	f.StringVar(&o.Source, "source", ".", "repository to compile the agents from")
 	f.StringVar(&o.Arch, "arch", "", "target architecture (GOARCH; default: this machine's)")
 	f.StringVar(&o.Commit, "commit", "", "source commit for the image label (default: git HEAD of --source)")
-	f.StringVar(&o.Version, "layer-version", "", "layer version for the labels and the agents (default: the VERSION file of --source and its commit, as 0.2.0-dev+1a2b3c4)")
+	f.StringVar(&o.Version, "layer-version", "", "layer version for the labels and the agents (default: the VERSION file of --source and its commit, as 1.2.0-dev+1a2b3c4)")
 }
 
 // manifestFlags say which manifests to write and from what node configuration: build and render.

@@ -55,7 +55,7 @@ type Options struct {
 }
 
 // sourceVersion is the release the source's VERSION file names, with the commit as semantic
-// versioning's build metadata ("0.2.0-dev+1a2b3c4", ".dirty" for uncommitted changes); without
+// versioning's build metadata ("1.2.0-dev+1a2b3c4", ".dirty" for uncommitted changes); without
 // the file (a source older than the first release), git describe.
 func sourceVersion(source string) string {
 	data, err := os.ReadFile(filepath.Join(source, "VERSION"))
