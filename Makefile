@@ -62,9 +62,9 @@ previous-release:
 
 # Kubernetes' own kube-apiserver at the release OpenShift 4.19 ships (1.32), for the API
 # scenarios: a module of its own whose replace lines pin each staging module (k8s.io/api and
-# the rest) to the matching v0.32 (the main module's v0.33 would lift them). 132 s on
-# two cores with empty build caches, once per version. Stripped (the tests need no symbols), with the version it reports
-# (/version) set as Kubernetes' own build sets it.
+# the rest) to the matching v0.32 (the main module's v0.33 would lift them). 132 s on two cores
+# with empty build caches, once per version. Stripped (the tests need no symbols), with the
+# version it reports (/version) set as Kubernetes' own build sets it.
 KUBE_VERSION = $(shell awk '$$1 == "k8s.io/kubernetes" {print $$2}' tools/kube-apiserver/go.mod)
 KUBE_LDFLAGS = -s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \

@@ -177,6 +177,15 @@ func TestShutdownInTurnThenOnTogether(t *testing.T) {
 // overlay, so that each node runs its own version, as each node's image ships one.
 const nodeEtcd = "/usr/sbin/tnf-test-etcd"
 
+// newPerNodeEtcdCluster is a cluster whose nodes each run the etcd at nodeEtcd (useEtcd puts
+// one there), with the paths of etcd 3.5 and 3.6 to give them.
+func newPerNodeEtcdCluster(t *testing.T) (c *cluster, etcd35, etcd36 string) {
+	t.Helper()
+	etcd35, etcd36 = testbin.Path(t, "etcd"), testbin.Path(t, filepath.Join("etcd-3.6", "etcd"))
+	c = newCluster(t, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["etcd_binary"] = nodeEtcd })
+	return c, etcd35, etcd36
+}
+
 // useEtcd gives node, powered off, the etcd binary at path (nodeEtcd inside the node).
 func (c *cluster) useEtcd(node, path string) {
 	c.t.Helper()
@@ -223,8 +232,7 @@ func (c *cluster) etcdVersions(node string) (server, cluster string) {
 func TestEtcd35Beside36(t *testing.T) {
 	onlyInClusterTest(t)
 	t.Parallel()
-	etcd35, etcd36 := testbin.Path(t, "etcd"), testbin.Path(t, filepath.Join("etcd-3.6", "etcd"))
-	c := newCluster(t, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["etcd_binary"] = nodeEtcd })
+	c, etcd35, etcd36 := newPerNodeEtcdCluster(t)
 	c.useEtcd("node1", etcd35)
 	c.useEtcd("node2", etcd36)
 	w := c.upAndWriting()
@@ -292,8 +300,7 @@ func (c *cluster) clusterVersion(node, want string) {
 func TestEtcdRollingUpdate35To36(t *testing.T) {
 	onlyInClusterTest(t)
 	t.Parallel()
-	etcd35, etcd36 := testbin.Path(t, "etcd"), testbin.Path(t, filepath.Join("etcd-3.6", "etcd"))
-	c := newCluster(t, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["etcd_binary"] = nodeEtcd })
+	c, etcd35, etcd36 := newPerNodeEtcdCluster(t)
 	for _, n := range c.nodes {
 		c.useEtcd(n, etcd35)
 	}
