@@ -396,11 +396,16 @@ func (a *Agent) reloadTrust(ctx context.Context) error {
 	return err
 }
 
-// waitFor polls the local member until ok accepts its status or ctx ends.
+// waitFor polls the local member until ok accepts its status or ctx ends. It logs how long it
+// waited: with a large database most of a start is etcd receiving it, not the agent.
 func (a *Agent) waitFor(ctx context.Context, what string, ok func(status) bool) (status, error) {
 	var st status
 	var last error
 	exited := errors.New("etcd exited")
+	began := time.Now()
+	defer func() {
+		a.log.Info("waited for etcd", "until", what, "waited", time.Since(began).Round(time.Millisecond))
+	}()
 	err := poll.Every(ctx, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
 		var err error
 		st, err = a.localStatus(ctx)
