@@ -6,7 +6,7 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build kube-apiserver previous-release test test-one cluster-ci cluster-test chaos bench bench-failover demo lab lab-base boot-test boot-smoke boot-bench fuzz lint lint-vet clean
+.PHONY: all build kube-apiserver previous-release test test-one cluster-ci cluster-test chaos bench bench-failover bench-data demo lab lab-base boot-test boot-smoke boot-bench fuzz lint lint-vet clean
 
 all: build
 
@@ -130,16 +130,25 @@ chaos: build
 	CHAOS_CYCLES=$(CHAOS_CYCLES) CHAOS_SEED=$(CHAOS_SEED) TNF_KEEP=1 TNF_BIN=$(BIN) $(GO) test -count=1 -v -tags "integration $(TAGS)" \
 		-run '^TestChaos$$' -timeout $$((15 + 6 * $(CHAOS_CYCLES)))m ./test/cluster/
 
+# DATA_GIB: the database sizes (GiB) of the large-data benchmarks; each needs about five times its
+# size free under TMPDIR (both nodes' data and the copies moved aside).
+DATA_GIB ?= 0.5 1 2 4
+
 # Each run's raw output, with every run's log line, is kept in out/ beside the page's rows.
 bench: build kube-apiserver
 	mkdir -p out
-	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 180m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | tee out/make-bench.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
+	TNF_BENCH_DATA_GIB="$(DATA_GIB)" TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -benchtime 1x -timeout 180m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | tee out/make-bench.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
 
 # The failover rows alone, the API's beside etcd's: the cluster failovers, the planned reboots and
 # the process faults of make bench (about 50 minutes); their rows of the page replace the earlier ones.
 bench-failover: build kube-apiserver
 	mkdir -p out
 	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | tee out/make-bench-failover.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
+
+# The large-data rows alone; they replace the earlier ones.
+bench-data: build
+	mkdir -p out
+	TNF_BENCH_DATA_GIB="$(DATA_GIB)" TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench '^Benchmark(LargeData|GatherLargeData)$$' -benchtime 1x -timeout 120m ./test/etcdagent/ ./test/cluster/ | tee out/make-bench-data.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
 
 # The parsers of outside text with random inputs, each for FUZZTIME (make test runs their seeds
 # only). A crash leaves its input under the package's testdata/fuzz: keep it there once fixed.

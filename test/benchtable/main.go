@@ -121,7 +121,7 @@ func main() {
 	page := flag.String("markdown", "", "also write the rows into this Markdown page, replacing the rows of the benchmarks that ran")
 	commit := flag.String("commit", "", "the commit measured, for the page")
 	target := flag.String("target", "make bench", "the page's make target, for its title")
-	readme := flag.String("summary", "", "also regenerate this file's failover figures block from the page")
+	readme := flag.String("summary", "", "also regenerate this file's blocks of figures from the page")
 	flag.Parse()
 	rows, failures, failed, err := parse(os.Stdin)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
@@ -148,7 +148,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	// From the page, whether this run added rows or not: with no input it regenerates the block.
+	// From the page, whether this run added rows or not: with no input it regenerates the blocks.
 	if *readme != "" && *page != "" {
 		if err := writeSummary(*readme, *page); err != nil {
 			fmt.Fprintln(os.Stderr, "benchtable:", err)
@@ -157,7 +157,7 @@ func main() {
 	}
 }
 
-// writeSummary regenerates readme's failover figures from the page.
+// writeSummary regenerates readme's blocks of figures from the page.
 func writeSummary(readme, page string) error {
 	data, err := os.ReadFile(page)
 	if err != nil {

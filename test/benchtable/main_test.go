@@ -64,7 +64,7 @@ func TestPageMerge(t *testing.T) {
 	}
 }
 
-// TestReadmeFiguresAreThePages: README's failover figures are the block the page generates.
+// TestReadmeFiguresAreThePages: README's blocks of figures are the ones the page generates.
 func TestReadmeFiguresAreThePages(t *testing.T) {
 	page, err := os.ReadFile("../../docs/benchmarks/make-bench.md")
 	if err != nil {
@@ -83,7 +83,7 @@ func TestReadmeFiguresAreThePages(t *testing.T) {
 		t.Fatalf("README.md: %v", err)
 	}
 	if string(readme) != want {
-		t.Errorf("README.md's failover figures differ from the page's; regenerate them: go run ./test/benchtable -summary README.md -markdown docs/benchmarks/make-bench.md </dev/null")
+		t.Errorf("README.md's figures differ from the page's; regenerate them: go run ./test/benchtable -summary README.md -markdown docs/benchmarks/make-bench.md </dev/null")
 	}
 }
 
@@ -109,5 +109,32 @@ func TestSummary(t *testing.T) {
 	}
 	if got := formatSeconds("0.1153"); got != "0.12 s" {
 		t.Errorf("formatSeconds(0.1153) = %q", got)
+	}
+}
+
+// TestDataSummary: a row per database size, smallest first whatever the page's order; a size's
+// missing metric reads as "-"; no size, no table.
+func TestDataSummary(t *testing.T) {
+	var rows []row
+	add := func(size string, metrics ...string) {
+		for i := 0; i+1 < len(metrics); i += 2 {
+			rows = append(rows, row{"LargeData/" + size, metrics[i], metrics[i+1], "2026-11-27 13:00", "abc1234", "2"})
+		}
+	}
+	add("4GiB", "db-gib", "4.1", "planned-rejoin-s", "30.24", "planned-agent-s", "0.61")
+	add("0.5GiB", "db-gib", "0.52", "planned-rejoin-s", "7.7", "planned-agent-s", "0.6", "fenced-rejoin-s", "7.2",
+		"fenced-agent-s", "0.1", "planned-moved-gib", "0.53", "idle-write-p99-ms", "8.3", "planned-write-p99-ms", "5.16",
+		"fenced-write-p99-ms", "4.2", "failover-s", "3.77", "cold-first-write-s", "4.26", "cold-both-voters-s", "11.4",
+		"etcd-rss-max-mib", "784.2", "agent-rss-max-mib", "101.7")
+	rows = append(rows, row{"Monitor", "p50-ms", "6", "", "", ""})
+	if s := dataSummary(rows[len(rows)-1:]); s != "" {
+		t.Errorf("no large-data rows: %q, want nothing", s)
+	}
+	s := dataSummary(rows)
+	small := "| 0.52 GiB | 7.7 s (0.60 s) / 7.2 s (0.10 s) | 0.53 GiB | 8.3 / 5.2 / 4.2 ms | 3.8 s | 4.3 s / 11.4 s | 784 / 102 MiB | 2026-11-27 13:00, `abc1234` |"
+	large := "| 4.10 GiB | 30.2 s (0.61 s) / - (-) | - GiB | - / - / - ms | - | - / - | - / - MiB | 2026-11-27 13:00, `abc1234` |"
+	i, j := strings.Index(s, small), strings.Index(s, large)
+	if i < 0 || j < 0 || i > j {
+		t.Errorf("want the 0.5 GiB row, then the 4 GiB one:\n%s", s)
 	}
 }

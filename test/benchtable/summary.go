@@ -1,17 +1,27 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// The README's failover figures are a block generated from the page's rows, so that the figures
-// users read first are a run's, never a hand copy; a test keeps the block equal to the page.
-const (
-	summaryBegin = "<!-- failover figures: generated from docs/benchmarks/make-bench.md by test/benchtable; do not edit -->"
-	summaryEnd   = "<!-- end of failover figures -->"
-)
+// The README's figures are blocks generated from the page's rows, so that the figures users read
+// first are a run's, never a hand copy; a test keeps the blocks equal to the page.
+type block struct {
+	name   string // "failover figures"
+	render func([]row) string
+}
+
+var blocks = []block{{"failover figures", summary}, {"data size figures", dataSummary}}
+
+func (b block) begin() string {
+	return "<!-- " + b.name + ": generated from docs/benchmarks/make-bench.md by test/benchtable; do not edit -->"
+}
+
+func (b block) end() string { return "<!-- end of " + b.name + " -->" }
 
 // summaryRow is one fault of the block: the benchmark that measured it, the metrics (without
 // their -p50-s and -max-s) of how long writes were unavailable through the API and through etcd,
@@ -84,12 +94,73 @@ func formatSeconds(v string) string {
 	return fmt.Sprintf("%.1f s", f)
 }
 
-// withSummary is text (the README) with its block replaced by the summary of rows.
+// withSummary is text (the README) with each block replaced by its rendering of rows.
 func withSummary(text string, rows []row) (string, error) {
-	before, rest, ok1 := strings.Cut(text, summaryBegin+"\n")
-	_, after, ok2 := strings.Cut(rest, summaryEnd)
-	if !ok1 || !ok2 {
-		return "", fmt.Errorf("no %q … %q block", summaryBegin, summaryEnd)
+	for _, b := range blocks {
+		before, rest, ok1 := strings.Cut(text, b.begin()+"\n")
+		_, after, ok2 := strings.Cut(rest, b.end())
+		if !ok1 || !ok2 {
+			return "", fmt.Errorf("no %q … %q block", b.begin(), b.end())
+		}
+		text = before + b.begin() + "\n" + b.render(rows) + b.end() + after
 	}
-	return before + summaryBegin + "\n" + summary(rows) + summaryEnd + after, nil
+	return text, nil
+}
+
+// dataSummary is the large-data table: a row per database size BenchmarkLargeData measured,
+// smallest first; nothing before the first run.
+func dataSummary(rows []row) string {
+	byKey := map[string]row{}
+	var sizes []string
+	for _, r := range rows {
+		size, ok := strings.CutPrefix(r.bench, "LargeData/")
+		if !ok {
+			continue
+		}
+		if !slices.Contains(sizes, size) {
+			sizes = append(sizes, size)
+		}
+		byKey[size+" "+r.metric] = r
+	}
+	if len(sizes) == 0 {
+		return ""
+	}
+	slices.SortFunc(sizes, func(a, b string) int { return cmp.Compare(gibOf(a), gibOf(b)) })
+	value := func(size, metric, format string) string {
+		r, ok := byKey[size+" "+metric]
+		if !ok {
+			return "-"
+		}
+		f, err := strconv.ParseFloat(r.value, 64)
+		if err != nil {
+			return r.value
+		}
+		return fmt.Sprintf(format, f)
+	}
+	var b strings.Builder
+	b.WriteString("| database | rejoin after a planned reboot / after fencing (agent's part) | streamed to it | survivor's write p99: idle / during each rejoin | power cut → first write | cold boot → first write / both voters | peak memory: etcd / agent | measured |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, size := range sizes {
+		v := func(metric, format string) string { return value(size, metric, format) }
+		measured := "-"
+		if r, ok := byKey[size+" db-gib"]; ok {
+			measured = r.at + ", `" + r.commit + "`"
+		}
+		fmt.Fprintf(&b, "| %s GiB | %s (%s) / %s (%s) | %s GiB | %s / %s / %s ms | %s | %s / %s | %s / %s MiB | %s |\n",
+			v("db-gib", "%.2f"),
+			v("planned-rejoin-s", "%.1f s"), v("planned-agent-s", "%.2f s"), v("fenced-rejoin-s", "%.1f s"), v("fenced-agent-s", "%.2f s"),
+			v("planned-moved-gib", "%.2f"),
+			v("idle-write-p99-ms", "%.1f"), v("planned-write-p99-ms", "%.1f"), v("fenced-write-p99-ms", "%.1f"),
+			v("failover-s", "%.1f s"),
+			v("cold-first-write-s", "%.1f s"), v("cold-both-voters-s", "%.1f s"),
+			v("etcd-rss-max-mib", "%.0f"), v("agent-rss-max-mib", "%.0f"),
+			measured)
+	}
+	return b.String()
+}
+
+// gibOf reads a sub-benchmark's size, "0.5GiB".
+func gibOf(size string) float64 {
+	f, _ := strconv.ParseFloat(strings.TrimSuffix(size, "GiB"), 64)
+	return f
 }

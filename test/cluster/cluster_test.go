@@ -367,21 +367,32 @@ func (c *cluster) power(action, node string) {
 
 // tnfctl runs the node's own tnfctl on node.
 func (c *cluster) tnfctl(node string, args ...string) (string, error) {
-	return c.run(node, append([]string{filepath.Join(c.layout.Nodes[node].agents(c.bin), "tnfctl")}, args...)...)
+	return c.run(node, append([]string{c.tnfctlPath(node)}, args...)...)
+}
+
+// tnfctlPath is the node's own tnfctl.
+func (c *cluster) tnfctlPath(node string) string {
+	return filepath.Join(c.layout.Nodes[node].agents(c.bin), "tnfctl")
 }
 
 // run runs a command inside a node, as an admin on it would.
 func (c *cluster) run(node string, argv ...string) (string, error) {
+	out, _, err := c.runProcess(node, argv...)
+	return out, err
+}
+
+// runProcess is run, with the process's state (its resource use: nsenter execs the command).
+func (c *cluster) runProcess(node string, argv ...string) (string, *os.ProcessState, error) {
 	n := c.layout.Nodes[node]
 	h := n.holder()
 	if h == 0 {
-		return "", fmt.Errorf("%s is off", node)
+		return "", nil, fmt.Errorf("%s is off", node)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"-t", fmt.Sprint(h), "-m", "-n", "-u", "--"}, argv...)...)
 	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return string(out), cmd.ProcessState, err
 }
 
 // exitedWith says whether err is a command's exit with code.

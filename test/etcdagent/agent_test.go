@@ -67,7 +67,7 @@ func promoteTheScored(t testing.TB, c *cluster) (leader, other *node) {
 // catchUpAndPromote monitors a learner until it has a promotion score, then promotes it.
 func catchUpAndPromote(t testing.TB, learner, voter *node) {
 	t.Helper()
-	until(t, learner.name+" caught up", func() bool {
+	untilFor(t, learner.c.catchUp, learner.name+" caught up", func() bool {
 		learner.must("monitor", ocfSuccess)
 		s, ok := learner.score()
 		return ok && s > 0

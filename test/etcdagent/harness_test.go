@@ -10,9 +10,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,6 +78,8 @@ type cluster struct {
 	store  attrs.File
 	nodes  map[string]*node
 	caFile string // set when TLS is on
+	// catchUp bounds the wait for a learner to catch up: 30 s, longer for large data.
+	catchUp time.Duration
 }
 
 type node struct {
@@ -86,6 +90,29 @@ type node struct {
 	environ  map[string]string // further variables in every action's environment
 	mu       sync.Mutex
 	agentLog strings.Builder // every action's stderr, in order
+	ran      []actionRun     // every action, in order
+}
+
+// actionRun is one action's process: what it was, how long it ran and of that how long it
+// waited for etcd (its "waited for etcd" lines), its peak resident memory.
+type actionRun struct {
+	action       string
+	took, waited time.Duration
+	maxRSS       int64 // bytes
+}
+
+var waitedLine = regexp.MustCompile(`msg="waited for etcd" .*\bwaited=(\S+)`)
+
+// waitedIn sums the waits an action's log reports.
+func waitedIn(log string) time.Duration {
+	var sum time.Duration
+	for _, m := range waitedLine.FindAllStringSubmatch(log, -1) {
+		d, err := time.ParseDuration(m[1])
+		if err == nil {
+			sum += d
+		}
+	}
+	return sum
 }
 
 func newCluster(t testing.TB) *cluster {
@@ -94,7 +121,7 @@ func newCluster(t testing.TB) *cluster {
 		t.Fatalf("more than %d clusters in one run: its block of loopback subnets is used up", subnetsPerBlock)
 	}
 	dir := t.TempDir()
-	c := &cluster{t: t, dir: dir, store: attrs.File{Path: filepath.Join(dir, "cib.json")}, nodes: map[string]*node{}}
+	c := &cluster{t: t, dir: dir, store: attrs.File{Path: filepath.Join(dir, "cib.json")}, nodes: map[string]*node{}, catchUp: 30 * time.Second}
 	ips := map[string]string{"node1": fmt.Sprintf("127.0.%d.1", n), "node2": fmt.Sprintf("127.0.%d.2", n)}
 	ipMap := "node1:" + ips["node1"] + ";node2:" + ips["node2"]
 	for _, name := range []string{"node1", "node2"} {
@@ -160,11 +187,15 @@ func (n *node) run(action string, extra map[string]string) (int, string) {
 	cmd.Stderr = &stderr
 	began := time.Now()
 	err := cmd.Run()
+	took := time.Since(began)
 	n.mu.Lock()
 	n.agentLog.Write(stderr.Bytes())
+	if cmd.ProcessState != nil {
+		n.ran = append(n.ran, actionRun{action, took, waitedIn(stderr.String()), cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10})
+	}
 	n.mu.Unlock()
 	defer func() {
-		n.c.t.Logf("%s %s: exit %d in %v", n.name, action, cmd.ProcessState.ExitCode(), time.Since(began).Round(time.Millisecond))
+		n.c.t.Logf("%s %s: exit %d in %v", n.name, action, cmd.ProcessState.ExitCode(), took.Round(time.Millisecond))
 		if testing.Verbose() {
 			n.c.t.Log(stderr.String())
 		}
@@ -269,10 +300,22 @@ func waitStopped(pid int) bool {
 	return false
 }
 
-// powerOff kills what runs on the node: etcd's watcher, then etcd.
+// powerOff kills what runs on the node: etcd's watcher, then etcd, and waits until etcd's ports
+// are closed, as they are on a node without power: a killed etcd's main thread is a zombie
+// before its last thread has closed the sockets (one in a snapshot's fsync of gigabytes).
 func (n *node) powerOff() {
 	signalAndWait(n.pidOf("watcher.pid"), syscall.SIGKILL)
 	n.kill(syscall.SIGKILL)
+	for _, port := range []string{"2379", "2380"} {
+		addr := net.JoinHostPort(n.ip, port)
+		untilFor(n.c.t, time.Minute, addr+" closed", func() bool {
+			conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+			if err == nil {
+				conn.Close()
+			}
+			return err != nil
+		})
+	}
 }
 
 func signalAndWait(pid int, sig syscall.Signal) {
@@ -342,6 +385,18 @@ func (n *node) put(key, val string) int64 {
 	return r.Header.Revision
 }
 
+// status is n's endpoint status through cli.
+func (n *node) status(cli *clientv3.Client) *clientv3.StatusResponse {
+	n.c.t.Helper()
+	ctx, cancel := ctx5()
+	defer cancel()
+	r, err := cli.Status(ctx, n.url())
+	if err != nil {
+		n.c.t.Fatalf("status of %s: %v", n.name, err)
+	}
+	return r
+}
+
 // keys reads every key from n's own copy (serializable), so it checks that node's data.
 func (n *node) keys(prefix string) map[string]string {
 	n.c.t.Helper()
@@ -381,14 +436,19 @@ func (n *node) members() map[string]bool {
 	return out
 }
 
-// until polls cond a bounded number of times.
+// until polls cond for 30 s.
 func until(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 300; i++ {
+	untilFor(t, 30*time.Second, what, cond)
+}
+
+// untilFor polls cond every 100 ms until limit has passed.
+func untilFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if cond() {
 			return
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("gave up waiting until %s", what)
 }

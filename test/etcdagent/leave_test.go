@@ -209,7 +209,7 @@ func TestPeerOfAnotherContract(t *testing.T) {
 
 // startBoth starts both instances in one transition, as Pacemaker does when both nodes come
 // back: each start waits for the other's fresh record.
-func startBoth(t *testing.T, nodes ...*node) {
+func startBoth(t testing.TB, nodes ...*node) {
 	t.Helper()
 	both := map[string]string{"OCF_RESKEY_CRM_meta_notify_start_uname": "node1 node2"}
 	var wg sync.WaitGroup

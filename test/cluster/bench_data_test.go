@@ -1,0 +1,74 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/test/kubedata"
+)
+
+// BenchmarkGatherLargeData: tnfctl gather and tnfctl status on a serving node whose etcd holds
+// the largest size of TNF_BENCH_DATA_GIB (kube-apiserver-shaped data, test/kubedata), with the
+// operator's 8 GiB quota; three runs each, the slowest and the largest peak memory reported.
+// Neither reads the database: what they ask etcd (member list, endpoint status, metrics) does
+// not grow with it, and every member of the bundle is bounded.
+func BenchmarkGatherLargeData(b *testing.B) {
+	sizes, err := kubedata.Sizes(os.Getenv("TNF_BENCH_DATA_GIB"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	gib := slices.Max(sizes)
+	b.Run(strconv.FormatFloat(gib, 'f', -1, 64)+"GiB", func(b *testing.B) {
+		// Pacemaker's daemons inherit the test's environment, and the agent's etcd the agent's.
+		b.Setenv("ETCD_QUOTA_BACKEND_BYTES", "8589934592")
+		c := newCluster(b, nil)
+		c.up()
+		shape, err := kubedata.Fill(context.Background(), c.etcdClient("node1"), c.etcdURL("node1"), int64(gib*(1<<30)))
+		if err != nil {
+			b.Fatalf("filling node1's etcd: %v", err)
+		}
+		b.Logf("filled: %+v", shape)
+		b.ReportMetric(float64(shape.DbSize)/(1<<30), "db-gib")
+		var gatherTook, statusTook time.Duration
+		var gatherRSS, statusRSS, bundle int64
+		for i := range 3 {
+			path := filepath.Join(c.dir, "gather-"+strconv.Itoa(i)+".tar.gz")
+			began := time.Now()
+			out, st, err := c.runProcess("node1", c.tnfctlPath("node1"), "gather", "--output", path)
+			if err != nil {
+				b.Fatalf("tnfctl gather: %v\n%s", err, out)
+			}
+			gatherTook, gatherRSS = max(gatherTook, time.Since(began)), max(gatherRSS, peakOf(st))
+			fi, err := os.Stat(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bundle = max(bundle, fi.Size())
+
+			began = time.Now()
+			out, st, err = c.runProcess("node1", c.tnfctlPath("node1"), "status")
+			if err != nil {
+				b.Fatalf("tnfctl status: %v\n%s", err, out)
+			}
+			statusTook, statusRSS = max(statusTook, time.Since(began)), max(statusRSS, peakOf(st))
+		}
+		b.ReportMetric(gatherTook.Seconds(), "gather-max-s")
+		b.ReportMetric(float64(gatherRSS)/(1<<20), "gather-rss-max-mib")
+		b.ReportMetric(float64(bundle)/(1<<20), "bundle-max-mib")
+		b.ReportMetric(statusTook.Seconds(), "status-max-s")
+		b.ReportMetric(float64(statusRSS)/(1<<20), "status-rss-max-mib")
+	})
+}
+
+// peakOf is a finished process's peak resident memory in bytes.
+func peakOf(st *os.ProcessState) int64 {
+	return st.SysUsage().(*syscall.Rusage).Maxrss << 10
+}
