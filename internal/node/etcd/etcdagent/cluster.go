@@ -41,7 +41,7 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 				a.log.Error("releasing the force-new-cluster claim", "err", err)
 			}
 		}()
-		if _, _, d, err = a.decideStopped(ctx, fenced); err != nil {
+		if d, err = a.decideAgain(ctx, local, fenced); err != nil {
 			return err
 		}
 		if !d.Action.NeedsClaim() {
