@@ -6,13 +6,13 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # rpm (rpmbuild) and createrepo-c: the stand-in RHCOS extensions' RPM repository (internal/build/buildlayer).
 # prometheus (with promtool) and prometheus-hacluster-exporter: the alert tests and the metrics
-# compared with ha_cluster_exporter's (test/cluster).
+# compared with ha_cluster_exporter's (test/cluster). time: the benchmarks' peak memory (test/testproc).
 apt-get install -y -qq --no-install-recommends \
 	make git ca-certificates jq \
 	resource-agents libxml2-utils pacemaker-cli-utils \
 	fence-agents qemu-system-x86 qemu-utils docker-registry debootstrap \
 	pacemaker corosync pcs iproute2 systemd \
-	rpm createrepo-c \
+	rpm createrepo-c time \
 	prometheus prometheus-hacluster-exporter >/dev/null
 # The packages start services on a machine with systemd: a registry on every interface, the
 # host's own Corosync/Pacemaker and pcsd, Prometheus and the exporter. The tests run their own (a

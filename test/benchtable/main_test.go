@@ -113,7 +113,7 @@ func TestSummary(t *testing.T) {
 }
 
 // TestDataSummary: a row per database size, smallest first whatever the page's order; a size's
-// missing metric reads as "-"; no size, no table.
+// missing metric reads as "-"; a variant of the rig is left out; no size, no table.
 func TestDataSummary(t *testing.T) {
 	var rows []row
 	add := func(size string, metrics ...string) {
@@ -126,6 +126,7 @@ func TestDataSummary(t *testing.T) {
 		"fenced-agent-s", "0.1", "planned-moved-gib", "0.53", "idle-write-p99-ms", "8.3", "planned-write-p99-ms", "5.16",
 		"fenced-write-p99-ms", "4.2", "failover-s", "3.77", "cold-first-write-s", "4.26", "cold-both-voters-s", "11.4",
 		"etcd-rss-max-mib", "784.2", "agent-rss-max-mib", "101.7")
+	add("2GiB-joiner-on-tmpfs", "db-gib", "2.0")
 	rows = append(rows, row{"Monitor", "p50-ms", "6", "", "", ""})
 	if s := dataSummary(rows[len(rows)-1:]); s != "" {
 		t.Errorf("no large-data rows: %q, want nothing", s)
@@ -134,7 +135,7 @@ func TestDataSummary(t *testing.T) {
 	small := "| 0.52 GiB | 7.7 s (0.60 s) / 7.2 s (0.10 s) | 0.53 GiB | 8.3 / 5.2 / 4.2 ms | 3.8 s | 4.3 s / 11.4 s | 784 / 102 MiB | 2026-11-27 13:00, `abc1234` |"
 	large := "| 4.10 GiB | 30.2 s (0.61 s) / - (-) | - GiB | - / - / - ms | - | - / - | - / - MiB | 2026-11-27 13:00, `abc1234` |"
 	i, j := strings.Index(s, small), strings.Index(s, large)
-	if i < 0 || j < 0 || i > j {
+	if i < 0 || j < 0 || i > j || strings.Count(s, "\n") != 4 {
 		t.Errorf("want the 0.5 GiB row, then the 4 GiB one:\n%s", s)
 	}
 }

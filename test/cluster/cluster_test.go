@@ -377,22 +377,16 @@ func (c *cluster) tnfctlPath(node string) string {
 
 // run runs a command inside a node, as an admin on it would.
 func (c *cluster) run(node string, argv ...string) (string, error) {
-	out, _, err := c.runProcess(node, argv...)
-	return out, err
-}
-
-// runProcess is run, with the process's state (its resource use: nsenter execs the command).
-func (c *cluster) runProcess(node string, argv ...string) (string, *os.ProcessState, error) {
 	n := c.layout.Nodes[node]
 	h := n.holder()
 	if h == 0 {
-		return "", nil, fmt.Errorf("%s is off", node)
+		return "", fmt.Errorf("%s is off", node)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"-t", fmt.Sprint(h), "-m", "-n", "-u", "--"}, argv...)...)
 	out, err := cmd.CombinedOutput()
-	return string(out), cmd.ProcessState, err
+	return string(out), err
 }
 
 // exitedWith says whether err is a command's exit with code.

@@ -31,6 +31,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
+	"github.com/tnf-layer/tnf-layer/test/testproc"
 )
 
 // subnet gives every cluster its own pair of loopback addresses (127.0.N.1 and 127.0.N.2, N
@@ -89,12 +90,13 @@ type node struct {
 	params   map[string]string
 	environ  map[string]string // further variables in every action's environment
 	mu       sync.Mutex
-	agentLog strings.Builder // every action's stderr, in order
-	ran      []actionRun     // every action, in order
+	agentLog strings.Builder   // every action's stderr, in order
+	ran      []actionRun       // every action, in order
+	peak     *testproc.PeakRSS // set: every action runs under it, and its peak memory is recorded
 }
 
 // actionRun is one action's process: what it was, how long it ran and of that how long it
-// waited for etcd (its "waited for etcd" lines), its peak resident memory.
+// waited for etcd (its "waited for etcd" lines), its peak resident memory (with node.peak).
 type actionRun struct {
 	action       string
 	took, waited time.Duration
@@ -179,7 +181,11 @@ func (n *node) env(extra map[string]string) map[string]string {
 // run executes one action and returns its exit code and stderr.
 func (n *node) run(action string, extra map[string]string) (int, string) {
 	n.c.t.Helper()
-	cmd := exec.Command(testbin.Path(n.c.t, "ocf-etcd"), action)
+	argv := []string{testbin.Path(n.c.t, "ocf-etcd"), action}
+	if n.peak != nil {
+		argv = n.peak.Wrap(argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	for k, v := range n.env(extra) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -191,7 +197,14 @@ func (n *node) run(action string, extra map[string]string) (int, string) {
 	n.mu.Lock()
 	n.agentLog.Write(stderr.Bytes())
 	if cmd.ProcessState != nil {
-		n.ran = append(n.ran, actionRun{action, took, waitedIn(stderr.String()), cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10})
+		r := actionRun{action: action, took: took, waited: waitedIn(stderr.String())}
+		if n.peak != nil {
+			var perr error
+			if r.maxRSS, perr = n.peak.Bytes(); perr != nil {
+				n.c.t.Errorf("%s %s: %v", n.name, action, perr)
+			}
+		}
+		n.ran = append(n.ran, r)
 	}
 	n.mu.Unlock()
 	defer func() {
