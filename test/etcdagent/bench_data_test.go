@@ -374,6 +374,7 @@ func resetPeakRSS(b *testing.B, pid int) {
 	}
 }
 
+// peakRSS is the peak resident memory (VmHWM) of pid, 0 when it is gone.
 func peakRSS(pid int) uint64 {
 	if pid <= 0 {
 		return 0
