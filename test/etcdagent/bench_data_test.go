@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
+	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
 	"github.com/tnf-layer/tnf-layer/test/kubedata"
 	"github.com/tnf-layer/tnf-layer/test/testproc"
 )
@@ -71,9 +72,7 @@ func benchLargeData(b *testing.B, target int64, secondDisk bool) {
 			"ETCD_SNAPSHOT_COUNT":         "10000",
 			"OCF_RESKEY_CRM_meta_timeout": "300000",
 		}
-	}
-	for _, n := range c.nodes {
-		peak, err := testproc.NewPeakRSS(n.c.dir)
+		peak, err := testproc.NewPeakRSS(c.dir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -188,9 +187,9 @@ func rejoin(b *testing.B, phase string, learner, voter *node) {
 	b.ReportMetric(float64(moved)/gib, phase+"-moved-gib")
 }
 
-// firstWrite tries a write through any of nodes every 100 ms from now on, each for up to 1 s;
-// the function it returns waits for the first acknowledged one (5 minutes at most) and says
-// how long after the call that was.
+// firstWrite starts writing through any of nodes (etcdcheck's writer: a write every 100 ms,
+// each for up to 1 s); the function it returns waits for the first acknowledged one (5 minutes
+// at most), stops the writes and says how long after the call that one was acknowledged.
 func firstWrite(b *testing.B, nodes ...*node) func() time.Duration {
 	b.Helper()
 	var endpoints []string
@@ -206,27 +205,17 @@ func firstWrite(b *testing.B, nodes ...*node) func() time.Duration {
 		b.Fatal(err)
 	}
 	began := time.Now()
-	acked := make(chan time.Duration, 1)
-	go func() {
-		defer cli.Close()
-		for time.Since(began) < 5*time.Minute {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_, err := cli.Put(ctx, "/kubernetes.io/leases/bench/first-write", began.String())
-			cancel()
-			if err == nil {
-				acked <- time.Since(began)
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		close(acked)
-	}()
+	w := etcdcheck.Start(etcdcheck.PutThrough(cli), 100*time.Millisecond, time.Second)
 	return func() time.Duration {
-		took, ok := <-acked
-		if !ok {
-			b.Fatalf("no write through %v was acknowledged", endpoints)
-		}
-		return took
+		defer cli.Close()
+		defer w.Stop()
+		var acked time.Time
+		untilFor(b, 5*time.Minute, fmt.Sprintf("a write through %v", endpoints), func() bool {
+			var ok bool
+			acked, ok = w.FirstAckAfter(began)
+			return ok
+		})
+		return acked.Sub(began)
 	}
 }
 
