@@ -98,7 +98,7 @@ test: build lint-vet
 	( set -o pipefail; nice -n 19 $(STATICCHECK) 2>&1 | sed -u 's/^/[staticcheck] /' ) & staticcheck=$$!; \
 	( set -o pipefail; TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GOTEST) -p 2 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/ 2>&1 | sed -u 's/^/[etcd 3.6] /' ) & etcd36=$$!; \
 	( set -o pipefail; $(GOTEST) -run '^$(STANDIN_TEST)$$' -timeout 20m ./internal/build/buildlayer/ 2>&1 | sed -u 's/^/[stand-in] /' ) & standin=$$!; \
-	$(GOTEST) -p 2 -timeout 20m -skip '^$(STANDIN_TEST)$$' $$($(GO) list ./... | grep -v '/test/cluster$$'); packages=$$?; \
+	$(GOTEST) -p 2 -timeout 20m -skip '^$(STANDIN_TEST)$$' $$($(GO) list -tags "integration $(TAGS)" ./... | grep -v '/test/cluster$$'); packages=$$?; \
 	wait $$etcd36; etcd36=$$?; wait $$standin; standin=$$?; wait $$staticcheck; staticcheck=$$?; \
 	[ $$packages -eq 0 ] && [ $$etcd36 -eq 0 ] && [ $$standin -eq 0 ] && [ $$staticcheck -eq 0 ]
 	TNF_CLUSTER_SET=core $(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 15m ./test/cluster/
