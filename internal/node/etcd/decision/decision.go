@@ -134,7 +134,38 @@ type Input struct {
 	// to 3.6 once a 3.6 member serves alone). Empty or unreadable: not known, no rule; etcd's own
 	// check then refuses the member.
 	EtcdVersion, PeerClusterVersion string
+	// PeerEtcdVersion is the version of the etcd the peer runs, as its agent published it at its
+	// start (agents before 0.3.0 publish none); beside a ready peer EtcdVersion is this node's,
+	// as it published it too, so that both nodes compare the same two values. Empty: not known.
+	PeerEtcdVersion string
 }
+
+// peerLeadsTie says the peer, not this node, leads from data equal to its own (both nodes back
+// after going down together, or neither with data): the node whose etcd is of the older minor
+// version, because etcd
+// allows no downgrade, and a cluster forced on 3.6 would shut a 3.5 peer out until its update
+// while one forced on 3.5 takes a 3.6 learner; the first by name when both run the same minor
+// version or either version is not known. Both nodes compare what both published, so they agree.
+func peerLeadsTie(in Input) bool {
+	switch {
+	case older(in.PeerEtcdVersion, in.EtcdVersion):
+		return true
+	case older(in.EtcdVersion, in.PeerEtcdVersion):
+		return false
+	}
+	return in.PeerName < in.Self
+}
+
+// tieBreak says why the tie went the way it did, for the reason.
+func tieBreak(in Input) string {
+	if minorDiffers(in.EtcdVersion, in.PeerEtcdVersion) {
+		return fmt.Sprintf("etcd %s beside %s: the older etcd leads, the newer can join it", in.EtcdVersion, in.PeerEtcdVersion)
+	}
+	return "first by name"
+}
+
+// minorDiffers says both versions are known and of different minor versions.
+func minorDiffers(a, b string) bool { return older(a, b) || older(b, a) }
 
 // older says etcd version v is of an older minor version than cluster version c; false when
 // either cannot be read.
@@ -230,6 +261,8 @@ func decided(a Action, format string, args ...any) Decision {
 //     its holder creates one, so it was left by a run that lost its power holding it;
 //   - a node joins as a learner only of a serving voter, so both can never end as learners, and
 //     never of a cluster whose etcd version is newer than its own etcd's (etcd allows no downgrade);
+//   - of two ready nodes with the same data, or none, exactly one leads: the one whose etcd is of
+//     the older minor version, else the first by name;
 //   - beside a peer's member that runs without a leader a node never creates a cluster: it
 //     starts its own member of that cluster, which gives the two their quorum back;
 //   - while the installer's etcd runs on a node, that node only waits;
@@ -319,8 +352,8 @@ func decide(in Input) Decision {
 		if peerComing && !p.Known {
 			return decided(Wait, "peer %s has not published its data yet", in.PeerName)
 		}
-		if peerComing && in.PeerName < in.Self {
-			return decided(Wait, "neither node has data; %s bootstraps the cluster (first by name)", in.PeerName)
+		if peerComing && peerLeadsTie(in) {
+			return decided(Wait, "neither node has data; %s bootstraps the cluster (%s)", in.PeerName, tieBreak(in))
 		}
 		if in.Served != 0 {
 			return decided(Refuse, ServedWithoutData+" %x: never create an empty one "+
@@ -338,11 +371,14 @@ func decide(in Input) Decision {
 	case p.Known && p.Present && Compare(l, p) < 0:
 		return blocked("local data (%s) is older than peer %s's last published %s: refusing to lead",
 			position(l), in.PeerName, position(p))
-	case peerComing && p.Present && Compare(l, p) == 0 && in.PeerName < in.Self:
-		return decided(Wait, "same data as peer %s (index %d); it leads (first by name)", in.PeerName, l.Index)
+	case peerComing && p.Present && Compare(l, p) == 0 && peerLeadsTie(in):
+		return decided(Wait, "same data as peer %s (index %d); it leads (%s)", in.PeerName, l.Index, tieBreak(in))
 	case in.Served != 0 && l.ClusterID != in.Served:
 		return decided(Refuse, "local data belongs to cluster %x but this cluster has served cluster %x: never lead from data of "+
 			"another cluster", l.ClusterID, in.Served)
+	case peerComing && p.Present && Compare(l, p) == 0:
+		lead = decided(ForceNewCluster, "same data as peer %s (cluster %x, index %d); this node leads (%s): restart it as a cluster of one",
+			in.PeerName, l.ClusterID, l.Index, tieBreak(in))
 	default:
 		lead = decided(ForceNewCluster, "local data (cluster %x, index %d) is the most recent (peer %s: %s): restart it as a cluster of one",
 			l.ClusterID, l.Index, in.PeerName, describe(p))

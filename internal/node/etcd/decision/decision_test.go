@@ -657,3 +657,72 @@ func TestDecideEtcdVersion(t *testing.T) {
 		t.Fatalf("covered %d combinations, want %d", n, want)
 	}
 }
+
+// etcdVersions are the etcd versions the tie-break tests publish for either node: none, two
+// patch levels of two minor versions, a later minor version and something that is no version.
+var etcdVersions = []string{"", "3.5.21", "3.5.26", "3.6.0", "3.6.5", "3.7.0", "not-a-version"}
+
+// TestTieGoesToTheOlderEtcd: of two ready nodes with the same data (both back after going down
+// together) or with none (a first boot), for every pair of published etcd versions, exactly one
+// leads: the node whose etcd is of the older minor version (a 3.6 learner can join a cluster
+// created on 3.5, never the reverse), else node1.
+func TestTieGoesToTheOlderEtcd(t *testing.T) {
+	for _, data := range []string{"equal", "none"} {
+		for _, v1 := range etcdVersions {
+			for _, v2 := range etcdVersions {
+				checkTie(t, data, v1, v2)
+			}
+		}
+	}
+}
+
+// checkTie decides both nodes' views of a tie on data (both hold it) with node1's etcd at v1
+// and node2's at v2.
+func checkTie(t *testing.T, data, v1, v2 string) {
+	t.Helper()
+	view := func(self, peer, own, peers string) Input {
+		return Input{Self: self, PeerName: peer, Local: localData[data], PeerData: published(localData[data], true), Peer: PeerReady,
+			EtcdVersion: own, PeerEtcdVersion: peers}
+	}
+	d1, d2 := Decide(view("node1", "node2", v1, v2)), Decide(view("node2", "node1", v2, v1))
+	want := "node1"
+	if older(v2, v1) {
+		want = "node2"
+	}
+	name := fmt.Sprintf("%s data, node1 on %q, node2 on %q", data, v1, v2)
+	if d1.Action.Leads() == d2.Action.Leads() {
+		t.Errorf("%s: node1 %s (%s), node2 %s (%s): want exactly one to lead", name, d1.Action, d1.Reason, d2.Action, d2.Reason)
+	} else if got := map[bool]string{true: "node1", false: "node2"}[d1.Action.Leads()]; got != want {
+		t.Errorf("%s: %s leads, want %s: %s / %s", name, got, want, d1.Reason, d2.Reason)
+	}
+}
+
+// TestEtcdVersionsDecideOnlyTheTie: published etcd versions change no decision but the tie's
+// leader: for every world, peer state (but a serving voter, where this node's version meets the
+// cluster's: TestDecideEtcdVersion), claim and pair of versions, the decision is the one without
+// versions unless both nodes are ready with the same data or none.
+func TestEtcdVersionsDecideOnlyTheTie(t *testing.T) {
+	for _, w := range worlds() {
+		for p := range Peer(len(peerNames)) {
+			if p == PeerVoter {
+				continue
+			}
+			for c := range Claim(len(claimNames)) {
+				in := Input{Self: w[0].name, PeerName: w[1].name, Local: w[0].data, PeerData: published(w[1].data, true), Peer: p, Claim: c}
+				without := Decide(in)
+				l, pd := in.Local, in.PeerData
+				tie := p == PeerReady && (l.Present && pd.Present && Compare(l, pd) == 0 || !l.Present && pd.Known && !pd.Present)
+				for _, own := range etcdVersions {
+					for _, peers := range etcdVersions {
+						in.EtcdVersion, in.PeerEtcdVersion = own, peers
+						got := Decide(in)
+						if got.Action != without.Action && !tie {
+							t.Errorf("%+v beside %s %+v, claim %s, etcd %q beside %q: %s (%s), want %s (%s) as without versions",
+								w[0].data, p, w[1].data, c, own, peers, got.Action, got.Reason, without.Action, without.Reason)
+						}
+					}
+				}
+			}
+		}
+	}
+}

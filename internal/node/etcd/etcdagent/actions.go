@@ -129,6 +129,10 @@ func (a *Agent) start(ctx context.Context) (ocf.Status, error) {
 	if err := touch(a.cfg.StartedFile()); err != nil {
 		return failed(err)
 	}
+	// The etcd version before the record: a peer that reads this boot's record reads the version.
+	if err := a.publishEtcdVersion(ctx); err != nil {
+		return failed(err)
+	}
 	// Behind the installer's etcd the peer reads the live member; a record now would say "no data".
 	if !installer {
 		if err := a.publish(ctx, local); err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 )
 
 // readEtcdVersions fills in what the decision's etcd-version rule reads beside a serving peer:
@@ -54,4 +55,25 @@ func (a *Agent) peerClusterVersion(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%s/version: %w", a.peerURL(), err)
 	}
 	return v.Cluster, nil
+}
+
+// publishEtcdVersion publishes the version of the etcd this node runs, for the tie-break and
+// tnfctl status. One that cannot be read is published as not known (the tie then goes by name on
+// both nodes alike); only a failure to publish fails.
+func (a *Agent) publishEtcdVersion(ctx context.Context) error {
+	v, err := a.rt.Version(ctx)
+	if err != nil {
+		a.log.Warn("reading the version of this node's etcd", "err", err)
+	}
+	return a.cfg.PublishEtcdVersion(ctx, a.store, v)
+}
+
+// readPublishedEtcdVersions fills in what the tie-break reads beside a ready peer: the etcd
+// versions both nodes published, so that both compare the same two values.
+func (a *Agent) readPublishedEtcdVersions(ctx context.Context, in *decision.Input) (err error) {
+	if in.EtcdVersion, err = etcdnode.ReadEtcdVersion(ctx, a.store, a.cfg.Self); err != nil {
+		return err
+	}
+	in.PeerEtcdVersion, err = etcdnode.ReadEtcdVersion(ctx, a.store, a.cfg.Peer)
+	return err
 }

@@ -54,6 +54,11 @@ const (
 	// before backup_count asked, to make room for a new member's data, and when the last was:
 	// a Tally, for tnfctl status and the metrics.
 	AttrCopiesDropped = "tnf-etcd-copies-dropped"
+	// AttrEtcdVersion (lifetime reboot) is the version of the etcd this node runs ("3.5.21";
+	// empty when it cannot be read), published by the agent's start before its data record: two
+	// nodes back with the same data both read both nodes' to agree which leads, and tnfctl status
+	// shows it. Agents before 0.3.0 publish none, which their peer reads as not known.
+	AttrEtcdVersion = "tnf-etcd-version"
 )
 
 // PropServed (a cluster-wide option in the CIB) is the etcd cluster ID, in hex, this Pacemaker
@@ -359,6 +364,17 @@ func ReadContract(ctx context.Context, store attrs.Store, node string) (int, err
 		return contract.Malformed, nil
 	}
 	return n, err
+}
+
+// PublishEtcdVersion publishes the version of the etcd this node runs ("" deletes it).
+func (c Config) PublishEtcdVersion(ctx context.Context, store attrs.Store, v string) error {
+	return c.setCached(ctx, store, "published-etcd-version", AttrEtcdVersion, v, attrs.Reboot)
+}
+
+// ReadEtcdVersion reads the version of the etcd node published ("" when none).
+func ReadEtcdVersion(ctx context.Context, store attrs.Store, node string) (string, error) {
+	v, _, err := store.Get(ctx, node, AttrEtcdVersion, attrs.Reboot)
+	return v, err
 }
 
 // SetDecision publishes why the agent waits or refuses ("" deletes it).
