@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/mod/semver"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/output"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
@@ -208,7 +209,11 @@ func printStatus(w io.Writer, st clusterStatus) {
 		if name == st.Self {
 			name += " (this node)"
 		}
-		fmt.Fprintf(w, "Node %-24s %-8s layer %s\n", name, state, orNone(n.Attributes[etcdnode.AttrLayerVersion]))
+		etcd := ""
+		if v := n.Attributes[etcdnode.AttrEtcdVersion]; v != "" {
+			etcd = ", etcd " + v
+		}
+		fmt.Fprintf(w, "Node %-24s %-8s layer %s%s\n", name, state, orNone(n.Attributes[etcdnode.AttrLayerVersion]), etcd)
 		if d := n.Attributes[etcdnode.AttrDecision]; d != "" {
 			fmt.Fprintf(w, "  etcd on %s: %s\n", n.Name, d)
 		}
@@ -221,6 +226,9 @@ func printStatus(w io.Writer, st clusterStatus) {
 				fmt.Fprintf(w, "  %-24s %s%s\n", r.ID, r.Role, failedMark(r))
 			}
 		}
+	}
+	if warning := etcdUpgradeWarning(p.Nodes); warning != "" {
+		fmt.Fprintf(w, "Upgrade:   %s\n", warning)
 	}
 	var unplaced []string
 	for _, r := range p.Resources {
@@ -276,4 +284,34 @@ func orNone(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// etcdBefore36 is the 3.5 patch release etcd's upgrade guide asks every 3.5 member to run before
+// any member runs 3.6 (https://etcd.io/docs/v3.6/upgrades/upgrade_3_6/: 3.5.24 to 3.5.26 fix
+// upgrade blockers in how members are recorded, and this layer adds and removes members on every
+// failover).
+const etcdBefore36 = "3.5.26"
+
+// etcdUpgradeWarning names a node whose etcd 3.5 is older than etcdBefore36 beside a node that
+// runs 3.6 or later, from the versions the agents published; "" when there is none. The agents
+// go on (refusing would leave one voter for the rest of the update): the update of that node's
+// layer is what ends it.
+func etcdUpgradeWarning(nodes []pcmk.NodeStatus) string {
+	var old, newer []string
+	for _, n := range nodes {
+		v := "v" + n.Attributes[etcdnode.AttrEtcdVersion]
+		switch {
+		case !semver.IsValid(v):
+		case semver.MajorMinor(v) == "v3.5" && semver.Compare(v, "v"+etcdBefore36) < 0:
+			old = append(old, fmt.Sprintf("%s on %s", v[1:], n.Name))
+		case semver.Compare(semver.MajorMinor(v), "v3.6") >= 0:
+			newer = append(newer, fmt.Sprintf("%s on %s", v[1:], n.Name))
+		}
+	}
+	if len(old) == 0 || len(newer) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("etcd %s beside %s: etcd's upgrade guide asks every 3.5 member to run %s or later before any runs 3.6; "+
+		"update the 3.5 node's layer next, and change no member by hand meanwhile",
+		strings.Join(old, ", "), strings.Join(newer, ", "), etcdBefore36)
 }

@@ -20,7 +20,8 @@ import (
 )
 
 // TestStatusText: the one-screen view, led by its state and what to do, for the states an admin
-// meets — both serving, a rolling update half done (each node's layer version), a survivor alone
+// meets — both serving, a rolling update half done (each node's layer version; etcd 3.5 beside
+// 3.6, below the patch level etcd asks for), a survivor alone
 // after fencing its peer, a fencing that fails, a node that boots alone and waits, etcd refusing
 // its data, a learner catching up, a setup that failed, Pacemaker not answering.
 func TestStatusText(t *testing.T) {
@@ -61,6 +62,14 @@ func TestStatusText(t *testing.T) {
 			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-2"}},
 					{Name: "master-1", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-1"}}},
+				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
+		}},
+		{"etcd-35-beside-36", stateHealthy, clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes: []pcmk.NodeStatus{
+					{Name: "master-0", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.21.0-1", etcdnode.AttrEtcdVersion: "3.6.5"}},
+					{Name: "master-1", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.20.8-1", etcdnode.AttrEtcdVersion: "3.5.21"}}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
 		}},
 		{"survivor-alone", stateDegraded, clusterStatus{
