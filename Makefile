@@ -89,12 +89,13 @@ $(KUBE_APISERVER)/kube-apiserver:
 # scenarios of the seed's cold boot and node failure (test/cluster TNF_CLUSTER_SET=core), side by
 # side: each has its own namespaces, folders and BMC emulator. The other scenarios CI runs are
 # make cluster-ci's, every one make cluster-test's: make test stays within 15 minutes on a fresh
-# machine, where building, vetting and the packages' tests take about 12 before them.
+# machine, where building, vetting and the packages' tests take about 12 before them. The
+# previous release's agents are built first: test/etcdagent runs them beside this release's.
 STANDIN_TEST := TestStandInRHCOS
 CLUSTER_PARALLEL ?= 3
 GOTEST = TNF_BIN=$(BIN) TNF_PREVIOUS_BIN=$(PREVIOUS_BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
 test: SHELL := /bin/bash
-test: build lint-vet
+test: build previous-release lint-vet
 	( set -o pipefail; nice -n 19 $(STATICCHECK) 2>&1 | sed -u 's/^/[staticcheck] /' ) & staticcheck=$$!; \
 	( set -o pipefail; TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GOTEST) -p 2 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/ 2>&1 | sed -u 's/^/[etcd 3.6] /' ) & etcd36=$$!; \
 	( set -o pipefail; $(GOTEST) -run '^$(STANDIN_TEST)$$' -timeout 20m ./internal/build/buildlayer/ 2>&1 | sed -u 's/^/[stand-in] /' ) & standin=$$!; \

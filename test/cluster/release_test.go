@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,21 +18,6 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
-
-// previousRelease is the folder of the previous release's agents: make previous-release builds
-// them from the commit the CHANGELOG names for that release and make sets TNF_PREVIOUS_BIN. A
-// clone without that commit cannot build them: the test is skipped, saying so.
-func previousRelease(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("TNF_PREVIOUS_BIN")
-	if dir == "" {
-		t.Skip("TNF_PREVIOUS_BIN is not set: make test-one, make cluster-ci and make cluster-test build the previous release's agents and set it")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "tnfctl")); err != nil {
-		t.Skipf("the previous release's agents are not built (%v): make previous-release says why", err)
-	}
-	return dir
-}
 
 // useRelease gives node, powered off, the agents in bin: an update of its layer to that release,
 // or a rollback.
@@ -65,22 +49,12 @@ func (c *cluster) updateNode(w *writer, node, bin string) {
 	c.rebootChanging(w, node, func() { c.useRelease(node, bin) })
 }
 
-// releaseOf is the version the agents in bin report.
-func (c *cluster) releaseOf(bin string) string {
-	c.t.Helper()
-	out, err := exec.Command(filepath.Join(bin, "tnfctl"), "--version").Output()
-	if err != nil {
-		c.t.Fatalf("%s/tnfctl --version: %v", bin, err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // TestRollingUpdateFromPrevious: both nodes run the previous release; a rolling update brings
 // node1, then node2, to this one, and node2 is rolled back, with a writer running: each node
 // leaves cleanly, comes back on the other release and is promoted beside its peer of the other
 // release; nobody is fenced, no write is lost and both end with the same data.
 func TestRollingUpdateFromPrevious(t *testing.T) {
-	prev := previousRelease(t)
+	prev := testbin.Previous(t)
 	t.Parallel()
 	c := newCluster(t, nil)
 	for _, n := range c.nodes {
@@ -91,8 +65,8 @@ func TestRollingUpdateFromPrevious(t *testing.T) {
 		c.updateNode(w, n, c.bin)
 	}
 	c.updateNode(w, "node2", prev)
-	c.runsRelease("node1", c.releaseOf(c.bin))
-	c.runsRelease("node2", c.releaseOf(prev))
+	c.runsRelease("node1", testbin.Release(c.t, c.bin))
+	c.runsRelease("node2", testbin.Release(c.t, prev))
 	c.stopAndCheck(w)
 	c.assertPlanned()
 }
@@ -105,7 +79,7 @@ func TestRollingUpdateFromPrevious(t *testing.T) {
 // with the same data. Once with each node on the previous release.
 func TestMixedReleases(t *testing.T) {
 	onlyInClusterTest(t)
-	prev := previousRelease(t)
+	prev := testbin.Previous(t)
 	t.Parallel()
 	for _, old := range []string{"node1", "node2"} {
 		t.Run("previous-on-"+old, func(t *testing.T) {
@@ -133,7 +107,7 @@ func TestMixedReleases(t *testing.T) {
 			c.shutdownInTurnThenOnTogether(w, old)
 			c.updateNode(w, old, c.bin)
 			c.updateNode(w, old, prev)
-			c.runsRelease(old, c.releaseOf(prev))
+			c.runsRelease(old, testbin.Release(c.t, prev))
 			c.stopAndCheck(w)
 		})
 	}

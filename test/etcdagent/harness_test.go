@@ -87,6 +87,7 @@ type node struct {
 	c        *cluster
 	name, ip string
 	dir      string
+	agent    string // the ocf-etcd this node runs: bin/ocf-etcd unless a test gives it another release's
 	params   map[string]string
 	environ  map[string]string // further variables in every action's environment
 	mu       sync.Mutex
@@ -127,7 +128,7 @@ func newCluster(t testing.TB) *cluster {
 	ips := map[string]string{"node1": fmt.Sprintf("127.0.%d.1", n), "node2": fmt.Sprintf("127.0.%d.2", n)}
 	ipMap := "node1:" + ips["node1"] + ";node2:" + ips["node2"]
 	for _, name := range []string{"node1", "node2"} {
-		nd := &node{c: c, name: name, ip: ips[name], dir: filepath.Join(dir, name)}
+		nd := &node{c: c, name: name, ip: ips[name], dir: filepath.Join(dir, name), agent: testbin.Path(t, "ocf-etcd")}
 		nd.params = map[string]string{
 			"node_ip_map":     ipMap,
 			"data_dir":        filepath.Join(nd.dir, "etcd"),
@@ -181,7 +182,7 @@ func (n *node) env(extra map[string]string) map[string]string {
 // run executes one action and returns its exit code and stderr.
 func (n *node) run(action string, extra map[string]string) (int, string) {
 	n.c.t.Helper()
-	argv := []string{testbin.Path(n.c.t, "ocf-etcd"), action}
+	argv := []string{n.agent, action}
 	if n.peak != nil {
 		argv = n.peak.Wrap(argv...)
 	}

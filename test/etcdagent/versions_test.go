@@ -3,7 +3,9 @@
 package etcdagent_test
 
 import (
+	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
@@ -96,4 +100,59 @@ func etcdVersions(t *testing.T, n *node) (server, cluster string) {
 		t.Fatalf("%s/version: %v", n.url(), err)
 	}
 	return v.Server, v.Cluster
+}
+
+// TestPreviousReleaseBeside: the previous release's agent on one node, this release's on the
+// other, as in MCO's update of one node after the other: the cluster forms, each node's power cut
+// is answered by its peer forcing a cluster of one on the notification and the fenced node
+// rejoining, and both crash and come back together. Every acknowledged key is on both members at
+// the end. Once with each node on the previous release. (test/cluster runs the two releases
+// through Pacemaker: make cluster-ci and make cluster-test.)
+func TestPreviousReleaseBeside(t *testing.T) {
+	prev := testbin.Previous(t)
+	if os.Getenv("TNF_ETCD") != "" {
+		t.Skip("the agents' exchange does not depend on etcd's version: the default run has it")
+	}
+	for _, old := range []string{"node1", "node2"} {
+		t.Run("previous-on-"+old, func(t *testing.T) {
+			c := newCluster(t)
+			c.nodes[old].agent = filepath.Join(prev, "ocf-etcd")
+			leader, other := formCluster(t, c)
+			for name, bin := range map[string]string{old: prev, map[string]string{"node1": "node2", "node2": "node1"}[old]: testbin.Dir(t)} {
+				if got, reported := publishedLayer(t, c, name), testbin.Release(t, bin); got == "" || !strings.HasSuffix(reported, " "+got) {
+					t.Fatalf("%s publishes layer version %q, want the one of %s (%q)", name, got, bin, reported)
+				}
+			}
+			acked := writeKeys(t, leader, 0, 10)
+			for round := range 2 {
+				leader.fence()
+				other.notify("stop", leader.name)
+				maps.Copy(acked, writeKeys(t, other, 10*(round+1), 10*(round+2)))
+				other.must("monitor", ocfPromoted)
+				leader.must("start", ocfSuccess)
+				catchUpAndPromote(t, leader, other)
+				leader, other = other, leader
+			}
+			for _, n := range []*node{leader, other} {
+				n.must("monitor", ocfPromoted)
+				n.fence()
+			}
+			startBoth(t, leader, other)
+			leader, other = promoteTheScored(t, c)
+			catchUpAndPromote(t, other, leader)
+			for _, n := range []*node{leader, other} {
+				sameKeys(t, n, acked)
+			}
+		})
+	}
+}
+
+// publishedLayer is the layer version node's agent published.
+func publishedLayer(t *testing.T, c *cluster, node string) string {
+	t.Helper()
+	v, _, err := c.store.Get(context.Background(), node, etcdnode.AttrLayerVersion, attrs.Reboot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
