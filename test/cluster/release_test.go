@@ -255,6 +255,53 @@ func TestEtcd35Beside36(t *testing.T) {
 	c.stopAndCheck(w)
 }
 
+// TestEtcd35Beside36Faults: etcd 3.5 beside 3.6 through each failover fault of the benchmarks
+// whose victim is the 3.6 node (a power cut, the link cut, a hang, a power cut behind a slow BMC):
+// the 3.5 node serves alone and the 3.6 node rejoins it as a learner, so the cluster stays at 3.5.
+// Then both nodes crash with the same data: the 3.5 node leads, whatever the names, and the 3.6
+// node joins it. Once with 3.6 on each node. A writer runs throughout, paused for the crash so
+// that the data is the same: every acknowledged write is on both members. (A fault whose survivor
+// is the 3.6 node raises the cluster to 3.6 for good: TestEtcd35Beside36.)
+func TestEtcd35Beside36Faults(t *testing.T) {
+	onlyInClusterTest(t)
+	t.Parallel()
+	for _, newer := range []string{"node1", "node2"} {
+		t.Run("3.6-on-"+newer, func(t *testing.T) {
+			t.Parallel()
+			c, etcd35, etcd36 := newPerNodeEtcdCluster(t)
+			older := c.other(newer)
+			c.useEtcd(newer, etcd36)
+			c.useEtcd(older, etcd35)
+			w := c.upAndWriting()
+			c.clusterVersion(older, "3.5")
+			for _, f := range failoverFaults() {
+				if f.victim != newer {
+					continue
+				}
+				fenced := c.fences(f.survivor, f.victim)
+				f.inject(c)
+				c.waitFencedAgain(f.survivor, f.victim, fenced)
+				c.waitWrites(w, f.name+": "+f.survivor+" (3.5) alone")
+				if f.heal != nil {
+					f.heal(c)
+				}
+				c.waitRoles(f.survivor, bothPromoted)
+				c.waitWrites(w, f.name+": both back")
+				c.clusterVersion(f.survivor, "3.5")
+			}
+			c.stopAndCheck(w)
+			before := c.agentLogSizes()
+			c.crashBoth()
+			c.up()
+			c.clusterVersion(newer, "3.5")
+			if round := c.agentLogsSince(before); !strings.Contains(round, "the older etcd leads") {
+				t.Errorf("both crashed: no decision names the etcd versions:\n%s", grepLines(round, "decision="))
+			}
+			c.stopAndCheck(c.writing())
+		})
+	}
+}
+
 // clusterVersion waits until node's etcd reports the cluster's version as want (3.5 or 3.6).
 func (c *cluster) clusterVersion(node, want string) {
 	c.t.Helper()
