@@ -299,7 +299,7 @@ const etcdBefore36 = "3.5.26"
 func etcdUpgradeWarning(nodes []pcmk.NodeStatus) string {
 	var old, newer []string
 	for _, n := range nodes {
-		v := "v" + n.Attributes[etcdnode.AttrEtcdVersion]
+		v := "v" + strings.TrimPrefix(n.Attributes[etcdnode.AttrEtcdVersion], "v")
 		switch {
 		case !semver.IsValid(v):
 		case semver.MajorMinor(v) == "v3.5" && semver.Compare(v, "v"+etcdBefore36) < 0:

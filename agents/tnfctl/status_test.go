@@ -219,3 +219,34 @@ func TestOperatePageViews(t *testing.T) {
 		}
 	}
 }
+
+// TestEtcdUpgradeWarning: only a 3.5 member below etcdBefore36 beside one of 3.6 or later is
+// named, whatever the spelling of the versions; unknown versions are no warning.
+func TestEtcdUpgradeWarning(t *testing.T) {
+	for _, tc := range []struct {
+		a, b  string
+		warns bool
+	}{
+		{"3.5.21", "3.6.5", true},
+		{"v3.5.21", "3.6.5", true},
+		{"3.5.25", "3.6.0", true},
+		{"3.5.21", "3.7.0", true},
+		{"3.5.21", "3.6", true},
+		{"3.5.26", "3.6.5", false},
+		{"3.5.30", "3.6.5", false},
+		{"3.5.21", "3.5.26", false},
+		{"3.6.5", "3.6.0", false},
+		{"3.5.21", "", false},
+		{"", "3.6.5", false},
+		{"3.5.21", "not-a-version", false},
+	} {
+		nodes := []pcmk.NodeStatus{
+			{Name: "master-0", Attributes: map[string]string{etcdnode.AttrEtcdVersion: tc.a}},
+			{Name: "master-1", Attributes: map[string]string{etcdnode.AttrEtcdVersion: tc.b}},
+		}
+		got := etcdUpgradeWarning(nodes)
+		if (got != "") != tc.warns || tc.warns && !strings.Contains(got, "on master-0") {
+			t.Errorf("%q beside %q: %q, want a warning naming master-0: %v", tc.a, tc.b, got, tc.warns)
+		}
+	}
+}

@@ -142,10 +142,10 @@ type Input struct {
 
 // peerLeadsTie says the peer, not this node, leads from data equal to its own (both nodes back
 // after going down together, or neither with data): the node whose etcd is of the older minor
-// version, because etcd
-// allows no downgrade, and a cluster forced on 3.6 would shut a 3.5 peer out until its update
-// while one forced on 3.5 takes a 3.6 learner; the first by name when both run the same minor
-// version or either version is not known. Both nodes compare what both published, so they agree.
+// version, because etcd allows no downgrade, and a cluster forced on 3.6 would shut a 3.5 peer
+// out until its update while one forced on 3.5 takes a 3.6 learner; the first by name when both
+// run the same minor version or either version is not known. Both nodes compare what both
+// published, so they agree.
 func peerLeadsTie(in Input) bool {
 	switch {
 	case older(in.PeerEtcdVersion, in.EtcdVersion):
@@ -167,8 +167,8 @@ func tieBreak(in Input) string {
 // minorDiffers says both versions are known and of different minor versions.
 func minorDiffers(a, b string) bool { return older(a, b) || older(b, a) }
 
-// older says etcd version v is of an older minor version than cluster version c; false when
-// either cannot be read.
+// older says etcd version v is of an older minor version than c (another etcd's version, or a
+// cluster's); false when either cannot be read.
 func older(v, c string) bool {
 	vm, vn, ok1 := majorMinor(v)
 	cm, cn, ok2 := majorMinor(c)
@@ -261,8 +261,9 @@ func decided(a Action, format string, args ...any) Decision {
 //     its holder creates one, so it was left by a run that lost its power holding it;
 //   - a node joins as a learner only of a serving voter, so both can never end as learners, and
 //     never of a cluster whose etcd version is newer than its own etcd's (etcd allows no downgrade);
-//   - of two ready nodes with the same data, or none, exactly one leads: the one whose etcd is of
-//     the older minor version, else the first by name;
+//   - of two ready nodes with the same data, or none, with no claim held and no served cluster
+//     recorded, exactly one leads: the one whose etcd is of the older minor version, else the
+//     first by name;
 //   - beside a peer's member that runs without a leader a node never creates a cluster: it
 //     starts its own member of that cluster, which gives the two their quorum back;
 //   - while the installer's etcd runs on a node, that node only waits;

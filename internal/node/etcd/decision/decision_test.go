@@ -660,7 +660,12 @@ func TestDecideEtcdVersion(t *testing.T) {
 
 // etcdVersions are the etcd versions the tie-break tests publish for either node: none, two
 // patch levels of two minor versions, a later minor version and something that is no version.
-var etcdVersions = []string{"", "3.5.21", "3.5.26", "3.6.0", "3.6.5", "3.7.0", "not-a-version"}
+var etcdVersions = []string{"", "3.5.21", "3.5.26", "3.6.0", "3.6.5", "3.7.0", "v3.5.21", "not-a-version"}
+
+// etcdMinor is each of etcdVersions' minor version, written out rather than computed by the code
+// under test ("": not a version).
+var etcdMinor = map[string]string{"": "", "3.5.21": "3.5", "3.5.26": "3.5", "3.6.0": "3.6", "3.6.5": "3.6", "3.7.0": "3.7",
+	"v3.5.21": "3.5", "not-a-version": ""}
 
 // TestTieGoesToTheOlderEtcd: of two ready nodes with the same data (both back after going down
 // together) or with none (a first boot), for every pair of published etcd versions, exactly one
@@ -686,7 +691,7 @@ func checkTie(t *testing.T, data, v1, v2 string) {
 	}
 	d1, d2 := Decide(view("node1", "node2", v1, v2)), Decide(view("node2", "node1", v2, v1))
 	want := "node1"
-	if older(v2, v1) {
+	if m1, m2 := etcdMinor[v1], etcdMinor[v2]; m1 != "" && m2 != "" && m2 < m1 {
 		want = "node2"
 	}
 	name := fmt.Sprintf("%s data, node1 on %q, node2 on %q", data, v1, v2)
@@ -699,8 +704,10 @@ func checkTie(t *testing.T, data, v1, v2 string) {
 
 // TestEtcdVersionsDecideOnlyTheTie: published etcd versions change no decision but the tie's
 // leader: for every world, peer state (but a serving voter, where this node's version meets the
-// cluster's: TestDecideEtcdVersion), claim and pair of versions, the decision is the one without
-// versions unless both nodes are ready with the same data or none.
+// cluster's: TestDecideEtcdVersion), claim, served cluster and pair of versions, the decision is
+// the one without versions unless both nodes are ready with the same data of one cluster, in
+// service, or with none; there it is that one or its mirror (waiting instead of what the winner
+// of the tie does, or the reverse).
 func TestEtcdVersionsDecideOnlyTheTie(t *testing.T) {
 	for _, w := range worlds() {
 		for p := range Peer(len(peerNames)) {
@@ -708,17 +715,22 @@ func TestEtcdVersionsDecideOnlyTheTie(t *testing.T) {
 				continue
 			}
 			for c := range Claim(len(claimNames)) {
-				in := Input{Self: w[0].name, PeerName: w[1].name, Local: w[0].data, PeerData: published(w[1].data, true), Peer: p, Claim: c}
-				without := Decide(in)
-				l, pd := in.Local, in.PeerData
-				tie := p == PeerReady && (l.Present && pd.Present && Compare(l, pd) == 0 || !l.Present && pd.Known && !pd.Present)
-				for _, own := range etcdVersions {
-					for _, peers := range etcdVersions {
-						in.EtcdVersion, in.PeerEtcdVersion = own, peers
-						got := Decide(in)
-						if got.Action != without.Action && !tie {
-							t.Errorf("%+v beside %s %+v, claim %s, etcd %q beside %q: %s (%s), want %s (%s) as without versions",
-								w[0].data, p, w[1].data, c, own, peers, got.Action, got.Reason, without.Action, without.Reason)
+				for _, served := range []uint64{0, clusterC, clusterD} {
+					in := Input{Self: w[0].name, PeerName: w[1].name, Local: w[0].data, PeerData: published(w[1].data, true), Peer: p, Claim: c, Served: served}
+					without := Decide(in)
+					l, pd := in.Local, in.PeerData
+					tie := p == PeerReady && (l.Present && l.outOfService() == "" && pd.Present && l.ClusterID == pd.ClusterID && Compare(l, pd) == 0 ||
+						!l.Present && pd.Known && !pd.Present)
+					for _, own := range etcdVersions {
+						for _, peers := range etcdVersions {
+							in.EtcdVersion, in.PeerEtcdVersion = own, peers
+							got := Decide(in)
+							// On a tie the versions only choose which node waits for the other.
+							mirror := (got.Action == Wait) != (without.Action == Wait)
+							if got.Action != without.Action && !(tie && mirror) {
+								t.Errorf("%+v beside %s %+v, claim %s, served %x, etcd %q beside %q: %s (%s), want %s (%s) as without versions",
+									w[0].data, p, w[1].data, c, served, own, peers, got.Action, got.Reason, without.Action, without.Reason)
+							}
 						}
 					}
 				}

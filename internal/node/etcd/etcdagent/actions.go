@@ -129,7 +129,8 @@ func (a *Agent) start(ctx context.Context) (ocf.Status, error) {
 	if err := touch(a.cfg.StartedFile()); err != nil {
 		return failed(err)
 	}
-	// The etcd version before the record: a peer that reads this boot's record reads the version.
+	// The etcd version before the instance mark: a peer that sees this instance started (ready)
+	// reads this start's version.
 	if err := a.publishEtcdVersion(ctx); err != nil {
 		return failed(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
@@ -15,11 +16,8 @@ import (
 // What cannot be read stays empty: the rule does not apply, and etcd's own check refuses a
 // member too old for its cluster.
 func (a *Agent) readEtcdVersions(ctx context.Context, in *decision.Input) {
-	v, err := a.rt.Version(ctx)
-	if err != nil {
-		a.log.Warn("reading the version of this node's etcd", "err", err)
-	}
-	in.EtcdVersion = v
+	in.EtcdVersion = a.etcdVersion(ctx)
+	var err error
 	if in.PeerClusterVersion, err = a.peerClusterVersion(ctx); err != nil {
 		a.log.Warn("reading the peer's etcd cluster version", "err", err)
 	}
@@ -57,15 +55,25 @@ func (a *Agent) peerClusterVersion(ctx context.Context) (string, error) {
 	return v.Cluster, nil
 }
 
-// publishEtcdVersion publishes the version of the etcd this node runs, for the tie-break and
-// tnfctl status. One that cannot be read is published as not known (the tie then goes by name on
-// both nodes alike); only a failure to publish fails.
-func (a *Agent) publishEtcdVersion(ctx context.Context) error {
+// versionBound bounds reading the etcd's version: the podman runtime runs a container for it.
+const versionBound = 20 * time.Second
+
+// etcdVersion is the version of the etcd this node runs, "" when it cannot be read (logged).
+func (a *Agent) etcdVersion(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, versionBound)
+	defer cancel()
 	v, err := a.rt.Version(ctx)
 	if err != nil {
 		a.log.Warn("reading the version of this node's etcd", "err", err)
 	}
-	return a.cfg.PublishEtcdVersion(ctx, a.store, v)
+	return v
+}
+
+// publishEtcdVersion publishes the version of the etcd this node runs, for the tie-break and
+// tnfctl status. One that cannot be read is published as not known (the tie then goes by name on
+// both nodes alike); only a failure to publish fails.
+func (a *Agent) publishEtcdVersion(ctx context.Context) error {
+	return a.cfg.PublishEtcdVersion(ctx, a.store, a.etcdVersion(ctx))
 }
 
 // readPublishedEtcdVersions fills in what the tie-break reads beside a ready peer: the etcd

@@ -366,9 +366,11 @@ func ReadContract(ctx context.Context, store attrs.Store, node string) (int, err
 	return n, err
 }
 
-// PublishEtcdVersion publishes the version of the etcd this node runs ("" deletes it).
+// PublishEtcdVersion publishes the version of the etcd this node runs ("" deletes it). Not
+// through the cache: it is written once per start, and Pacemaker may have cleared it since the
+// last (a restart of Pacemaker alone).
 func (c Config) PublishEtcdVersion(ctx context.Context, store attrs.Store, v string) error {
-	return c.setCached(ctx, store, "published-etcd-version", AttrEtcdVersion, v, attrs.Reboot)
+	return store.Set(ctx, c.Self, AttrEtcdVersion, v, attrs.Reboot)
 }
 
 // ReadEtcdVersion reads the version of the etcd node published ("" when none).
