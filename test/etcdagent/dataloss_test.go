@@ -4,6 +4,7 @@ package etcdagent_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/walfault"
 )
 
 // TestAcceptDataLoss: the leaver left gracefully, the stayer took writes alone and died. The
@@ -88,4 +90,31 @@ func TestAcceptDataLoss(t *testing.T) {
 	if got := stayer.keys("/k/last"); len(got) != 0 {
 		t.Fatalf("a given-up write came back: %v", got)
 	}
+}
+
+// TestForceAfterATornWALRecord: both nodes lost their power and the WAL of the node with the
+// newest data ends in a record the power cut interrupted (never synced, so never acknowledged).
+// That node, back alone, forces a cluster of one from its data: the torn record is cut off as
+// etcd itself does at start, every acknowledged key is there, and the agent says what it cut.
+// Before, reading the WAL to commit its tail failed on that record, and the node could never lead.
+func TestForceAfterATornWALRecord(t *testing.T) {
+	c := newCluster(t)
+	first, second := formCluster(t, c)
+	acked := writeKeys(t, first, 0, 20)
+	for _, n := range []*node{first, second} {
+		n.must("monitor", ocfPromoted)
+		n.fence()
+	}
+	node1 := c.nodes["node1"]
+	if err := walfault.TearLast(filepath.Join(node1.params["data_dir"], "member", "wal")); err != nil {
+		t.Fatal(err)
+	}
+	node1.must("start", ocfSuccess)
+	if _, ok := node1.score(); !ok {
+		t.Fatalf("node1 may not lead from its data with a torn last record\n%s", c.dump())
+	}
+	if out := node1.must("promote", ocfSuccess); !strings.Contains(out, "cut short by the crash") {
+		t.Errorf("node1's promote does not say it cut the torn record off:\n%s", out)
+	}
+	sameKeys(t, node1, acked)
 }

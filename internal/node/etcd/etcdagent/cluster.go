@@ -54,9 +54,13 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 			return err
 		}
 	case decision.ForceNewCluster:
-		committed, err := etcddata.CommitTail(a.cfg.DataDir)
+		committed, torn, err := etcddata.CommitTail(a.cfg.DataDir)
 		if err != nil {
 			return err
+		}
+		if torn {
+			a.log.Warn("the WAL's last record was cut short by the crash (never acknowledged): cut off as etcd does at start, "+
+				"the file as it was kept beside it (*.wal.broken)", "data_dir", a.cfg.DataDir)
 		}
 		a.log.Info("forcing a new cluster of one", "committed_index", committed)
 		if err := a.launch(ctx, forcedAlone); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -285,22 +286,35 @@ func isLearner(dataDir string, memberID uint64) (bool, error) {
 // been committed and acknowledged by the peer, which is now gone. Keeping them loses no
 // acknowledged write and keeps revisions from going backwards. Entries that were never committed
 // were never acknowledged, so committing them is safe too. It returns the index now committed.
-func CommitTail(dataDir string) (uint64, error) {
+//
+// A last record cut short (a write the crash interrupted: never synced, so never acknowledged nor
+// counted for a commit) is cut off first, as etcd does at its own start with wal.Repair, which
+// keeps the file as it was beside it (*.wal.broken); torn says so. Reading the WAL for writing
+// fails on it, where reading it for the decision (Inspect) stops before it: without the repair
+// a node whose data is the newest could never force.
+func CommitTail(dataDir string) (committed uint64, torn bool, err error) {
 	r, err := readWAL(dataDir, true)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		if !wal.Repair(zap.NewNop(), walDir(dataDir)) {
+			return 0, true, fmt.Errorf("%s: the WAL's last record is cut short and etcd's repair of it failed: %w", dataDir, err)
+		}
+		torn = true
+		r, err = readWAL(dataDir, true)
+	}
 	if err != nil {
-		return 0, err
+		return 0, torn, err
 	}
 	st := r.state
 	if r.info.Index > st.Commit {
 		st.Commit = r.info.Index
 		if err := r.w.Save(st, nil); err != nil {
 			r.w.Close()
-			return 0, fmt.Errorf("%s: saving hard state: %w", dataDir, err)
+			return 0, torn, fmt.Errorf("%s: saving hard state: %w", dataDir, err)
 		}
 	}
 	// Close syncs the tail.
 	if err := r.w.Close(); err != nil {
-		return 0, fmt.Errorf("%s: closing WAL: %w", dataDir, err)
+		return 0, torn, fmt.Errorf("%s: closing WAL: %w", dataDir, err)
 	}
-	return st.Commit, nil
+	return st.Commit, torn, nil
 }
