@@ -88,15 +88,7 @@ func TestMixedReleases(t *testing.T) {
 			c.useRelease(old, prev)
 			w := c.upAndWriting()
 			for _, f := range failoverFaults() {
-				fenced := c.fences(f.survivor, f.victim)
-				f.inject(c)
-				c.waitFencedAgain(f.survivor, f.victim, fenced)
-				c.waitWrites(w, f.name+": "+f.survivor+" alone")
-				if f.heal != nil {
-					f.heal(c)
-				}
-				c.waitRoles(f.survivor, bothPromoted)
-				c.waitWrites(w, f.name+": both back")
+				c.throughFault(w, f)
 			}
 			for _, n := range c.nodes {
 				c.reboot(w, n)
@@ -111,6 +103,21 @@ func TestMixedReleases(t *testing.T) {
 			c.stopAndCheck(w)
 		})
 	}
+}
+
+// throughFault injects f while w writes: the survivor fences the victim and takes writes alone;
+// then f heals (or fencing's reboot does), both are promoted and take writes again.
+func (c *cluster) throughFault(w *writer, f failoverFault) {
+	c.t.Helper()
+	fenced := c.fences(f.survivor, f.victim)
+	f.inject(c)
+	c.waitFencedAgain(f.survivor, f.victim, fenced)
+	c.waitWrites(w, f.name+": "+f.survivor+" alone")
+	if f.heal != nil {
+		f.heal(c)
+	}
+	c.waitRoles(f.survivor, bothPromoted)
+	c.waitWrites(w, f.name+": both back")
 }
 
 // shutdownInTurnThenOnTogether is the field's site shutdown: first leaves cleanly, the other
@@ -278,15 +285,7 @@ func TestEtcd35Beside36Faults(t *testing.T) {
 				if f.victim != newer {
 					continue
 				}
-				fenced := c.fences(f.survivor, f.victim)
-				f.inject(c)
-				c.waitFencedAgain(f.survivor, f.victim, fenced)
-				c.waitWrites(w, f.name+": "+f.survivor+" (3.5) alone")
-				if f.heal != nil {
-					f.heal(c)
-				}
-				c.waitRoles(f.survivor, bothPromoted)
-				c.waitWrites(w, f.name+": both back")
+				c.throughFault(w, f)
 				c.clusterVersion(f.survivor, "3.5")
 			}
 			c.stopAndCheck(w)
