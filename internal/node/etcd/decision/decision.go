@@ -339,6 +339,8 @@ func decide(in Input) Decision {
 	}
 	var lead Decision
 	givenUp := l.Present && in.GivenUp.covers(p)
+	// A tie (read where the cases before it proved both data of one cluster and in service).
+	tie := peerComing && p.Present && Compare(l, p) == 0
 	switch {
 	case givenUp && (l.outOfService() != "" || (l.ClusterID == p.ClusterID && Compare(l, p) < 0)):
 		lead = decided(RestoreNewCluster, "an administrator gave up peer %s's data up to index %d (cluster %x): "+
@@ -372,12 +374,12 @@ func decide(in Input) Decision {
 	case p.Known && p.Present && Compare(l, p) < 0:
 		return blocked("local data (%s) is older than peer %s's last published %s: refusing to lead",
 			position(l), in.PeerName, position(p))
-	case peerComing && p.Present && Compare(l, p) == 0 && peerLeadsTie(in):
+	case tie && peerLeadsTie(in):
 		return decided(Wait, "same data as peer %s (index %d); it leads (%s)", in.PeerName, l.Index, tieBreak(in))
 	case in.Served != 0 && l.ClusterID != in.Served:
 		return decided(Refuse, "local data belongs to cluster %x but this cluster has served cluster %x: never lead from data of "+
 			"another cluster", l.ClusterID, in.Served)
-	case peerComing && p.Present && Compare(l, p) == 0:
+	case tie:
 		lead = decided(ForceNewCluster, "same data as peer %s (cluster %x, index %d); this node leads (%s): restart it as a cluster of one",
 			in.PeerName, l.ClusterID, l.Index, tieBreak(in))
 	default:

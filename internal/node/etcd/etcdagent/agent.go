@@ -31,6 +31,12 @@ type Agent struct {
 	store attrs.Store
 	rt    etcdrun.Runtime
 	log   *slog.Logger
+	// version is the runtime's etcd version once read (versionRead): a rejoin's start needs it
+	// twice (to publish it, and beside the serving peer), and with the podman runtime each read
+	// runs a container. Each action is a process of its own; the long-lived watch action only
+	// decides once its peer is fenced, where the version is not read.
+	version     string
+	versionRead bool
 }
 
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/version"
+
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 )
@@ -43,9 +45,7 @@ func (a *Agent) peerClusterVersion(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer resp.Body.Close()
-	var v struct {
-		Cluster string `json:"etcdcluster"`
-	}
+	var v version.Versions
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("%s/version: %s", a.peerURL(), resp.Status)
 	}
@@ -58,14 +58,19 @@ func (a *Agent) peerClusterVersion(ctx context.Context) (string, error) {
 // versionBound bounds reading the etcd's version: the podman runtime runs a container for it.
 const versionBound = 20 * time.Second
 
-// etcdVersion is the version of the etcd this node runs, "" when it cannot be read (logged).
+// etcdVersion is the version of the etcd this node runs, "" when it cannot be read (logged);
+// read once per action.
 func (a *Agent) etcdVersion(ctx context.Context) string {
+	if a.versionRead {
+		return a.version
+	}
 	ctx, cancel := context.WithTimeout(ctx, versionBound)
 	defer cancel()
 	v, err := a.rt.Version(ctx)
 	if err != nil {
 		a.log.Warn("reading the version of this node's etcd", "err", err)
 	}
+	a.version, a.versionRead = v, true
 	return v
 }
 
