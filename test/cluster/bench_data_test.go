@@ -27,7 +27,7 @@ func BenchmarkGatherLargeData(b *testing.B) {
 		b.Fatal(err)
 	}
 	gib := slices.Max(sizes)
-	b.Run(strconv.FormatFloat(gib, 'f', -1, 64)+"GiB", func(b *testing.B) {
+	b.Run(kubedata.SizeName(gib), func(b *testing.B) {
 		// Pacemaker's daemons inherit the test's environment, and the agent's etcd the agent's.
 		b.Setenv("ETCD_QUOTA_BACKEND_BYTES", "8589934592")
 		c := newCluster(b, nil)

@@ -4,7 +4,6 @@ package cluster_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
+	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
 )
 
 // useRelease gives node, powered off, the agents in bin: an update of its layer to that release,
@@ -189,16 +189,8 @@ func (c *cluster) etcdVersions(node string) (server, cluster string) {
 		DialContext: func(context.Context, string, string) (net.Conn, error) {
 			return c.dial(c.layout.Nodes[node].NetNS, net.JoinHostPort(c.ip[node], etcdPort))
 		}}}
-	resp, err := hc.Get(c.etcdURL(node) + "/version")
+	v, err := etcdcheck.Versions(hc, c.etcdURL(node))
 	if err != nil {
-		return "", err.Error()
-	}
-	defer resp.Body.Close()
-	var v struct {
-		Server  string `json:"etcdserver"`
-		Cluster string `json:"etcdcluster"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
 		return "", err.Error()
 	}
 	return v.Server, v.Cluster

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -47,7 +46,7 @@ func BenchmarkLargeData(b *testing.B) {
 	}
 	secondDisk := os.Getenv("TNF_BENCH_SECOND_DISK") != ""
 	for _, gib := range sizes {
-		name := strconv.FormatFloat(gib, 'f', -1, 64) + "GiB"
+		name := kubedata.SizeName(gib)
 		if secondDisk {
 			name += "-joiner-on-tmpfs"
 		}

@@ -4,7 +4,6 @@ package etcdagent_test
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"net/http"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
+	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
 )
 
 // TestOlderEtcdLeadsTies: etcd 3.6 on node1 and 3.5 on node2, as in the window of an OpenShift
@@ -86,18 +86,9 @@ func logSince(n *node, offset int) string {
 // etcdVersions is what n's etcd reports at /version: its own version and the cluster's.
 func etcdVersions(t *testing.T, n *node) (server, cluster string) {
 	t.Helper()
-	hc := &http.Client{Timeout: 5 * time.Second}
-	resp, err := hc.Get(n.url() + "/version")
+	v, err := etcdcheck.Versions(&http.Client{Timeout: 5 * time.Second}, n.url())
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var v struct {
-		Server  string `json:"etcdserver"`
-		Cluster string `json:"etcdcluster"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		t.Fatalf("%s/version: %v", n.url(), err)
 	}
 	return v.Server, v.Cluster
 }

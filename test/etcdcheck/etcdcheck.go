@@ -6,10 +6,13 @@ package etcdcheck
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/version"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -187,4 +190,21 @@ func Identity(ctx context.Context, cli *clientv3.Client) (uint64, map[string]uin
 		ids[m.Name] = m.ID
 	}
 	return list.Header.ClusterId, ids, nil
+}
+
+// Versions is what the etcd at clientURL reports at /version: its own version and its cluster's.
+func Versions(hc *http.Client, clientURL string) (version.Versions, error) {
+	var v version.Versions
+	resp, err := hc.Get(clientURL + "/version")
+	if err != nil {
+		return v, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return v, fmt.Errorf("%s/version: %s", clientURL, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return v, fmt.Errorf("%s/version: %w", clientURL, err)
+	}
+	return v, nil
 }

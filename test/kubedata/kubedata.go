@@ -166,6 +166,9 @@ func putAll(ctx context.Context, cli *clientv3.Client, objects []object, value f
 // DefaultSizes are the database sizes (GiB) the benchmarks measure unless told otherwise.
 const DefaultSizes = "0.5 1 2 4"
 
+// SizeName is a size's sub-benchmark name, "0.5GiB": test/benchtable reads the size back from it.
+func SizeName(gib float64) string { return strconv.FormatFloat(gib, 'f', -1, 64) + "GiB" }
+
 // Sizes reads a list of sizes in GiB (TNF_BENCH_DATA_GIB; empty: DefaultSizes), each above 0
 // and under OpenShift's 8 GiB quota.
 func Sizes(spec string) ([]float64, error) {
