@@ -38,11 +38,14 @@ type Info struct {
 	// Removed: the member is not in the raft membership its WAL ends with (it was removed,
 	// e.g. by its own graceful leave).
 	Removed bool
+	// OtherVoter is the other voter of a membership of exactly two voters, this member and
+	// that one, as the WAL ends (0: any other membership).
+	OtherVoter uint64
 }
 
 // Data is the info as the decision reads it.
 func (i Info) Data() decision.Data {
-	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed, MemberID: i.MemberID}
+	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed, MemberID: i.MemberID, OtherVoter: i.OtherVoter}
 }
 
 func walDir(dataDir string) string  { return filepath.Join(dataDir, "member", "wal") }
@@ -62,7 +65,9 @@ func Inspect(dataDir string) (Info, error) {
 	}
 	defer r.w.Close()
 	info := r.info
-	info.Learner, err = isLearner(dataDir, info.MemberID)
+	if !r.roleKnown {
+		info.Learner, err = isLearner(dataDir, info.MemberID)
+	}
 	return info, err
 }
 
@@ -132,6 +137,10 @@ type walRead struct {
 	w     *wal.WAL
 	info  Info
 	state raftpb.HardState
+	// roleKnown: the WAL's membership names the member, so info.Learner is read from it. It is
+	// the one etcd applies at its start; the backend's, applied from it, may lag it by etcd's
+	// last batch (a crash within 100 ms of a learner's promotion).
+	roleKnown bool
 }
 
 // readWAL opens the WAL at the newest usable snapshot, as etcd does at start.
@@ -179,7 +188,10 @@ func readWAL(dataDir string, write bool) (walRead, error) {
 		return walRead{}, fmt.Errorf("%s: %w", dataDir, err)
 	}
 	info.Removed = members.removed(md.NodeID)
-	return walRead{w: w, info: info, state: state}, nil
+	info.OtherVoter = members.otherVoter(md.NodeID)
+	var roleKnown bool
+	info.Learner, roleKnown = members[md.NodeID]
+	return walRead{w: w, info: info, state: state, roleKnown: roleKnown}, nil
 }
 
 // membership is the raft configuration: voter and learner IDs.
@@ -247,7 +259,22 @@ func (m membership) removed(id uint64) bool {
 	return !ok
 }
 
-// isLearner reads the member's entry in the backend's membership bucket.
+// otherVoter is the other voter of a membership of exactly two voters, id and that one; 0 for
+// any other membership.
+func (m membership) otherVoter(id uint64) uint64 {
+	if learner, ok := m[id]; len(m) != 2 || !ok || learner {
+		return 0
+	}
+	for other, learner := range m {
+		if other != id && !learner {
+			return other
+		}
+	}
+	return 0
+}
+
+// isLearner reads the member's entry in the backend's membership bucket (a WAL that holds no
+// configuration names no role).
 func isLearner(dataDir string, memberID uint64) (bool, error) {
 	path := filepath.Join(snapDir(dataDir), "db")
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {

@@ -107,19 +107,23 @@ func TestMembershipReplay(t *testing.T) {
 		snapshot         *raftpb.ConfState
 		ents             []raftpb.Entry
 		removed, learner map[uint64]bool
+		other            map[uint64]uint64 // member → the other voter of a two-voter membership
 	}{
 		{"no configuration at all proves nothing", nil, []raftpb.Entry{normal},
-			map[uint64]bool{1: false}, nil},
+			map[uint64]bool{1: false}, nil, map[uint64]uint64{1: 0}},
 		{"bootstrap of two", nil, []raftpb.Entry{cc(raftpb.ConfChangeAddNode, 1), cc(raftpb.ConfChangeAddNode, 2), normal},
-			map[uint64]bool{1: false, 2: false, 3: true}, map[uint64]bool{1: false}},
+			map[uint64]bool{1: false, 2: false, 3: true}, map[uint64]bool{1: false}, map[uint64]uint64{1: 2, 2: 1, 3: 0}},
 		{"graceful leave of 2", nil, []raftpb.Entry{cc(raftpb.ConfChangeAddNode, 1), cc(raftpb.ConfChangeAddNode, 2), cc(raftpb.ConfChangeRemoveNode, 2)},
-			map[uint64]bool{1: false, 2: true}, nil},
+			map[uint64]bool{1: false, 2: true}, nil, map[uint64]uint64{1: 0, 2: 0}},
 		{"learner joins after a snapshot, then is promoted", &raftpb.ConfState{Voters: []uint64{1}},
-			[]raftpb.Entry{cc(raftpb.ConfChangeAddLearnerNode, 3)}, map[uint64]bool{3: false}, map[uint64]bool{3: true}},
+			[]raftpb.Entry{cc(raftpb.ConfChangeAddLearnerNode, 3)}, map[uint64]bool{3: false}, map[uint64]bool{3: true},
+			map[uint64]uint64{1: 0, 3: 0}},
 		{"promoted", &raftpb.ConfState{Voters: []uint64{1}, Learners: []uint64{3}},
-			[]raftpb.Entry{cc2(raftpb.ConfChangeAddNode, 3)}, map[uint64]bool{3: false}, map[uint64]bool{3: false}},
+			[]raftpb.Entry{cc2(raftpb.ConfChangeAddNode, 3)}, map[uint64]bool{3: false}, map[uint64]bool{3: false},
+			map[uint64]uint64{1: 3, 3: 1}},
 		{"removed after the snapshot", &raftpb.ConfState{Voters: []uint64{1, 2}},
-			[]raftpb.Entry{cc2(raftpb.ConfChangeRemoveNode, 1)}, map[uint64]bool{1: true, 2: false}, nil},
+			[]raftpb.Entry{cc2(raftpb.ConfChangeRemoveNode, 1)}, map[uint64]bool{1: true, 2: false}, nil, map[uint64]uint64{1: 0, 2: 0}},
+		{"three voters", &raftpb.ConfState{Voters: []uint64{1, 2, 3}}, nil, nil, nil, map[uint64]uint64{1: 0, 2: 0}},
 	}
 	for _, r := range rows {
 		var m membership
@@ -137,6 +141,11 @@ func TestMembershipReplay(t *testing.T) {
 		for id, want := range r.learner {
 			if got := m[id]; got != want {
 				t.Errorf("%s: member %d learner=%v, want %v", r.name, id, got, want)
+			}
+		}
+		for id, want := range r.other {
+			if got := m.otherVoter(id); got != want {
+				t.Errorf("%s: member %d's other voter %d, want %d", r.name, id, got, want)
 			}
 		}
 	}
