@@ -28,6 +28,21 @@ type Data struct {
 	// MemberID is the local member's ID (0: unknown). Only the local data has one: the records
 	// the peer publishes carry none.
 	MemberID uint64
+	// OtherVoter is, when the local WAL's membership is exactly two voters, this member and one
+	// other, that other's ID (0: any other membership, or not known). Local data only, like MemberID.
+	OtherVoter uint64
+}
+
+// Pair is a member of a membership of exactly two voters as its node published it at its start
+// (etcdnode.AttrPair): the member's ID and the other voter's. Zero: none published (an agent
+// before 0.3.0, data of another membership, a node that created a cluster or joined one since,
+// or one that withdrew it after its peer's member did not come: see StartBoth).
+type Pair struct{ Member, Other uint64 }
+
+// names says this pair and the peer's name each other: each member is the other's only other
+// voter.
+func (p Pair) names(peer Pair) bool {
+	return p.Member != 0 && peer.Member != 0 && p.Member != peer.Member && p.Other == peer.Member && peer.Other == p.Member
 }
 
 // Compare orders two logs of one cluster as raft does when it elects a leader: the log whose
@@ -138,6 +153,23 @@ type Input struct {
 	// start (agents before 0.3.0 publish none); beside a ready peer EtcdVersion is this node's,
 	// as it published it too, so that both nodes compare the same two values. Empty: not known.
 	PeerEtcdVersion string
+	// Pair and PeerPair are the two-voter memberships both nodes published at their starts, read
+	// beside a ready peer only (this node's read back too, so that both compare the same two).
+	Pair, PeerPair Pair
+}
+
+// bothStart says both nodes are back with their etcd stopped, each holding a voter of one cluster
+// whose membership is the two of them (their published pairs name each other; this node's is its
+// data's), with no administrator's record and no other served cluster in the way. Neither forced
+// a cluster since the two last ran together (forcing removes the other member, and withdraws the
+// pair first), so both start their members as they are: raft needs both votes and elects the
+// more up-to-date log, as it does beside a leaderless peer. The peer, deciding on the same two
+// pairs and records, comes to the same.
+func bothStart(in Input) bool {
+	l, p := in.Local, in.PeerData
+	return in.Peer == PeerReady && in.Pair.names(in.PeerPair) && in.Pair.Member == l.MemberID && in.Pair.Other == l.OtherVoter &&
+		l.Present && l.outOfService() == "" && p.Present && !p.Learner && p.ClusterID == l.ClusterID &&
+		!in.GivenUp.Present && !in.PeerGaveUp.Present && (in.Served == 0 || in.Served == l.ClusterID)
 }
 
 // peerLeadsTie says the peer, not this node, leads from data equal to its own (both nodes back
@@ -207,6 +239,10 @@ const (
 	Refuse
 	// StartExisting: run the existing member as it is; it has (or gets) quorum without forcing.
 	StartExisting
+	// StartBoth: run the existing member as it is, as the peer runs its own (bothStart): a cold
+	// boot that streams nothing. The agent waits a bounded time for the two to elect a leader,
+	// then withdraws its pair and decides again by the other rules.
+	StartBoth
 	// ForceNewCluster: restart the local data as a cluster of one (claim first).
 	ForceNewCluster
 	// NewCluster: no data anywhere: bootstrap a new cluster of one (claim first).
@@ -227,13 +263,13 @@ const EtcdTooOld = "cannot join (etcd allows no downgrade)"
 // cluster served (tnfctl status gives its own advice for it).
 const ServedWithoutData = "no data on either node, but this cluster has served etcd cluster"
 
-var actionNames = []string{"wait", "refuse", "start-existing", "force-new-cluster", "new-cluster", "join-as-learner", "restore-new-cluster"}
+var actionNames = []string{"wait", "refuse", "start-existing", "start-both", "force-new-cluster", "new-cluster", "join-as-learner", "restore-new-cluster"}
 
 func (a Action) String() string { return actionNames[a] }
 
 // Leads reports whether the action makes this node the one that serves first, so it gets a
 // promotion score.
-func (a Action) Leads() bool { return a == StartExisting || a.NeedsClaim() }
+func (a Action) Leads() bool { return a == StartExisting || a == StartBoth || a.NeedsClaim() }
 
 // NeedsClaim reports whether the action creates a cluster and so must hold the claim.
 func (a Action) NeedsClaim() bool {
@@ -266,6 +302,10 @@ func decided(a Action, format string, args ...any) Decision {
 //     first by name;
 //   - beside a peer's member that runs without a leader a node never creates a cluster: it
 //     starts its own member of that cluster, which gives the two their quorum back;
+//   - of two ready nodes with no claim held, one starts both members (StartBoth) exactly when the
+//     other does: only where both published pairs that name each other, of the data each holds,
+//     voters of one cluster, with no administrator's record and no other served cluster; the
+//     pairs change no other decision;
 //   - while the installer's etcd runs on a node, that node only waits;
 //   - beside a peer whose agent publishes a contract this agent cannot read, a node only waits;
 //   - a node whose member the serving peer still counts as a voter starts that member again: no
@@ -371,6 +411,10 @@ func decide(in Input) Decision {
 			l.ClusterID, in.PeerName, p.ClusterID)
 	case peerComing && !p.Known:
 		return decided(Wait, "peer %s has not published its data yet", in.PeerName)
+	case bothStart(in):
+		lead = decided(StartBoth, "both nodes are back with voters of cluster %x whose membership is the two of them (%x, %x): "+
+			"start the existing member (local %s, peer %s) as peer %s starts its own; raft elects the more up-to-date log and "+
+			"nothing is streamed", l.ClusterID, in.Pair.Member, in.Pair.Other, position(l), position(p), in.PeerName)
 	case p.Known && p.Present && Compare(l, p) < 0:
 		return blocked("local data (%s) is older than peer %s's last published %s: refusing to lead",
 			position(l), in.PeerName, position(p))

@@ -738,3 +738,139 @@ func TestEtcdVersionsDecideOnlyTheTie(t *testing.T) {
 		}
 	}
 }
+
+// Member IDs of the pair tests: node1's and node2's members of clusterC, and a third (a member
+// node2 held before it was forced out and rejoined, or one of another membership).
+const member1, member2, member3 = 0x11, 0x22, 0x33
+
+// pairWorld is two nodes back from a cold boot, both with voters' data of clusterC whose
+// membership is the two of them, and both pairs published: every decision starts both. Each test
+// changes one thing from it.
+type pairWorld struct {
+	data     [2]Data
+	pairs    [2]Pair // as published, node1's then node2's
+	claim    [2]Claim
+	givenUp  [2]Data // what an administrator gave up on each node (the other's data)
+	served   uint64
+	peer     Peer // how each node sees the other
+	contract int
+}
+
+func coldPair() pairWorld {
+	d1 := Data{Known: true, Present: true, ClusterID: clusterC, Index: 110, Term: 5, MemberID: member1, OtherVoter: member2}
+	d2 := Data{Known: true, Present: true, ClusterID: clusterC, Index: 90, Term: 5, MemberID: member2, OtherVoter: member1}
+	return pairWorld{data: [2]Data{d1, d2}, pairs: [2]Pair{{member1, member2}, {member2, member1}}, peer: PeerReady}
+}
+
+// views is what each node decides on: its own data, the other's published record, both pairs.
+func (w pairWorld) views() [2]Input {
+	names := [2]string{"node1", "node2"}
+	var in [2]Input
+	for i := range 2 {
+		o := 1 - i
+		in[i] = Input{Self: names[i], PeerName: names[o], Local: w.data[i], PeerData: published(w.data[o], true), Peer: w.peer,
+			Claim: w.claim[i], GivenUp: w.givenUp[i], PeerGaveUp: w.givenUp[o], Served: w.served, Pair: w.pairs[i], PeerPair: w.pairs[o],
+			PeerContract: w.contract}
+		in[i].PeerData.MemberID, in[i].PeerData.OtherVoter = 0, 0 // records carry neither
+	}
+	return in
+}
+
+// TestStartBoth: two nodes back with voters of one two-member cluster start both members,
+// newer and older data alike; each thing that breaks the pair's proof brings back the rules
+// that stream (checked on node1, whose data is newer: it forces).
+func TestStartBoth(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*pairWorld)
+		want   [2]Action
+	}{
+		{"both voters of the pair", func(*pairWorld) {}, [2]Action{StartBoth, StartBoth}},
+		{"same data", func(w *pairWorld) { w.data[1].Index = w.data[0].Index }, [2]Action{StartBoth, StartBoth}},
+		{"older data of a later term", func(w *pairWorld) { w.data[1].Term = 6 }, [2]Action{StartBoth, StartBoth}},
+		{"served this cluster", func(w *pairWorld) { w.served = clusterC }, [2]Action{StartBoth, StartBoth}},
+		{"a claim left by node1", func(w *pairWorld) { w.claim = [2]Claim{ClaimSelf, ClaimPeer} }, [2]Action{StartBoth, Wait}},
+		{"node2 published no pair", func(w *pairWorld) { w.pairs[1] = Pair{} }, [2]Action{ForceNewCluster, Wait}},
+		{"node1 withdrew its pair", func(w *pairWorld) { w.pairs[0] = Pair{} }, [2]Action{ForceNewCluster, Wait}},
+		{"node2's pair names another member", func(w *pairWorld) { w.pairs[1].Other = member3 }, [2]Action{ForceNewCluster, Wait}},
+		{"node1's pair is not its data's", func(w *pairWorld) { w.data[0].OtherVoter = member3 }, [2]Action{ForceNewCluster, StartBoth}},
+		{"node1's member is not its pair's", func(w *pairWorld) { w.data[0].MemberID = member3 }, [2]Action{ForceNewCluster, StartBoth}},
+		{"one member ID on both (a copied data dir)", func(w *pairWorld) {
+			w.data[1].MemberID, w.data[1].OtherVoter, w.pairs[1] = member1, member2, Pair{member1, member2}
+		}, [2]Action{ForceNewCluster, Wait}},
+		{"node2 is a learner", func(w *pairWorld) { w.data[1].Learner = true }, [2]Action{ForceNewCluster, Wait}},
+		{"node2 left (removed)", func(w *pairWorld) { w.data[1].Removed = true }, [2]Action{ForceNewCluster, Wait}},
+		{"node2 of another cluster", func(w *pairWorld) { w.data[1].ClusterID = clusterD }, [2]Action{Refuse, Refuse}},
+		{"another cluster served", func(w *pairWorld) { w.served = clusterD }, [2]Action{Refuse, Wait}},
+		{"node2's data given up on node1", func(w *pairWorld) { w.givenUp[0] = w.data[1] }, [2]Action{ForceNewCluster, Wait}},
+		{"node1's data given up on node2", func(w *pairWorld) { w.givenUp[1] = w.data[0] }, [2]Action{ForceNewCluster, RestoreNewCluster}},
+		{"node1 holds no data", func(w *pairWorld) { w.data[0] = Data{Known: true} }, [2]Action{Wait, ForceNewCluster}},
+		{"peers absent", func(w *pairWorld) { w.peer = PeerAbsent }, [2]Action{ForceNewCluster, Refuse}},
+		{"peers fenced", func(w *pairWorld) { w.peer = PeerFenced }, [2]Action{ForceNewCluster, Refuse}},
+		{"peers leaderless", func(w *pairWorld) { w.peer = PeerLeaderless }, [2]Action{StartExisting, StartExisting}},
+		{"a contract this agent cannot read", func(w *pairWorld) { w.contract = contract.Version + 2 }, [2]Action{Wait, Wait}},
+	} {
+		w := coldPair()
+		tc.change(&w)
+		in := w.views()
+		for i := range 2 {
+			if d := Decide(in[i]); d.Action != tc.want[i] || d.Reason == "" {
+				t.Errorf("%s: node%d %s (%s), want %s", tc.name, i+1, d.Action, d.Reason, tc.want[i])
+			}
+		}
+	}
+}
+
+// pairChoices are the pairs a node may publish beside data d: none, its data's, and pairs that
+// name a member of another membership.
+func pairChoices(d Data) []Pair {
+	return []Pair{{}, {d.MemberID, d.OtherVoter}, {d.MemberID, member3}, {member3, d.OtherVoter}}
+}
+
+// TestPairsChangeOnlyTheColdStart: in every world of two nodes' data (each a voter of the two of
+// them, or not), with every pair each may publish, every claim and served cluster, seen as
+// ready by each other: node1 starts both exactly when node2 does with no claim held, and where
+// a node does not start both the decision is the one without pairs (its reason may differ).
+func TestPairsChangeOnlyTheColdStart(t *testing.T) {
+	starts := 0
+	for _, w := range worlds() {
+		var data [2]Data
+		for i, n := range w {
+			data[i] = n.data
+			if n.data.Present && !n.data.Learner && !n.data.Removed {
+				data[i].MemberID, data[i].OtherVoter = []uint64{member1, member2}[i], []uint64{member2, member1}[i]
+			}
+		}
+		for _, p1 := range pairChoices(data[0]) {
+			for _, p2 := range pairChoices(data[1]) {
+				for c := range Claim(len(claimNames)) {
+					for _, served := range []uint64{0, clusterC, clusterD} {
+						pw := pairWorld{data: data, pairs: [2]Pair{p1, p2}, peer: PeerReady, served: served}
+						pw.claim = [2]Claim{c, [3]Claim{ClaimNone, ClaimPeer, ClaimSelf}[c]}
+						in := pw.views()
+						var got [2]Decision
+						for i := range 2 {
+							got[i] = Decide(in[i])
+							without := in[i]
+							without.Pair, without.PeerPair = Pair{}, Pair{}
+							if want := Decide(without); got[i].Action != StartBoth && (got[i].Action != want.Action || got[i].ReleaseClaim != want.ReleaseClaim) {
+								t.Errorf("%+v, pairs %v %v, claim %s, served %x: node%d %s (%s), want %s (%s) as without pairs",
+									data, p1, p2, c, served, i+1, got[i].Action, got[i].Reason, want.Action, want.Reason)
+							}
+						}
+						if got[0].Action == StartBoth {
+							starts++
+						}
+						if c == ClaimNone && (got[0].Action == StartBoth) != (got[1].Action == StartBoth) {
+							t.Errorf("%+v, pairs %v %v, served %x: node1 %s (%s), node2 %s (%s): one starts both alone",
+								data, p1, p2, served, got[0].Action, got[0].Reason, got[1].Action, got[1].Reason)
+						}
+					}
+				}
+			}
+		}
+	}
+	if starts == 0 {
+		t.Fatal("no world starts both")
+	}
+}
