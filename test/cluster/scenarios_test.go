@@ -340,8 +340,8 @@ func (c *cluster) waitEtcdReplaced(f etcdFault, pid int) {
 	c.waitRoles("node1", bothPromoted)
 }
 
-// Scenario 7: both nodes crash at once and come back. First from step: they form again with
-// every write. Then with node1 ahead: node2 was fenced in a split and booted inert while node1
+// Scenario 7: both nodes crash at once and come back. First from step: both start their members
+// again (voters of the two of them), nothing is forced, with every write. Then with node1 ahead: node2 was fenced in a split and booted inert while node1
 // served alone; both crash; node2, with the older data, boots first and node1 later: node1's
 // data leads (every write it acknowledged alone is on both), nobody is fenced.
 func TestBothCrash(t *testing.T) {
@@ -352,9 +352,15 @@ func TestBothCrash(t *testing.T) {
 	c.up()
 	c.waitWrites(w, "both back")
 	// Each start decided on the other's fresh record: no lead was claimed and then refused.
-	for _, line := range strings.Split(c.agentLogs(), "\n") {
+	logs := c.agentLogs()
+	for _, line := range strings.Split(logs, "\n") {
 		if strings.Contains(line, "action=promote") && strings.Contains(line, "level=ERROR") {
 			t.Fatalf("a promote failed after both crashed:\n%s", line)
+		}
+	}
+	for _, n := range []string{"node1", "node2"} {
+		if !strings.Contains(logs, "action=promote node="+n+" decision=start-both") || strings.Contains(logs, "forcing a new cluster") {
+			t.Fatalf("both crashed: want both promotes to start both members and nothing forced:\n%s", grepLines(logs, "decision="))
 		}
 	}
 
@@ -378,7 +384,8 @@ func TestBothCrash(t *testing.T) {
 // its power before it forced or released it (found by the fault campaign, seed
 // 705693546804432031, cycle 75: a node that stays away). The claim outlives them in the CIB; both
 // nodes come back with the same data. The name tie-break made node2 wait for node1 and the
-// claim made node1 wait for node2, for ever; the holder of the claim leads.
+// claim made node1 wait for node2, for ever. Now node2 releases the claim it holds but does not
+// use (both start their members), and node1 starts its own beside node2's.
 func TestStaleClaim(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, nil)

@@ -149,7 +149,7 @@ func TestCARotation(t *testing.T) {
 }
 
 // memberIDs is name → member ID of n's member list; a learner's name is marked.
-func memberIDs(t *testing.T, n *node) map[string]uint64 {
+func memberIDs(t testing.TB, n *node) map[string]uint64 {
 	t.Helper()
 	r := n.memberList()
 	out := map[string]uint64{}

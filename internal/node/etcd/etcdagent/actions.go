@@ -129,9 +129,12 @@ func (a *Agent) start(ctx context.Context) (ocf.Status, error) {
 	if err := touch(a.cfg.StartedFile()); err != nil {
 		return failed(err)
 	}
-	// The etcd version before the instance mark: a peer that sees this instance started (ready)
-	// reads this start's version.
+	// The etcd version and the pair before the instance mark: a peer that sees this instance
+	// started (ready) reads this start's.
 	if err := a.publishEtcdVersion(ctx); err != nil {
+		return failed(err)
+	}
+	if err := a.publishPair(ctx, local, installer); err != nil {
 		return failed(err)
 	}
 	// Behind the installer's etcd the peer reads the live member; a record now would say "no data".
@@ -268,18 +271,10 @@ func (a *Agent) promote(ctx context.Context) (ocf.Status, error) {
 		return failed(err)
 	}
 	if !alive {
-		local, in, d, err := a.decideStopped(ctx, false)
-		if err != nil {
-			return failed(err)
-		}
-		switch {
-		case d.Action.Leads():
-			err = a.lead(ctx, local, d, in.Peer == decision.PeerFenced)
-		case d.Action == decision.JoinAsLearner:
-			err = a.join(ctx)
-		default:
-			_ = a.setScore(ctx, -1)
-			err = errors.New(d.Reason)
+		err := a.launchDecided(ctx)
+		if errors.Is(err, errPairAbandoned) {
+			// Once, by the rules without the pair: it is withdrawn.
+			err = a.launchDecided(ctx)
 		}
 		if err != nil {
 			return failed(err)
@@ -295,6 +290,22 @@ func (a *Agent) promote(ctx context.Context) (ocf.Status, error) {
 		}
 	}
 	return ocf.Success, a.setScore(ctx, etcdnode.ScoreVoter)
+}
+
+// launchDecided decides on the stopped local data and launches etcd as decided: promote's step.
+func (a *Agent) launchDecided(ctx context.Context) error {
+	local, in, d, err := a.decideStopped(ctx, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case d.Action.Leads():
+		return a.lead(ctx, local, d, in.Peer == decision.PeerFenced)
+	case d.Action == decision.JoinAsLearner:
+		return a.join(ctx)
+	}
+	_ = a.setScore(ctx, -1)
+	return errors.New(d.Reason)
 }
 
 // demote stops a voter: the unpromoted role does not serve.

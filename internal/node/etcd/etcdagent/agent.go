@@ -198,7 +198,8 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenc
 		"installer", installer, "counted", in.Counted, "served", fmt.Sprintf("%x", in.Served),
 		"local", describeData(local), "peer_data", describeData(in.PeerData), "given_up", describeData(in.GivenUp),
 		"peer_gave_up", describeData(in.PeerGaveUp), "peer_contract", in.PeerContract,
-		"etcd_version", in.EtcdVersion, "peer_cluster_version", in.PeerClusterVersion, "peer_etcd_version", in.PeerEtcdVersion)
+		"etcd_version", in.EtcdVersion, "peer_cluster_version", in.PeerClusterVersion, "peer_etcd_version", in.PeerEtcdVersion,
+		"pair", etcdnode.FormatPair(in.Pair), "peer_pair", etcdnode.FormatPair(in.PeerPair))
 	if d.ReleaseClaim {
 		if err := a.store.Release(ctx, a.cfg.Self); err != nil {
 			return decision.Input{}, decision.Decision{}, fmt.Errorf("releasing the force-new-cluster claim an earlier run left: %w", err)
@@ -227,6 +228,9 @@ func (a *Agent) readPeer(ctx context.Context, in *decision.Input, fenced bool) e
 		a.readEtcdVersions(ctx, in)
 	case in.Peer == decision.PeerReady:
 		if err := a.readPublishedEtcdVersions(ctx, in); err != nil {
+			return err
+		}
+		if err := a.readPairs(ctx, in); err != nil {
 			return err
 		}
 	}

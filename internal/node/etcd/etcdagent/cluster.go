@@ -47,9 +47,12 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 		if !d.Action.NeedsClaim() {
 			return fmt.Errorf("not leading after taking the claim: %s", d.Reason)
 		}
+		if err := a.withdrawPair(ctx); err != nil {
+			return err
+		}
 	}
 	switch d.Action {
-	case decision.StartExisting:
+	case decision.StartExisting, decision.StartBoth:
 		if err := a.launch(ctx, fromData); err != nil {
 			return err
 		}
@@ -86,8 +89,16 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 	default:
 		return fmt.Errorf("not leading: %s", d.Reason)
 	}
-	st, err := a.waitFor(ctx, "serve as a voter with a leader", func(s status) bool { return s.serving() && !s.Learner })
-	if err != nil {
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if d.Action == decision.StartBoth {
+		wctx, cancel = context.WithTimeout(ctx, a.cfg.StartBothTimeout)
+	}
+	st, err := a.waitFor(wctx, "serve as a voter with a leader", func(s status) bool { return s.serving() && !s.Learner })
+	cancel()
+	switch {
+	case err != nil && d.Action == decision.StartBoth && ctx.Err() == nil:
+		return a.abandonPair(ctx, err)
+	case err != nil:
 		return err
 	}
 	if d.Action == decision.ForceNewCluster {
@@ -162,6 +173,9 @@ func (a *Agent) join(ctx context.Context) error {
 		if err != nil && !errors.Is(err, rpctypes.ErrMemberNotFound) {
 			return fmt.Errorf("removing stale member %x: %w", m.ID, err)
 		}
+	}
+	if err := a.withdrawPair(ctx); err != nil {
+		return err
 	}
 	moved, err := etcddata.MoveAside(a.cfg.DataDir, a.cfg.Backups, time.Now())
 	if err != nil {

@@ -41,8 +41,10 @@ type Config struct {
 	RequestTimeout    time.Duration
 	// LivenessTimeout bounds a status read (see the liveness_timeout parameter).
 	LivenessTimeout time.Duration
-	AttributeStore  string
-	GracefulLeave   bool
+	// StartBothTimeout bounds a cold boot's wait for the peer's member (start_both_timeout).
+	StartBothTimeout time.Duration
+	AttributeStore   string
+	GracefulLeave    bool
 	// RequireMountpoint: data_dir must be a mount point (etcd on a disk of its own).
 	RequireMountpoint bool
 	// FencingSocket is where the watcher takes the fencing alert (fencealert.Listen).
@@ -89,6 +91,8 @@ var Parameters = []ocf.Parameter{
 	{Name: "request_timeout", Type: "integer", Default: "5", Shortdesc: "etcd request timeout (s)", Longdesc: "Deadline of every single etcd request the agent makes."},
 	{Name: "liveness_timeout", Type: "integer", Default: "2", Shortdesc: "etcd status timeout (s)",
 		Longdesc: "Deadline of a member's status read, which etcd answers without raft. A local member that does not answer it in time is frozen: the monitor fails at once and the member is killed without a grace period. Chosen far above the status latency measured under a heavy write load (see README)."},
+	{Name: "start_both_timeout", Type: "integer", Default: "60", Shortdesc: "Wait for the peer's member at a cold boot (s)",
+		Longdesc: "Both nodes back with voters of their two-member cluster start both members as they are, with nothing forced or streamed, and raft elects the newer log. A node whose member has no leader after this long (its peer's did not come) stops it and decides as it would have otherwise (force a cluster of one, or wait for the peer), and does not try both members again until it boots again. Keep it below the promote timeout."},
 	{Name: "graceful_leave", Type: "boolean", Default: "true", Shortdesc: "Leave the member list on a planned stop",
 		Longdesc: "On a planned stop or demote of a voter whose peer serves as a voter, hand leadership to the peer and remove the local member first, so the peer keeps quorum alone and nothing is forced. Of two nodes stopping at once only one leaves; the last voter never does."},
 	{Name: "require_mountpoint", Type: "boolean", Default: "false", Shortdesc: "data_dir must be a mount point",
@@ -165,6 +169,10 @@ func LoadConfig(env ocf.Env) (Config, error) {
 		return c, err
 	}
 	c.LivenessTimeout = time.Duration(secs) * time.Second
+	if secs, err = integer("start_both_timeout", 1, 240); err != nil {
+		return c, err
+	}
+	c.StartBothTimeout = time.Duration(secs) * time.Second
 	for _, p := range []struct{ name, val string }{{"data_dir", c.DataDir}, {"static_pod_manifest", c.StaticPodManifest}, {"state_dir", c.StateDir}, {"log_file", c.LogFile}, {"fencing_socket", c.FencingSocket}} {
 		if !filepath.IsAbs(p.val) {
 			return c, configured("parameter %s: %q is not an absolute path", p.name, p.val)

@@ -59,6 +59,12 @@ const (
 	// nodes back with the same data both read both nodes' to agree which leads, and tnfctl status
 	// shows it. Agents before 0.3.0 publish none, which their peer reads as not known.
 	AttrEtcdVersion = "tnf-etcd-version"
+	// AttrPair (lifetime reboot) is "<member-hex>:<other-hex>" when this node's stopped data is a
+	// voter of a membership of exactly two voters, that member and the other (decision.Pair).
+	// The agent's start publishes it before the instance mark; the agent withdraws it before it
+	// creates a cluster or joins one, and after its peer's member did not come (for the rest of
+	// the boot: PairAbandonedFile). Agents before 0.3.0 publish none.
+	AttrPair = "tnf-etcd-pair"
 )
 
 // PropServed (a cluster-wide option in the CIB) is the etcd cluster ID, in hex, this Pacemaker
@@ -372,6 +378,44 @@ func ReadContract(ctx context.Context, store attrs.Store, node string) (int, err
 func (c Config) PublishEtcdVersion(ctx context.Context, store attrs.Store, v string) error {
 	return store.Set(ctx, c.Self, AttrEtcdVersion, v, attrs.Reboot)
 }
+
+// FormatPair is a published pair ("" for none).
+func FormatPair(p decision.Pair) string {
+	if p.Member == 0 || p.Other == 0 {
+		return ""
+	}
+	return strconv.FormatUint(p.Member, 16) + ":" + strconv.FormatUint(p.Other, 16)
+}
+
+// ErrMalformedPair: a published pair is not two member IDs.
+var ErrMalformedPair = errors.New("not two member IDs")
+
+// ReadPair reads the pair node published (zero when none). One that is no pair is zero with an
+// error wrapping ErrMalformedPair, for the log: both nodes read both pairs, so both read it as
+// none and decide by the same rules.
+func ReadPair(ctx context.Context, store attrs.Store, node string) (decision.Pair, error) {
+	v, ok, err := store.Get(ctx, node, AttrPair, attrs.Reboot)
+	if err != nil || !ok || v == "" {
+		return decision.Pair{}, err
+	}
+	member, other, found := strings.Cut(v, ":")
+	m, err1 := strconv.ParseUint(member, 16, 64)
+	o, err2 := strconv.ParseUint(other, 16, 64)
+	if !found || err1 != nil || err2 != nil || m == 0 || o == 0 || m == o {
+		return decision.Pair{}, fmt.Errorf("%s's %s: %q is %w", node, AttrPair, v, ErrMalformedPair)
+	}
+	return decision.Pair{Member: m, Other: o}, nil
+}
+
+// PublishPair publishes this node's pair (zero withdraws it). Not through the cache, as the etcd
+// version: it is written at a start, and withdrawn before a change that would make it false.
+func (c Config) PublishPair(ctx context.Context, store attrs.Store, p decision.Pair) error {
+	return store.Set(ctx, c.Self, AttrPair, FormatPair(p), attrs.Reboot)
+}
+
+// PairAbandonedFile marks that this node's peer did not start its member beside this one's
+// (decision.StartBoth) in this boot: the start publishes no pair again until the next boot.
+func (c Config) PairAbandonedFile() string { return filepath.Join(c.StateDir, "pair-abandoned") }
 
 // ReadEtcdVersion reads the version of the etcd node published ("" when none).
 func ReadEtcdVersion(ctx context.Context, store attrs.Store, node string) (string, error) {

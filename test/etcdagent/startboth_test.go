@@ -1,0 +1,157 @@
+//go:build integration
+
+package etcdagent_test
+
+import (
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
+)
+
+// promoteBothMembers asserts that both nodes may lead, promotes both at once as Pacemaker does
+// (each promote waits for the two members to elect a leader), notifies both, and checks that both
+// started their existing members: the members that ran before (ids), both voters, nothing
+// forced, nothing moved aside.
+func promoteBothMembers(t testing.TB, c *cluster, ids map[string]uint64) {
+	t.Helper()
+	nodes := []*node{c.nodes["node1"], c.nodes["node2"]}
+	moved := map[*node][]string{}
+	for _, n := range nodes {
+		if _, ok := n.score(); !ok {
+			t.Fatalf("%s may not lead, want both to start their members\n%s", n.name, c.dump())
+		}
+		moved[n] = backups(t, n)
+	}
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out := n.run("promote", nil)
+			if code != ocfSuccess || !strings.Contains(out, "decision=start-both") || strings.Contains(out, "forcing a new cluster") {
+				t.Errorf("%s promote: exit %d, want 0 starting both members and forcing nothing\n%s", n.name, code, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	for _, n := range nodes {
+		n.notify("promote", "node1", "node2")
+	}
+	for _, n := range nodes {
+		n.must("monitor", ocfPromoted)
+		if now := backups(t, n); !slices.Equal(now, moved[n]) {
+			t.Fatalf("%s moved data aside: %v, before %v", n.name, now, moved[n])
+		}
+		if got := memberIDs(t, n); !maps.Equal(got, ids) {
+			t.Fatalf("%s's members are %x, want the voters that ran before, %x", n.name, got, ids)
+		}
+	}
+}
+
+// TestColdBootStartsBothMembers: both nodes lose their power and come back in one transition.
+// Both hold voters of their two-member cluster, so both start their members as they were: raft
+// elects a leader from the two, nothing is forced, no data is moved aside and nothing is streamed.
+// Every acknowledged key is on both, and the cluster takes writes through either node.
+func TestColdBootStartsBothMembers(t *testing.T) {
+	c := newCluster(t)
+	first, second := formCluster(t, c)
+	acked := writeKeys(t, first, 0, 50)
+	for _, n := range []*node{first, second} {
+		n.must("monitor", ocfPromoted)
+	}
+	ids := memberIDs(t, first)
+	first.fence()
+	second.fence()
+
+	startBoth(t, second, first)
+	promoteBothMembers(t, c, ids)
+	for _, n := range []*node{first, second} {
+		sameKeys(t, n, acked)
+	}
+	for k, v := range writeKeys(t, second, 50, 60) {
+		acked[k] = v
+	}
+	sameKeys(t, first, acked)
+}
+
+// TestStartBothFallsBack: both nodes come back, but only node1's member starts (node2's promote
+// does not come). Past start_both_timeout node1 stops its member, withdraws its pair and decides
+// by the rules that stream: with the same data it leads by name, forces a cluster of one, and
+// node2 joins it as a learner. For the rest of that boot node1 publishes no pair: when both etcds
+// crash again, one leads at once and the other joins it.
+func TestStartBothFallsBack(t *testing.T) {
+	c := newCluster(t)
+	node1, node2 := c.nodes["node1"], c.nodes["node2"]
+	node1.params["start_both_timeout"] = "3"
+	formCluster(t, c)
+	acked := writeKeys(t, node1, 0, 30)
+	for _, n := range []*node{node1, node2} {
+		n.must("monitor", ocfPromoted)
+	}
+	node1.fence()
+	node2.fence()
+
+	startBoth(t, node1, node2)
+	for _, n := range []*node{node1, node2} {
+		if _, ok := n.score(); !ok {
+			t.Fatalf("%s may not lead, want both to start their members\n%s", n.name, c.dump())
+		}
+	}
+	out := node1.must("promote", ocfSuccess)
+	for _, want := range []string{"decision=start-both", "the peer's member did not start beside this one's", "forcing a new cluster of one"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("node1's promote does not say %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(node1.params["state_dir"], "pair-abandoned")); err != nil {
+		t.Fatalf("node1 did not mark the pair abandoned for this boot: %v", err)
+	}
+	if v, ok, err := c.store.Get(context.Background(), "node1", etcdnode.AttrPair, attrs.Reboot); err != nil || (ok && v != "") {
+		t.Fatalf("node1's %s is %q (%v, %v), want it withdrawn", etcdnode.AttrPair, v, ok, err)
+	}
+	node1.notify("promote", "node1")
+	node2.notify("promote", "node1")
+	catchUpAndPromote(t, node2, node1)
+	sameKeys(t, node2, acked)
+
+	// Both etcds crash again within node1's boot, and both instances restart: node1 publishes no
+	// pair, so both decide by the rules that stream at once.
+	for _, n := range []*node{node1, node2} {
+		n.must("monitor", ocfPromoted)
+		n.powerOff()
+		n.must("stop", ocfSuccess)
+	}
+	startBoth(t, node1, node2)
+	if v, _, _ := c.store.Get(context.Background(), "node1", etcdnode.AttrPair, attrs.Reboot); v != "" {
+		t.Fatalf("node1 published pair %q again in the boot it gave it up", v)
+	}
+	leader, other := promoteTheScored(t, c)
+	catchUpAndPromote(t, other, leader)
+	sameKeys(t, other, acked)
+}
+
+// withoutPair marks n's boot as one in which its peer's member once did not come beside its own
+// (what the agent leaves in its state dir then): n publishes no pair at its starts, so a crash of
+// both is decided by the rules that stream (one forces, the other joins it), the path these
+// tests keep covered.
+func withoutPair(t testing.TB, n *node) {
+	t.Helper()
+	dir := n.params["state_dir"]
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pair-abandoned"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
