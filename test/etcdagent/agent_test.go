@@ -453,7 +453,7 @@ func TestServedClusterNeverRecreated(t *testing.T) {
 		mount(n)
 	}
 	startBoth()
-	promoteBothMembers(t, c, ids)
+	promoteBothMembers(t, c, ids, false)
 	sameKeys(t, a, acked)
 
 	// Both disks lost for good: the administrator gives the cluster up; a new one starts.

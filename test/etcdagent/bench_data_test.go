@@ -139,7 +139,7 @@ func benchLargeData(b *testing.B, target int64, secondDisk bool) {
 	first = firstWrite(b, leader, other)
 	began := time.Now()
 	startBoth(b, leader, other)
-	promoteBothMembers(b, c, ids)
+	promoteBothMembers(b, c, ids, false)
 	b.ReportMetric(first().Seconds(), "cold-first-write-s")
 	b.ReportMetric(time.Since(began).Seconds(), "cold-both-voters-s")
 	b.ReportMetric(float64(max(peerBytes(b, leader), peerBytes(b, other)))/gib, "cold-moved-gib")

@@ -205,7 +205,7 @@ func TestPeerOfAnotherContract(t *testing.T) {
 		}
 	}
 	startBoth(t, first, second)
-	promoteBothMembers(t, c, ids)
+	promoteBothMembers(t, c, ids, false)
 	sameKeys(t, second, acked)
 }
 

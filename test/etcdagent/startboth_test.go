@@ -5,12 +5,14 @@ package etcdagent_test
 import (
 	"context"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
@@ -19,8 +21,10 @@ import (
 // promoteBothMembers asserts that both nodes may lead, promotes both at once as Pacemaker does
 // (each promote waits for the two members to elect a leader), notifies both, and checks that both
 // started their existing members: the members that ran before (ids), both voters, nothing
-// forced, nothing moved aside.
-func promoteBothMembers(t testing.TB, c *cluster, ids map[string]uint64) {
+// forced, nothing moved aside. Staggered, node1's promote begins only once node2's etcd accepts
+// connections on its client port, which it does without answering until it has a leader: what
+// node1 sees when its own decision is slower (a large WAL to read).
+func promoteBothMembers(t testing.TB, c *cluster, ids map[string]uint64, staggered bool) {
 	t.Helper()
 	nodes := []*node{c.nodes["node1"], c.nodes["node2"]}
 	moved := map[*node][]string{}
@@ -31,7 +35,17 @@ func promoteBothMembers(t testing.TB, c *cluster, ids map[string]uint64) {
 		moved[n] = backups(t, n)
 	}
 	var wg sync.WaitGroup
-	for _, n := range nodes {
+	for _, n := range []*node{nodes[1], nodes[0]} {
+		if staggered && n == nodes[0] {
+			addr := net.JoinHostPort(nodes[1].ip, "2379")
+			untilFor(t, time.Minute, addr+" accepting connections", func() bool {
+				conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+				if err == nil {
+					conn.Close()
+				}
+				return err == nil
+			})
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -62,7 +76,9 @@ func promoteBothMembers(t testing.TB, c *cluster, ids map[string]uint64) {
 // TestColdBootStartsBothMembers: both nodes lose their power and come back in one transition.
 // Both hold voters of their two-member cluster, so both start their members as they were: raft
 // elects a leader from the two, nothing is forced, no data is moved aside and nothing is streamed.
-// Every acknowledged key is on both, and the cluster takes writes through either node.
+// Every acknowledged key is on both, and the cluster takes writes through either node. A second
+// time with node1's promote deciding while node2's member has opened its port but has no leader,
+// so no status: it starts its member too.
 func TestColdBootStartsBothMembers(t *testing.T) {
 	c := newCluster(t)
 	first, second := formCluster(t, c)
@@ -75,7 +91,7 @@ func TestColdBootStartsBothMembers(t *testing.T) {
 	second.fence()
 
 	startBoth(t, second, first)
-	promoteBothMembers(t, c, ids)
+	promoteBothMembers(t, c, ids, false)
 	for _, n := range []*node{first, second} {
 		sameKeys(t, n, acked)
 	}
@@ -83,6 +99,17 @@ func TestColdBootStartsBothMembers(t *testing.T) {
 		acked[k] = v
 	}
 	sameKeys(t, first, acked)
+
+	// Again, node1's promote deciding after node2's etcd opened its port.
+	for _, n := range []*node{first, second} {
+		n.must("monitor", ocfPromoted)
+		n.fence()
+	}
+	startBoth(t, first, second)
+	promoteBothMembers(t, c, ids, true)
+	for _, n := range []*node{first, second} {
+		sameKeys(t, n, acked)
+	}
 }
 
 // TestStartBothFallsBack: both nodes come back, but only node1's member starts (node2's promote

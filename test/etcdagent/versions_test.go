@@ -56,7 +56,7 @@ func TestOlderEtcdLeadsTies(t *testing.T) {
 	node1.fence()
 	node2.fence()
 	startBoth(t, node1, node2)
-	promoteBothMembers(t, c, ids)
+	promoteBothMembers(t, c, ids, false)
 	for _, n := range []*node{node1, node2} {
 		sameKeys(t, n, acked)
 		if server, cluster := etcdVersions(t, n); !strings.HasPrefix(cluster, "3.5.") {

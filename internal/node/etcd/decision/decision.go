@@ -164,10 +164,13 @@ type Input struct {
 // a cluster since the two last ran together (forcing removes the other member, and withdraws the
 // pair first), so both start their members as they are: raft needs both votes and elects the
 // more up-to-date log, as it does beside a leaderless peer. The peer, deciding on the same two
-// pairs and records, comes to the same.
+// pairs and records, comes to the same. A peer whose member has just started answers on its port
+// but gives no status until it has a leader (etcd serves clients once ready): beside it the same
+// holds. Starting a member of two voters is safe beside anything: it gets a leader only with the
+// vote of the peer's member of that membership, and a member forced alone refuses it as removed.
 func bothStart(in Input) bool {
 	l, p := in.Local, in.PeerData
-	return in.Peer == PeerReady && in.Pair.names(in.PeerPair) && in.Pair.Member == l.MemberID && in.Pair.Other == l.OtherVoter &&
+	return (in.Peer == PeerReady || in.Peer == PeerUnknown) && in.Pair.names(in.PeerPair) && in.Pair.Member == l.MemberID && in.Pair.Other == l.OtherVoter &&
 		l.Present && l.outOfService() == "" && p.Present && !p.Learner && p.ClusterID == l.ClusterID &&
 		!in.GivenUp.Present && !in.PeerGaveUp.Present && (in.Served == 0 || in.Served == l.ClusterID)
 }
@@ -319,7 +322,8 @@ func decided(a Action, format string, args ...any) Decision {
 //   - a node with data of its own never moves it aside to join a peer of another cluster,
 //     unless the peer's administrator gave that cluster's data up;
 //   - beside a peer whose etcd port answers but whose status cannot be read, a node neither
-//     leads nor joins.
+//     leads nor joins, but for starting its member where both published pairs name each other
+//     (a member of two voters gets a leader only with the peer's vote).
 func Decide(in Input) Decision {
 	d := decide(in)
 	d.ReleaseClaim = in.Claim == ClaimSelf && !d.Action.NeedsClaim()
@@ -337,6 +341,12 @@ func decide(in Input) Decision {
 	}
 	switch in.Peer {
 	case PeerUnknown:
+		if bothStart(in) {
+			return decided(StartBoth, "peer %s's etcd port answers without a status, as a member that is starting does, and both "+
+				"nodes published voters of cluster %x whose membership is the two of them (%x, %x): start the existing member "+
+				"(local %s); it gets a leader only with the peer's vote, and raft elects the more up-to-date log",
+				in.PeerName, l.ClusterID, in.Pair.Member, in.Pair.Other, position(l))
+		}
 		return decided(Refuse, "something answers on peer %s's etcd client port but its status cannot be read (see the agent's log): "+
 			"it may be serving, so this node neither leads nor joins until it can tell", in.PeerName)
 	case PeerVoter:

@@ -808,6 +808,8 @@ func TestStartBoth(t *testing.T) {
 		{"peers absent", func(w *pairWorld) { w.peer = PeerAbsent }, [2]Action{ForceNewCluster, Refuse}},
 		{"peers fenced", func(w *pairWorld) { w.peer = PeerFenced }, [2]Action{ForceNewCluster, Refuse}},
 		{"peers leaderless", func(w *pairWorld) { w.peer = PeerLeaderless }, [2]Action{StartExisting, StartExisting}},
+		{"peers' members starting (port open, no status)", func(w *pairWorld) { w.peer = PeerUnknown }, [2]Action{StartBoth, StartBoth}},
+		{"a member starting, no pair", func(w *pairWorld) { w.peer, w.pairs[1] = PeerUnknown, Pair{} }, [2]Action{Refuse, Refuse}},
 		{"a contract this agent cannot read", func(w *pairWorld) { w.contract = contract.Version + 2 }, [2]Action{Wait, Wait}},
 	} {
 		w := coldPair()
@@ -829,8 +831,9 @@ func pairChoices(d Data) []Pair {
 
 // TestPairsChangeOnlyTheColdStart: in every world of two nodes' data (each a voter of the two of
 // them, or not), with every pair each may publish, every claim and served cluster, seen as
-// ready by each other: node1 starts both exactly when node2 does with no claim held, and where
-// a node does not start both the decision is the one without pairs (its reason may differ).
+// ready by each other or as a port without a status (a member starting): node1 starts both
+// exactly when node2 does with no claim held, and where a node does not start both the decision
+// is the one without pairs (its reason may differ).
 func TestPairsChangeOnlyTheColdStart(t *testing.T) {
 	starts := 0
 	for _, w := range worlds() {
@@ -845,25 +848,27 @@ func TestPairsChangeOnlyTheColdStart(t *testing.T) {
 			for _, p2 := range pairChoices(data[1]) {
 				for c := range Claim(len(claimNames)) {
 					for _, served := range []uint64{0, clusterC, clusterD} {
-						pw := pairWorld{data: data, pairs: [2]Pair{p1, p2}, peer: PeerReady, served: served}
-						pw.claim = [2]Claim{c, [3]Claim{ClaimNone, ClaimPeer, ClaimSelf}[c]}
-						in := pw.views()
-						var got [2]Decision
-						for i := range 2 {
-							got[i] = Decide(in[i])
-							without := in[i]
-							without.Pair, without.PeerPair = Pair{}, Pair{}
-							if want := Decide(without); got[i].Action != StartBoth && (got[i].Action != want.Action || got[i].ReleaseClaim != want.ReleaseClaim) {
-								t.Errorf("%+v, pairs %v %v, claim %s, served %x: node%d %s (%s), want %s (%s) as without pairs",
-									data, p1, p2, c, served, i+1, got[i].Action, got[i].Reason, want.Action, want.Reason)
+						for _, seen := range []Peer{PeerReady, PeerUnknown} {
+							pw := pairWorld{data: data, pairs: [2]Pair{p1, p2}, peer: seen, served: served}
+							pw.claim = [2]Claim{c, [3]Claim{ClaimNone, ClaimPeer, ClaimSelf}[c]}
+							in := pw.views()
+							var got [2]Decision
+							for i := range 2 {
+								got[i] = Decide(in[i])
+								without := in[i]
+								without.Pair, without.PeerPair = Pair{}, Pair{}
+								if want := Decide(without); got[i].Action != StartBoth && (got[i].Action != want.Action || got[i].ReleaseClaim != want.ReleaseClaim) {
+									t.Errorf("%+v, pairs %v %v, claim %s, served %x, peer %s: node%d %s (%s), want %s (%s) as without pairs",
+										data, p1, p2, c, served, seen, i+1, got[i].Action, got[i].Reason, want.Action, want.Reason)
+								}
 							}
-						}
-						if got[0].Action == StartBoth {
-							starts++
-						}
-						if c == ClaimNone && (got[0].Action == StartBoth) != (got[1].Action == StartBoth) {
-							t.Errorf("%+v, pairs %v %v, served %x: node1 %s (%s), node2 %s (%s): one starts both alone",
-								data, p1, p2, served, got[0].Action, got[0].Reason, got[1].Action, got[1].Reason)
+							if got[0].Action == StartBoth {
+								starts++
+							}
+							if c == ClaimNone && (got[0].Action == StartBoth) != (got[1].Action == StartBoth) {
+								t.Errorf("%+v, pairs %v %v, served %x, peer %s: node1 %s (%s), node2 %s (%s): one starts both alone",
+									data, p1, p2, served, seen, got[0].Action, got[0].Reason, got[1].Action, got[1].Reason)
+							}
 						}
 					}
 				}

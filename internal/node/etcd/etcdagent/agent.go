@@ -233,6 +233,11 @@ func (a *Agent) readPeer(ctx context.Context, in *decision.Input, fenced bool) e
 		if err := a.readPairs(ctx, in); err != nil {
 			return err
 		}
+	case in.Peer == decision.PeerUnknown:
+		// The peer's member may be one just started beside this node's (decision.StartBoth).
+		if err := a.readPairs(ctx, in); err != nil {
+			return err
+		}
 	}
 	if in.GivenUp, err = a.givenUp(ctx, a.cfg.Self); err != nil {
 		return err
