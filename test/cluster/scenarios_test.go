@@ -352,17 +352,12 @@ func TestBothCrash(t *testing.T) {
 	c.up()
 	c.waitWrites(w, "both back")
 	// Each start decided on the other's fresh record: no lead was claimed and then refused.
-	logs := c.agentLogs()
-	for _, line := range strings.Split(logs, "\n") {
+	for _, line := range strings.Split(c.agentLogs(), "\n") {
 		if strings.Contains(line, "action=promote") && strings.Contains(line, "level=ERROR") {
 			t.Fatalf("a promote failed after both crashed:\n%s", line)
 		}
 	}
-	for _, n := range []string{"node1", "node2"} {
-		if !strings.Contains(logs, "action=promote node="+n+" decision=start-both") || strings.Contains(logs, "forcing a new cluster") {
-			t.Fatalf("both crashed: want both promotes to start both members and nothing forced:\n%s", grepLines(logs, "decision="))
-		}
-	}
+	c.bothStarted(c.agentLogs())
 
 	c.link("down")
 	c.waitFenced("node1", "node2", 1)
@@ -385,7 +380,7 @@ func TestBothCrash(t *testing.T) {
 // 705693546804432031, cycle 75: a node that stays away). The claim outlives them in the CIB; both
 // nodes come back with the same data. The name tie-break made node2 wait for node1 and the
 // claim made node1 wait for node2, for ever. Now node2 releases the claim it holds but does not
-// use (both start their members), and node1 starts its own beside node2's.
+// use, and both start their members (a claim does not hold that back).
 func TestStaleClaim(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, nil)
@@ -400,4 +395,17 @@ func TestStaleClaim(t *testing.T) {
 	c.up()
 	c.checkAcked(w.Acked(), "node1")
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
+	c.bothStarted(c.agentLogs())
+}
+
+// bothStarted checks in the agents' logs that both nodes' promotes started both members and
+// nothing was forced.
+func (c *cluster) bothStarted(logs string) {
+	c.t.Helper()
+	for _, n := range []string{"node1", "node2"} {
+		if !strings.Contains(logs, "action=promote node="+n+" decision=start-both") || strings.Contains(logs, "forcing a new cluster") ||
+			strings.Contains(logs, "decided without the pairs") {
+			c.t.Fatalf("want both promotes to start both members and nothing forced:\n%s", grepLines(logs, "decision="))
+		}
+	}
 }

@@ -18,6 +18,10 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 )
 
+// bothPromoted is the promote's environment when Pacemaker promotes both instances in one
+// transition.
+var bothPromoted = map[string]string{"OCF_RESKEY_CRM_meta_notify_promote_uname": "node1 node2"}
+
 // promoteBothMembers asserts that both nodes may lead, promotes both at once as Pacemaker does
 // (each promote waits for the two members to elect a leader), notifies both, and checks that both
 // started their existing members: the members that ran before (ids), both voters, nothing
@@ -49,7 +53,7 @@ func promoteBothMembers(t testing.TB, c *cluster, ids map[string]uint64, stagger
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			code, out := n.run("promote", nil)
+			code, out := n.run("promote", bothPromoted)
 			if code != ocfSuccess || !strings.Contains(out, "decision=start-both") || strings.Contains(out, "forcing a new cluster") {
 				t.Errorf("%s promote: exit %d, want 0 starting both members and forcing nothing\n%s", n.name, code, out)
 			}
@@ -112,8 +116,8 @@ func TestColdBootStartsBothMembers(t *testing.T) {
 	}
 }
 
-// TestStartBothFallsBack: both nodes come back, but only node1's member starts (node2's promote
-// does not come). Past start_both_timeout node1 stops its member, withdraws its pair and decides
+// TestStartBothFallsBack: both nodes come back and Pacemaker promotes both, but only node1's
+// member starts (node2's promote hangs). Past start_both_timeout node1 stops its member, withdraws its pair and decides
 // by the rules that stream: with the same data it leads by name, forces a cluster of one, and
 // node2 joins it as a learner. For the rest of that boot node1 publishes no pair: when both etcds
 // crash again, one leads at once and the other joins it.
@@ -135,8 +139,11 @@ func TestStartBothFallsBack(t *testing.T) {
 			t.Fatalf("%s may not lead, want both to start their members\n%s", n.name, c.dump())
 		}
 	}
-	out := node1.must("promote", ocfSuccess)
-	for _, want := range []string{"decision=start-both", "the peer's member did not start beside this one's", "forcing a new cluster of one"} {
+	code, out := node1.run("promote", bothPromoted)
+	if code != ocfSuccess {
+		t.Fatalf("node1 promote: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"decision=start-both", "no leader of both members", "forcing a new cluster of one"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("node1's promote does not say %q:\n%s", want, out)
 		}
@@ -181,4 +188,31 @@ func withoutPair(t testing.TB, n *node) {
 	if err := os.WriteFile(filepath.Join(dir, "pair-abandoned"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestStartBothNotAlone: both nodes come back, but Pacemaker promotes node1 alone (node2's score
+// came in a later transition, which runs only once node1's promote has ended). node1 does not
+// wait for a member that cannot come: it decides without the pairs at once, forces (same data,
+// first by name), and node2 joins it.
+func TestStartBothNotAlone(t *testing.T) {
+	c := newCluster(t)
+	node1, node2 := c.nodes["node1"], c.nodes["node2"]
+	formCluster(t, c)
+	acked := writeKeys(t, node1, 0, 30)
+	for _, n := range []*node{node1, node2} {
+		n.must("monitor", ocfPromoted)
+	}
+	node1.fence()
+	node2.fence()
+	startBoth(t, node1, node2)
+	out := node1.must("promote", ocfSuccess)
+	for _, want := range []string{"the peer is not promoted in this transition", "decision=force-new-cluster", "forcing a new cluster of one"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("node1's promote does not say %q:\n%s", want, out)
+		}
+	}
+	node1.notify("promote", "node1")
+	node2.notify("promote", "node1")
+	catchUpAndPromote(t, node2, node1)
+	sameKeys(t, node2, acked)
 }

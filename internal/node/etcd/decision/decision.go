@@ -154,7 +154,8 @@ type Input struct {
 	// as it published it too, so that both nodes compare the same two values. Empty: not known.
 	PeerEtcdVersion string
 	// Pair and PeerPair are the two-voter memberships both nodes published at their starts, read
-	// beside a ready peer only (this node's read back too, so that both compare the same two).
+	// beside a ready peer or one whose port answers without a status (this node's read back too,
+	// so that both compare the same two; zero on a node that gave its pair up for this boot).
 	Pair, PeerPair Pair
 }
 
@@ -305,10 +306,12 @@ func decided(a Action, format string, args ...any) Decision {
 //     first by name;
 //   - beside a peer's member that runs without a leader a node never creates a cluster: it
 //     starts its own member of that cluster, which gives the two their quorum back;
-//   - of two ready nodes with no claim held, one starts both members (StartBoth) exactly when the
-//     other does: only where both published pairs that name each other, of the data each holds,
-//     voters of one cluster, with no administrator's record and no other served cluster; the
-//     pairs change no other decision;
+//   - of two nodes that see each other ready (or starting: a port without a status), whatever
+//     claim is held, one starts both members (StartBoth) exactly when the other does: only where
+//     both published pairs that name each other, of the data each holds, voters of one cluster,
+//     with no administrator's record and no other served cluster; a pair that is no longer its
+//     node's data's can leave one node starting alone, which start_both_timeout bounds; the pairs
+//     change no other decision;
 //   - while the installer's etcd runs on a node, that node only waits;
 //   - beside a peer whose agent publishes a contract this agent cannot read, a node only waits;
 //   - a node whose member the serving peer still counts as a voter starts that member again: no
@@ -441,7 +444,10 @@ func decide(in Input) Decision {
 			l.ClusterID, l.Index, in.PeerName, describe(p))
 	}
 
-	if in.Claim == ClaimPeer && in.Peer != PeerFenced {
+	// Starting both members creates no cluster: a peer that forces removes this member, which
+	// its etcd then refuses, so the claim does not hold it back (a claim left by a run that lost
+	// its power would make it wait while the peer starts its own).
+	if in.Claim == ClaimPeer && in.Peer != PeerFenced && lead.Action != StartBoth {
 		return decided(Wait, "peer %s holds the force-new-cluster claim", in.PeerName)
 	}
 	return lead

@@ -752,14 +752,14 @@ type pairWorld struct {
 	claim    [2]Claim
 	givenUp  [2]Data // what an administrator gave up on each node (the other's data)
 	served   uint64
-	peer     Peer // how each node sees the other
+	peer     [2]Peer // how node1 sees node2, and node2 node1
 	contract int
 }
 
 func coldPair() pairWorld {
 	d1 := Data{Known: true, Present: true, ClusterID: clusterC, Index: 110, Term: 5, MemberID: member1, OtherVoter: member2}
 	d2 := Data{Known: true, Present: true, ClusterID: clusterC, Index: 90, Term: 5, MemberID: member2, OtherVoter: member1}
-	return pairWorld{data: [2]Data{d1, d2}, pairs: [2]Pair{{member1, member2}, {member2, member1}}, peer: PeerReady}
+	return pairWorld{data: [2]Data{d1, d2}, pairs: [2]Pair{{member1, member2}, {member2, member1}}, peer: [2]Peer{PeerReady, PeerReady}}
 }
 
 // views is what each node decides on: its own data, the other's published record, both pairs.
@@ -768,7 +768,7 @@ func (w pairWorld) views() [2]Input {
 	var in [2]Input
 	for i := range 2 {
 		o := 1 - i
-		in[i] = Input{Self: names[i], PeerName: names[o], Local: w.data[i], PeerData: published(w.data[o], true), Peer: w.peer,
+		in[i] = Input{Self: names[i], PeerName: names[o], Local: w.data[i], PeerData: published(w.data[o], true), Peer: w.peer[i],
 			Claim: w.claim[i], GivenUp: w.givenUp[i], PeerGaveUp: w.givenUp[o], Served: w.served, Pair: w.pairs[i], PeerPair: w.pairs[o],
 			PeerContract: w.contract}
 		in[i].PeerData.MemberID, in[i].PeerData.OtherVoter = 0, 0 // records carry neither
@@ -789,7 +789,7 @@ func TestStartBoth(t *testing.T) {
 		{"same data", func(w *pairWorld) { w.data[1].Index = w.data[0].Index }, [2]Action{StartBoth, StartBoth}},
 		{"older data of a later term", func(w *pairWorld) { w.data[1].Term = 6 }, [2]Action{StartBoth, StartBoth}},
 		{"served this cluster", func(w *pairWorld) { w.served = clusterC }, [2]Action{StartBoth, StartBoth}},
-		{"a claim left by node1", func(w *pairWorld) { w.claim = [2]Claim{ClaimSelf, ClaimPeer} }, [2]Action{StartBoth, Wait}},
+		{"a claim left by node1", func(w *pairWorld) { w.claim = [2]Claim{ClaimSelf, ClaimPeer} }, [2]Action{StartBoth, StartBoth}},
 		{"node2 published no pair", func(w *pairWorld) { w.pairs[1] = Pair{} }, [2]Action{ForceNewCluster, Wait}},
 		{"node1 withdrew its pair", func(w *pairWorld) { w.pairs[0] = Pair{} }, [2]Action{ForceNewCluster, Wait}},
 		{"node2's pair names another member", func(w *pairWorld) { w.pairs[1].Other = member3 }, [2]Action{ForceNewCluster, Wait}},
@@ -805,11 +805,12 @@ func TestStartBoth(t *testing.T) {
 		{"node2's data given up on node1", func(w *pairWorld) { w.givenUp[0] = w.data[1] }, [2]Action{ForceNewCluster, Wait}},
 		{"node1's data given up on node2", func(w *pairWorld) { w.givenUp[1] = w.data[0] }, [2]Action{ForceNewCluster, RestoreNewCluster}},
 		{"node1 holds no data", func(w *pairWorld) { w.data[0] = Data{Known: true} }, [2]Action{Wait, ForceNewCluster}},
-		{"peers absent", func(w *pairWorld) { w.peer = PeerAbsent }, [2]Action{ForceNewCluster, Refuse}},
-		{"peers fenced", func(w *pairWorld) { w.peer = PeerFenced }, [2]Action{ForceNewCluster, Refuse}},
-		{"peers leaderless", func(w *pairWorld) { w.peer = PeerLeaderless }, [2]Action{StartExisting, StartExisting}},
-		{"peers' members starting (port open, no status)", func(w *pairWorld) { w.peer = PeerUnknown }, [2]Action{StartBoth, StartBoth}},
-		{"a member starting, no pair", func(w *pairWorld) { w.peer, w.pairs[1] = PeerUnknown, Pair{} }, [2]Action{Refuse, Refuse}},
+		{"peers absent", func(w *pairWorld) { w.peer = [2]Peer{PeerAbsent, PeerAbsent} }, [2]Action{ForceNewCluster, Refuse}},
+		{"peers fenced", func(w *pairWorld) { w.peer = [2]Peer{PeerFenced, PeerFenced} }, [2]Action{ForceNewCluster, Refuse}},
+		{"peers leaderless", func(w *pairWorld) { w.peer = [2]Peer{PeerLeaderless, PeerLeaderless} }, [2]Action{StartExisting, StartExisting}},
+		{"node2's member starting, node1's not yet", func(w *pairWorld) { w.peer[0] = PeerUnknown }, [2]Action{StartBoth, StartBoth}},
+		{"peers' members starting (port open, no status)", func(w *pairWorld) { w.peer = [2]Peer{PeerUnknown, PeerUnknown} }, [2]Action{StartBoth, StartBoth}},
+		{"a member starting, no pair", func(w *pairWorld) { w.peer, w.pairs[1] = [2]Peer{PeerUnknown, PeerUnknown}, Pair{} }, [2]Action{Refuse, Refuse}},
 		{"a contract this agent cannot read", func(w *pairWorld) { w.contract = contract.Version + 2 }, [2]Action{Wait, Wait}},
 	} {
 		w := coldPair()
@@ -823,18 +824,26 @@ func TestStartBoth(t *testing.T) {
 	}
 }
 
-// pairChoices are the pairs a node may publish beside data d: none, its data's, and pairs that
-// name a member of another membership.
-func pairChoices(d Data) []Pair {
-	return []Pair{{}, {d.MemberID, d.OtherVoter}, {d.MemberID, member3}, {member3, d.OtherVoter}}
+// pairChoices are the pairs node i may publish beside data d: none, its data's, pairs that name
+// a member of another membership, and the pair of the two members whatever d is (stale, when d
+// is of another membership).
+func pairChoices(i int, d Data) []Pair {
+	ids := [2]uint64{member1, member2}
+	return []Pair{{}, {d.MemberID, d.OtherVoter}, {d.MemberID, member3}, {member3, d.OtherVoter}, {ids[i], ids[1-i]}}
 }
 
 // TestPairsChangeOnlyTheColdStart: in every world of two nodes' data (each a voter of the two of
-// them, or not), with every pair each may publish, every claim and served cluster, seen as
-// ready by each other or as a port without a status (a member starting): node1 starts both
-// exactly when node2 does with no claim held, and where a node does not start both the decision
-// is the one without pairs (its reason may differ).
+// them, or not), with every pair each may publish, every claim and served cluster and every way
+// the nodes see each other, the decision is the one without pairs wherever a node does not start
+// both (its reason may differ); and where the two see each other ready or starting (a port
+// without a status) and each pair is its data's or none, node1 starts both exactly when node2
+// does.
 func TestPairsChangeOnlyTheColdStart(t *testing.T) {
+	var views [][2]Peer
+	for p := range Peer(len(peerNames)) {
+		views = append(views, [2]Peer{p, p})
+	}
+	views = append(views, [2]Peer{PeerReady, PeerUnknown}, [2]Peer{PeerUnknown, PeerReady})
 	starts := 0
 	for _, w := range worlds() {
 		var data [2]Data
@@ -844,11 +853,11 @@ func TestPairsChangeOnlyTheColdStart(t *testing.T) {
 				data[i].MemberID, data[i].OtherVoter = []uint64{member1, member2}[i], []uint64{member2, member1}[i]
 			}
 		}
-		for _, p1 := range pairChoices(data[0]) {
-			for _, p2 := range pairChoices(data[1]) {
+		for _, p1 := range pairChoices(0, data[0]) {
+			for _, p2 := range pairChoices(1, data[1]) {
 				for c := range Claim(len(claimNames)) {
 					for _, served := range []uint64{0, clusterC, clusterD} {
-						for _, seen := range []Peer{PeerReady, PeerUnknown} {
+						for _, seen := range views {
 							pw := pairWorld{data: data, pairs: [2]Pair{p1, p2}, peer: seen, served: served}
 							pw.claim = [2]Claim{c, [3]Claim{ClaimNone, ClaimPeer, ClaimSelf}[c]}
 							in := pw.views()
@@ -858,16 +867,19 @@ func TestPairsChangeOnlyTheColdStart(t *testing.T) {
 								without := in[i]
 								without.Pair, without.PeerPair = Pair{}, Pair{}
 								if want := Decide(without); got[i].Action != StartBoth && (got[i].Action != want.Action || got[i].ReleaseClaim != want.ReleaseClaim) {
-									t.Errorf("%+v, pairs %v %v, claim %s, served %x, peer %s: node%d %s (%s), want %s (%s) as without pairs",
+									t.Errorf("%+v, pairs %v %v, claim %s, served %x, seen %v: node%d %s (%s), want %s (%s) as without pairs",
 										data, p1, p2, c, served, seen, i+1, got[i].Action, got[i].Reason, want.Action, want.Reason)
 								}
 							}
 							if got[0].Action == StartBoth {
 								starts++
 							}
-							if c == ClaimNone && (got[0].Action == StartBoth) != (got[1].Action == StartBoth) {
-								t.Errorf("%+v, pairs %v %v, served %x, peer %s: node1 %s (%s), node2 %s (%s): one starts both alone",
-									data, p1, p2, served, seen, got[0].Action, got[0].Reason, got[1].Action, got[1].Reason)
+							own := func(i int, p Pair) bool { return p == Pair{} || p == Pair{data[i].MemberID, data[i].OtherVoter} }
+							comingBack := func(p Peer) bool { return p == PeerReady || p == PeerUnknown }
+							if own(0, p1) && own(1, p2) && comingBack(seen[0]) && comingBack(seen[1]) &&
+								(got[0].Action == StartBoth) != (got[1].Action == StartBoth) {
+								t.Errorf("%+v, pairs %v %v, claim %s, served %x, seen %v: node1 %s (%s), node2 %s (%s): one starts both alone",
+									data, p1, p2, c, served, seen, got[0].Action, got[0].Reason, got[1].Action, got[1].Reason)
 							}
 						}
 					}

@@ -74,7 +74,7 @@ func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
 		ctx, cancel = context.WithTimeout(ctx, env.Timeout(act.timeout)-time.Second)
 		defer cancel()
 	}
-	a := &Agent{cfg: cfg, env: env, store: cfg.Store(), rt: runtimeFor(cfg), log: log}
+	a := &Agent{action: action, cfg: cfg, env: env, store: cfg.Store(), rt: runtimeFor(cfg), log: log}
 	if !act.unlocked {
 		unlock, err := a.lock(ctx)
 		if err != nil {

@@ -26,11 +26,12 @@ import (
 
 // Agent runs one action.
 type Agent struct {
-	cfg   etcdnode.Config
-	env   ocf.Env
-	store attrs.Store
-	rt    etcdrun.Runtime
-	log   *slog.Logger
+	action string // the OCF action's name
+	cfg    etcdnode.Config
+	env    ocf.Env
+	store  attrs.Store
+	rt     etcdrun.Runtime
+	log    *slog.Logger
 	// version is the runtime's etcd version once read (versionRead): a rejoin's start needs it
 	// twice (to publish it, and beside the serving peer), and with the podman runtime each read
 	// runs a container. Each action is a process of its own; the long-lived watch action only
@@ -194,6 +195,11 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenc
 		return decision.Input{}, decision.Decision{}, err
 	}
 	d := decision.Decide(in)
+	if d.Action == decision.StartBoth && a.alonePromoted(in) {
+		a.log.Info("the peer is not promoted in this transition: deciding without the pairs")
+		in.Pair, in.PeerPair = decision.Pair{}, decision.Pair{}
+		d = decision.Decide(in)
+	}
 	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", in.Peer.String(), "claim", in.Claim.String(),
 		"installer", installer, "counted", in.Counted, "served", fmt.Sprintf("%x", in.Served),
 		"local", describeData(local), "peer_data", describeData(in.PeerData), "given_up", describeData(in.GivenUp),
@@ -230,11 +236,9 @@ func (a *Agent) readPeer(ctx context.Context, in *decision.Input, fenced bool) e
 		if err := a.readPublishedEtcdVersions(ctx, in); err != nil {
 			return err
 		}
-		if err := a.readPairs(ctx, in); err != nil {
-			return err
-		}
-	case in.Peer == decision.PeerUnknown:
-		// The peer's member may be one just started beside this node's (decision.StartBoth).
+	}
+	// Beside an unknown peer too: its member may be one just started beside this node's.
+	if in.Peer == decision.PeerReady || in.Peer == decision.PeerUnknown {
 		if err := a.readPairs(ctx, in); err != nil {
 			return err
 		}

@@ -91,7 +91,7 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 	}
 	wctx, cancel := ctx, context.CancelFunc(func() {})
 	if d.Action == decision.StartBoth {
-		wctx, cancel = context.WithTimeout(ctx, a.cfg.StartBothTimeout)
+		wctx, cancel = context.WithTimeout(ctx, a.startBothBound(ctx))
 	}
 	st, err := a.waitFor(wctx, "serve as a voter with a leader", func(s status) bool { return s.serving() && !s.Learner })
 	cancel()

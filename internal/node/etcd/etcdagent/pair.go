@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
 )
 
 // publishPair publishes, at a start, the two-voter membership the stopped local data is a voter
@@ -30,8 +32,9 @@ func (a *Agent) withdrawPair(ctx context.Context) error {
 	return nil
 }
 
-// readPairs fills in both nodes' published pairs, read beside a ready peer. A value that is no
-// pair reads as none on both nodes alike; it is logged.
+// readPairs fills in both nodes' published pairs. A value that is no pair reads as none on both
+// nodes alike; it is logged. This node's reads as none once it gave its pair up for this boot,
+// whether or not the CIB shows the withdrawal yet.
 func (a *Agent) readPairs(ctx context.Context, in *decision.Input) error {
 	for _, r := range []struct {
 		node string
@@ -46,17 +49,46 @@ func (a *Agent) readPairs(ctx context.Context, in *decision.Input) error {
 		}
 		*r.to = p
 	}
+	if exists(a.cfg.PairAbandonedFile()) {
+		in.Pair = decision.Pair{}
+	}
 	return nil
 }
 
-// errPairAbandoned: the peer's member did not come beside this one's within start_both_timeout.
-var errPairAbandoned = errors.New("the peer's member did not come")
+// abandonReserve is what a promote keeps, of its own timeout, for giving its pair up and
+// deciding again (a stop, two CIB writes, and a forced start with a large database).
+const abandonReserve = 30 * time.Second
 
-// abandonPair stops the local member, which never had a leader and so acknowledged nothing, and
-// withdraws the pair for the rest of this boot, so that both nodes decide by the other rules.
+// startBothBound is how long a promote waits for the two members to elect a leader:
+// start_both_timeout, or less where the promote's own timeout would end the wait first (the
+// giving up must run, or the next start publishes the pair again and waits again).
+func (a *Agent) startBothBound(ctx context.Context) time.Duration {
+	bound := a.cfg.StartBothTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		bound = min(bound, time.Until(deadline)-abandonReserve)
+	}
+	return max(bound, 0)
+}
+
+// alonePromoted says this action is a promote that would start both members while the peer is
+// not promoted in the same transition: Pacemaker runs the peer's promote only after this one
+// ends, so the wait would only end at its bound. Beside a peer whose member already started
+// (unknown) it never is. Starts and monitors still decide with the pairs: their scores are what
+// has Pacemaker promote both at once.
+func (a *Agent) alonePromoted(in decision.Input) bool {
+	return a.action == "promote" && in.Peer == decision.PeerReady && !ocf.Contains(a.env.Notify().Promote, a.cfg.Peer)
+}
+
+// errPairAbandoned: the two members did not elect a leader within start_both_timeout.
+var errPairAbandoned = errors.New("no leader of both members")
+
+// abandonPair stops the local member, whose status never showed a leader (the peer's member did
+// not come, or the local one exited), and withdraws the pair for the rest of this boot, so that
+// both nodes decide by the other rules. What the member wrote is in its WAL, which the next
+// decision reads.
 func (a *Agent) abandonPair(ctx context.Context, waited error) error {
-	a.log.Warn("the peer's member did not start beside this one's: stopping it, and deciding as without the pair until the next boot",
-		"start_both_timeout", a.cfg.StartBothTimeout, "err", waited)
+	a.log.Warn("no leader of both members (the peer's did not start beside this one's, or this one exited): stopping it, "+
+		"and deciding as without the pair until the next boot", "start_both_timeout", a.cfg.StartBothTimeout, "err", waited)
 	if err := a.stopEtcd(ctx, noQuorumGrace); err != nil {
 		return err
 	}

@@ -137,9 +137,10 @@ type walRead struct {
 	w     *wal.WAL
 	info  Info
 	state raftpb.HardState
-	// roleKnown: the WAL's membership names the member, so info.Learner is read from it. It is
-	// the one etcd applies at its start; the backend's, applied from it, may lag it by etcd's
-	// last batch (a crash within 100 ms of a learner's promotion).
+	// roleKnown: the WAL's membership names the member, so info.Learner is read from it: the
+	// backend's, applied from the WAL, may lag it by etcd's last batch (a crash within 100 ms of
+	// a learner's promotion). It counts uncommitted entries too, as replay does; a learner's WAL
+	// holds its promotion only once the leader, the only voter then, committed it.
 	roleKnown bool
 }
 

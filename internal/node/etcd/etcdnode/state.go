@@ -60,10 +60,11 @@ const (
 	// shows it. Agents before 0.3.0 publish none, which their peer reads as not known.
 	AttrEtcdVersion = "tnf-etcd-version"
 	// AttrPair (lifetime reboot) is "<member-hex>:<other-hex>" when this node's stopped data is a
-	// voter of a membership of exactly two voters, that member and the other (decision.Pair).
-	// The agent's start publishes it before the instance mark; the agent withdraws it before it
-	// creates a cluster or joins one, and after its peer's member did not come (for the rest of
-	// the boot: PairAbandonedFile). Agents before 0.3.0 publish none.
+	// voter of a membership of exactly two voters, that member and the other (decision.Pair), as
+	// of the agent's last start, which publishes it before the instance mark. The agent withdraws
+	// it before it creates a cluster or joins one, and after the two members found no leader (for
+	// the rest of the boot: PairAbandonedFile); each node checks its own against its data. Agents
+	// before 0.3.0 publish none.
 	AttrPair = "tnf-etcd-pair"
 )
 
