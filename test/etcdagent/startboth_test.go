@@ -85,16 +85,8 @@ func promoteBothMembers(t testing.TB, c *cluster, ids map[string]uint64, stagger
 // so no status: it starts its member too.
 func TestColdBootStartsBothMembers(t *testing.T) {
 	c := newCluster(t)
-	first, second := formCluster(t, c)
-	acked := writeKeys(t, first, 0, 50)
-	for _, n := range []*node{first, second} {
-		n.must("monitor", ocfPromoted)
-	}
-	ids := memberIDs(t, first)
-	first.fence()
-	second.fence()
-
-	startBoth(t, second, first)
+	first, second := c.nodes["node1"], c.nodes["node2"]
+	acked, ids := backFromACrashOfBoth(t, c)
 	promoteBothMembers(t, c, ids, false)
 	for _, n := range []*node{first, second} {
 		sameKeys(t, n, acked)
@@ -107,10 +99,8 @@ func TestColdBootStartsBothMembers(t *testing.T) {
 	// Again, node1's promote deciding after node2's etcd opened its port.
 	for _, n := range []*node{first, second} {
 		n.must("monitor", ocfPromoted)
-		n.fence()
 	}
-	startBoth(t, first, second)
-	promoteBothMembers(t, c, ids, true)
+	promoteBothMembers(t, c, crashOfBoth(t, c), true)
 	for _, n := range []*node{first, second} {
 		sameKeys(t, n, acked)
 	}
@@ -125,15 +115,7 @@ func TestStartBothFallsBack(t *testing.T) {
 	c := newCluster(t)
 	node1, node2 := c.nodes["node1"], c.nodes["node2"]
 	node1.params["start_both_timeout"] = "3"
-	formCluster(t, c)
-	acked := writeKeys(t, node1, 0, 30)
-	for _, n := range []*node{node1, node2} {
-		n.must("monitor", ocfPromoted)
-	}
-	node1.fence()
-	node2.fence()
-
-	startBoth(t, node1, node2)
+	acked, _ := backFromACrashOfBoth(t, c)
 	for _, n := range []*node{node1, node2} {
 		if _, ok := n.score(); !ok {
 			t.Fatalf("%s may not lead, want both to start their members\n%s", n.name, c.dump())
@@ -143,11 +125,7 @@ func TestStartBothFallsBack(t *testing.T) {
 	if code != ocfSuccess {
 		t.Fatalf("node1 promote: exit %d\n%s", code, out)
 	}
-	for _, want := range []string{"decision=start-both", "no leader of both members", "forcing a new cluster of one"} {
-		if !strings.Contains(out, want) {
-			t.Fatalf("node1's promote does not say %q:\n%s", want, out)
-		}
-	}
+	saysAll(t, "node1's promote", out, "decision=start-both", "no leader of both members", "forcing a new cluster of one")
 	if _, err := os.Stat(filepath.Join(node1.params["state_dir"], "pair-abandoned")); err != nil {
 		t.Fatalf("node1 did not mark the pair abandoned for this boot: %v", err)
 	}
@@ -197,22 +175,45 @@ func withoutPair(t testing.TB, n *node) {
 func TestStartBothNotAlone(t *testing.T) {
 	c := newCluster(t)
 	node1, node2 := c.nodes["node1"], c.nodes["node2"]
-	formCluster(t, c)
-	acked := writeKeys(t, node1, 0, 30)
-	for _, n := range []*node{node1, node2} {
-		n.must("monitor", ocfPromoted)
-	}
-	node1.fence()
-	node2.fence()
-	startBoth(t, node1, node2)
+	acked, _ := backFromACrashOfBoth(t, c)
 	out := node1.must("promote", ocfSuccess)
-	for _, want := range []string{"the peer is not promoted in this transition", "decision=force-new-cluster", "forcing a new cluster of one"} {
-		if !strings.Contains(out, want) {
-			t.Fatalf("node1's promote does not say %q:\n%s", want, out)
-		}
-	}
+	saysAll(t, "node1's promote", out, "the peer is not promoted in this transition", "decision=force-new-cluster", "forcing a new cluster of one")
 	node1.notify("promote", "node1")
 	node2.notify("promote", "node1")
 	catchUpAndPromote(t, node2, node1)
 	sameKeys(t, node2, acked)
+}
+
+// crashOfBoth crashes both nodes and starts both instances in one transition, as both nodes come
+// back; it returns the members that ran before.
+func crashOfBoth(t testing.TB, c *cluster) map[string]uint64 {
+	t.Helper()
+	node1, node2 := c.nodes["node1"], c.nodes["node2"]
+	ids := memberIDs(t, node1)
+	node1.fence()
+	node2.fence()
+	startBoth(t, node1, node2)
+	return ids
+}
+
+// backFromACrashOfBoth forms the cluster, writes keys through node1 and has both nodes crash and
+// come back (crashOfBoth); it returns the acknowledged keys and the members that ran before.
+func backFromACrashOfBoth(t *testing.T, c *cluster) (map[string]string, map[string]uint64) {
+	t.Helper()
+	formCluster(t, c)
+	acked := writeKeys(t, c.nodes["node1"], 0, 50)
+	for _, n := range []*node{c.nodes["node1"], c.nodes["node2"]} {
+		n.must("monitor", ocfPromoted)
+	}
+	return acked, crashOfBoth(t, c)
+}
+
+// saysAll fails the test unless out (what) says each of wants.
+func saysAll(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Fatalf("%s does not say %q:\n%s", what, want, out)
+		}
+	}
 }

@@ -52,11 +52,7 @@ func TestOlderEtcdLeadsTies(t *testing.T) {
 		sameKeys(t, n, acked)
 	}
 
-	ids := memberIDs(t, node1)
-	node1.fence()
-	node2.fence()
-	startBoth(t, node1, node2)
-	promoteBothMembers(t, c, ids, false)
+	promoteBothMembers(t, c, crashOfBoth(t, c), false)
 	for _, n := range []*node{node1, node2} {
 		sameKeys(t, n, acked)
 		if server, cluster := etcdVersions(t, n); !strings.HasPrefix(cluster, "3.5.") {
