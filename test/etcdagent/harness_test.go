@@ -322,14 +322,17 @@ func (n *node) powerOff() {
 	n.kill(syscall.SIGKILL)
 	for _, port := range []string{"2379", "2380"} {
 		addr := net.JoinHostPort(n.ip, port)
-		untilFor(n.c.t, time.Minute, addr+" closed", func() bool {
-			conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-			if err == nil {
-				conn.Close()
-			}
-			return err != nil
-		})
+		untilFor(n.c.t, time.Minute, addr+" closed", func() bool { return !accepts(addr) })
 	}
+}
+
+// accepts says something accepts TCP connections on addr.
+func accepts(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+	if err == nil {
+		conn.Close()
+	}
+	return err == nil
 }
 
 func signalAndWait(pid int, sig syscall.Signal) {

@@ -42,13 +42,7 @@ func promoteBothMembers(t testing.TB, c *cluster, ids map[string]uint64, stagger
 	for _, n := range []*node{nodes[1], nodes[0]} {
 		if staggered && n == nodes[0] {
 			addr := net.JoinHostPort(nodes[1].ip, "2379")
-			untilFor(t, time.Minute, addr+" accepting connections", func() bool {
-				conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-				if err == nil {
-					conn.Close()
-				}
-				return err == nil
-			})
+			untilFor(t, time.Minute, addr+" accepting connections", func() bool { return accepts(addr) })
 		}
 		wg.Add(1)
 		go func() {

@@ -171,7 +171,7 @@ type Input struct {
 // vote of the peer's member of that membership, and a member forced alone refuses it as removed.
 func bothStart(in Input) bool {
 	l, p := in.Local, in.PeerData
-	return (in.Peer == PeerReady || in.Peer == PeerUnknown) && in.Pair.names(in.PeerPair) && in.Pair.Member == l.MemberID && in.Pair.Other == l.OtherVoter &&
+	return (in.Peer == PeerReady || in.Peer == PeerUnknown) && in.Pair.names(in.PeerPair) && in.Pair == (Pair{l.MemberID, l.OtherVoter}) &&
 		l.Present && l.outOfService() == "" && p.Present && !p.Learner && p.ClusterID == l.ClusterID &&
 		!in.GivenUp.Present && !in.PeerGaveUp.Present && (in.Served == 0 || in.Served == l.ClusterID)
 }
