@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 )
@@ -209,5 +210,42 @@ func saysAll(t *testing.T, what, out string, wants ...string) {
 		if !strings.Contains(out, want) {
 			t.Fatalf("%s does not say %q:\n%s", what, want, out)
 		}
+	}
+}
+
+// TestInterruptedForceStartsNoPair: both nodes crash, and node1's force of its data is cut short
+// after it committed its WAL's tail (what CommitTail leaves) and before its etcd ran: its WAL
+// still names both voters, but its commit index is its own. At the next start node1 publishes no
+// pair, so both decide by the rules that stream at once (node1, with the same data and first by
+// name, forces again and node2 joins it) instead of starting beside each other and waiting out
+// start_both_timeout; once node1's forced member serves, the mark is gone.
+func TestInterruptedForceStartsNoPair(t *testing.T) {
+	c := newCluster(t)
+	node1, node2 := c.nodes["node1"], c.nodes["node2"]
+	formCluster(t, c)
+	acked := writeKeys(t, node1, 0, 50)
+	for _, n := range []*node{node1, node2} {
+		n.must("monitor", ocfPromoted)
+		n.fence()
+	}
+	dataDir := node1.params["data_dir"]
+	if _, _, err := etcddata.CommitTail(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	startBoth(t, node1, node2)
+	for n, want := range map[string]bool{"node1": false, "node2": true} {
+		v, _, err := c.store.Get(context.Background(), n, etcdnode.AttrPair, attrs.Reboot)
+		if err != nil || (v != "") != want {
+			t.Fatalf("%s's %s is %q (%v), want one published: %v", n, etcdnode.AttrPair, v, err, want)
+		}
+	}
+	leader, other := promoteTheScored(t, c)
+	if leader != node1 {
+		t.Fatalf("%s leads, want node1 (same data, first by name)", leader.name)
+	}
+	catchUpAndPromote(t, other, leader)
+	sameKeys(t, other, acked)
+	if info, err := etcddata.Inspect(dataDir); err != nil || info.ForceBegun {
+		t.Fatalf("node1's data after its forced member served: force begun %v (%v), want the mark gone", info.ForceBegun, err)
 	}
 }

@@ -103,6 +103,11 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 	}
 	if d.Action == decision.ForceNewCluster {
 		a.tally(ctx, etcdnode.AttrForced, time.Now())
+		// A mark left behind only keeps this data from a start of both members, which streaming
+		// then replaces: no reason to fail a member that serves.
+		if err := etcddata.ForceServed(a.cfg.DataDir); err != nil {
+			a.log.Warn("this data stays out of a start of both members until it is forced again or moved aside", "err", err)
+		}
 	}
 	return a.publish(ctx, fromStatus(st))
 }

@@ -41,11 +41,20 @@ type Info struct {
 	// OtherVoter is the other voter of a membership of exactly two voters, this member and
 	// that one, as the WAL ends (0: any other membership).
 	OtherVoter uint64
+	// ForceBegun: a forced start of this data began (CommitTail) and its member has not served
+	// since (ForceServed).
+	ForceBegun bool
 }
 
-// Data is the info as the decision reads it.
+// Data is the info as the decision reads it. Data whose force began is a voter of no pair: its
+// WAL still names both voters, but its commit index may cover entries the peer's member never
+// took and may have replaced; started beside that member it could be refused for good.
 func (i Info) Data() decision.Data {
-	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed, MemberID: i.MemberID, OtherVoter: i.OtherVoter}
+	other := i.OtherVoter
+	if i.ForceBegun {
+		other = 0
+	}
+	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed, MemberID: i.MemberID, OtherVoter: other}
 }
 
 func walDir(dataDir string) string  { return filepath.Join(dataDir, "member", "wal") }
@@ -65,6 +74,9 @@ func Inspect(dataDir string) (Info, error) {
 	}
 	defer r.w.Close()
 	info := r.info
+	if info.ForceBegun, err = forceBegun(dataDir); err != nil {
+		return Info{}, err
+	}
 	if !r.roleKnown {
 		info.Learner, err = isLearner(dataDir, info.MemberID)
 	}
@@ -320,7 +332,13 @@ func isLearner(dataDir string, memberID uint64) (bool, error) {
 // keeps the file as it was beside it (*.wal.broken); torn says so. Reading the WAL for writing
 // fails on it, where reading it for the decision (Inspect) stops before it: without the repair
 // a node whose data is the newest could never force.
+//
+// It marks the force begun first (Info.ForceBegun), for a node whose force is interrupted before
+// etcd writes the peer's removal; ForceServed takes the mark away.
 func CommitTail(dataDir string) (committed uint64, torn bool, err error) {
+	if err := markForce(dataDir); err != nil {
+		return 0, false, err
+	}
 	r, err := readWAL(dataDir, true)
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		if !wal.Repair(zap.NewNop(), walDir(dataDir)) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/raft/v3/raftpb"
@@ -67,5 +68,45 @@ func writeWAL(t *testing.T, dataDir string, last uint64) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCommitTailMarksTheForce: CommitTail marks the data's force begun before it changes the
+// WAL, so data whose force was cut short is the voter of no pair; ForceServed takes the mark
+// away (twice is no error), and data moved aside takes its mark with it.
+func TestCommitTailMarksTheForce(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "etcd")
+	writeWAL(t, dataDir, 5)
+	begun := func(want bool) {
+		t.Helper()
+		info, err := Inspect(dataDir)
+		if err != nil || info.ForceBegun != want {
+			t.Fatalf("Inspect: force begun %v (%v), want %v", info.ForceBegun, err, want)
+		}
+	}
+	begun(false)
+	if _, _, err := CommitTail(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	begun(true)
+	if got := (Info{MemberID: 1, OtherVoter: 2, ForceBegun: true}).Data().OtherVoter; got != 0 {
+		t.Errorf("data whose force began is the voter of a pair with %x", got)
+	}
+	for range 2 {
+		if err := ForceServed(dataDir); err != nil {
+			t.Fatal(err)
+		}
+		begun(false)
+	}
+
+	if _, _, err := CommitTail(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := MoveAside(dataDir, 1, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(moved, forceMark)); err != nil {
+		t.Errorf("the mark did not move aside with its data: %v", err)
 	}
 }
