@@ -35,7 +35,10 @@ func stdin(t *testing.T, e *emulator.Emulator, system, action string, extra ...s
 	return unpinned(t, e, system, action, append([]string{"ssl_fingerprint=" + pinOf(t, e)}, extra...)...)
 }
 
-// unpinned is stdin without the pin, certificate verification off.
+// unpinned is stdin without the pin, certificate verification off. Each read may take 30 s
+// (read_timeout) unless extra says otherwise: what these tests assert is what a read finds, and
+// under the race detector on a busy machine a connection to the emulator once took more than the
+// 3 s default (a later value replaces an earlier one).
 func unpinned(t *testing.T, e *emulator.Emulator, system, action string, extra ...string) string {
 	t.Helper()
 	host, port, err := net.SplitHostPort(strings.TrimPrefix(e.URL(), "https://"))
@@ -43,7 +46,7 @@ func unpinned(t *testing.T, e *emulator.Emulator, system, action string, extra .
 		t.Fatal(err)
 	}
 	lines := []string{"action=" + action, "ip=" + host, "ipport=" + port, "username=admin", "password=" + password,
-		"systems_uri=/redfish/v1/Systems/" + system, "ssl_insecure=1", "nodename=node2", "pcmk_host_list=node2"}
+		"systems_uri=/redfish/v1/Systems/" + system, "ssl_insecure=1", "nodename=node2", "pcmk_host_list=node2", "read_timeout=30"}
 	return strings.Join(append(lines, extra...), "\n") + "\n"
 }
 
