@@ -38,6 +38,11 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
+	return SyncDir(dir)
+}
+
+// SyncDir makes the entries of dir durable: a file created, renamed or removed in it.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"go.etcd.io/etcd/client/pkg/v3/fileutil"
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 )
 
 // forceMark, at a data dir's top, marks a forced start of the data as begun (CommitTail) and not
@@ -18,14 +18,8 @@ const forceMark = "tnf-forcing"
 // markForce marks dataDir's force as begun, durably: the WAL's change that follows must never
 // be on disk without it.
 func markForce(dataDir string) error {
-	path := filepath.Join(dataDir, forceMark)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(dataDir, forceMark), nil, 0o600); err != nil {
 		return fmt.Errorf("marking the force begun: %w", err)
-	}
-	err = errors.Join(fileutil.Fsync(f), f.Close(), syncDir(dataDir))
-	if err != nil {
-		return fmt.Errorf("marking the force begun: %s: %w", path, err)
 	}
 	return nil
 }
@@ -33,12 +27,11 @@ func markForce(dataDir string) error {
 // ForceServed takes the mark of a begun force away once the forced member has served: its WAL
 // then holds the peer's removal, which etcd writes before it serves. None is no error.
 func ForceServed(dataDir string) error {
-	path := filepath.Join(dataDir, forceMark)
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := fsutil.RemoveIfExists(filepath.Join(dataDir, forceMark)); err != nil {
 		return fmt.Errorf("removing the mark of a force begun: %w", err)
 	}
-	if err := syncDir(dataDir); err != nil {
-		return fmt.Errorf("removing the mark of a force begun: %s: %w", dataDir, err)
+	if err := fsutil.SyncDir(dataDir); err != nil {
+		return fmt.Errorf("removing the mark of a force begun: %w", err)
 	}
 	return nil
 }
@@ -54,13 +47,4 @@ func forceBegun(dataDir string) (bool, error) {
 	default:
 		return false, fmt.Errorf("%s: %w", dataDir, err)
 	}
-}
-
-// syncDir makes the entries of dir durable (a file created or removed in it).
-func syncDir(dir string) error {
-	d, err := fileutil.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(fileutil.Fsync(d), d.Close())
 }
