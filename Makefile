@@ -27,7 +27,7 @@ KUBE_APISERVER := $(TOOLS_CACHE)/kube-apiserver-$(call toolkey,tools/kube-apiser
 VERSION_STAMP := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo .dirty)
 
 build: $(ETCD35)/etcd $(ETCD36)/etcd
-	$(GO) build -tags "$(TAGS)" -ldflags "-X github.com/tnf-layer/tnf-layer/internal/base/version.Version=$(VERSION_STAMP)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/tnf-fencing-alert ./cmd/build-layer ./test/redfish/cmd/redfish-emulator
+	$(GO) build -tags "$(TAGS)" -ldflags "-X github.com/tnf-layer/tnf-layer/internal/base/version.Version=$(VERSION_STAMP)" -o $(BIN)/ ./agents/ocf-etcd ./agents/tnf-etcd-agent ./agents/tnfctl ./agents/fence_tnf_poweroff ./agents/fence_tnf_redfish ./agents/tnf-fencing-alert ./cmd/build-layer ./test/redfish/cmd/redfish-emulator
 	mkdir -p $(BIN)/etcd-3.6
 	cmp -s $(ETCD35)/etcd $(BIN)/etcd || cp --remove-destination $(ETCD35)/etcd $(BIN)/etcd
 	cmp -s $(ETCD35)/etcdctl $(BIN)/etcdctl || cp --remove-destination $(ETCD35)/etcdctl $(BIN)/etcdctl

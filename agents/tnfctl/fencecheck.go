@@ -31,12 +31,14 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "fence-check",
-		Short: "Verify BMC credentials through the Redfish API and with fence_redfish, as Pacemaker will use them",
+		Short: "Verify BMC credentials through the Redfish API and with the fence agent, as Pacemaker will use them",
 		Example: `  tnfctl fence-check --target master-1
   tnfctl fence-check --address redfish+https://192.0.2.21/redfish/v1/Systems/1 \
       --username admin --password-file /etc/tnf/secrets/master-1.password`,
-		Long: "Reads the system through the BMC's Redfish API, then runs the real fence_redfish " +
-			"--action status with the options on standard input, as Pacemaker's fencer does. Prints one " +
+		Long: "Reads the system through the BMC's Redfish API, then runs the second fencing level's agent " +
+			"(fence_tnf_redfish) --action status with the options on standard input, as Pacemaker's fencer does. Both talk " +
+			"only to a BMC whose certificate is checked (pinned, or verified); for one that is neither, the redfish line says " +
+			"so and gives the SHA-256 of the certificate the BMC serves, read without sending any credential. Prints one " +
 			"line per check; exits 1 if any check fails. The password is read from a file and never " +
 			"appears in any command line or output. --target NODE checks that node's BMC as the node " +
 			"configuration names it (what the cluster's fence devices use) and, once both nodes have published their " +
@@ -86,7 +88,8 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	f.StringVar(&cf.verification, "certificate-verification", "Enabled", "Enabled or Disabled, as in the install-config")
 	f.StringVar(&cf.caFile, "ca-file", "", "CA bundle of the BMC's certificate (default: the system's)")
 	f.StringVar(&cf.pin, "certificate-sha256", "", "the BMC certificate's SHA-256 (colons allowed): only that certificate is accepted")
-	f.StringVar(&agent, "fence-agent", fencerun.DefaultAgent, "fence_redfish to run")
+	f.BoolVar(&cf.insecure, "insecure-skip-certificate-check", false, "talk to a BMC whose certificate is neither verified nor pinned (a lab's)")
+	f.StringVar(&agent, "fence-agent", fencerun.DefaultAgent, "the second fencing level's agent")
 	f.DurationVar(&timeout, "timeout", 20*time.Second, "deadline of each check")
 	f.BoolVar(&basicAuth, "basic-auth", false, "Basic auth instead of a Redfish session (for BMCs without sessions)")
 	cmd.MarkFlagsMutuallyExclusive("target", "address")
@@ -109,7 +112,10 @@ func identityOf(ctx context.Context, target, other string) (string, map[string]i
 }
 
 // credentialFlags name a BMC credential without a node configuration.
-type credentialFlags struct{ address, username, passwordFile, verification, caFile, pin string }
+type credentialFlags struct {
+	address, username, passwordFile, verification, caFile, pin string
+	insecure                                                  bool
+}
 
 // credential is the credential the flags name; errors name the flag.
 func (cf credentialFlags) credential() (bmc.Credential, error) {
@@ -126,7 +132,8 @@ func (cf credentialFlags) credential() (bmc.Credential, error) {
 	if err != nil {
 		return bmc.Credential{}, fmt.Errorf("--password-file: %w", err)
 	}
-	cred := bmc.Credential{Address: addr, Username: cf.username, Password: strings.TrimRight(string(data), "\r\n"), CAFile: cf.caFile}
+	cred := bmc.Credential{Address: addr, Username: cf.username, Password: strings.TrimRight(string(data), "\r\n"), CAFile: cf.caFile,
+		InsecureSkipCertificateCheck: cf.insecure}
 	switch cf.verification {
 	case "Enabled":
 		cred.VerifyCertificate = true

@@ -17,7 +17,7 @@ func setupCommand(nf *nodeFlags) *cobra.Command {
 		Long: "Renders corosync.conf from the pcs templates, installs the shared authkey and the BMC passwords as " +
 			"Pacemaker secrets, keeps cri-o and kubelet out of systemd's boot, starts Corosync and Pacemaker. " +
 			"On the fence race winner it waits for the peer to join, checks both BMC credentials through the Redfish API " +
-			"and fence_redfish, then applies the cluster configuration (pcs -f offline, patched into the live CIB). " +
+			"and the second fencing level's agent, then applies the cluster configuration (pcs -f offline, patched into the live CIB). " +
 			"Running it again changes nothing. One line per step.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -28,7 +28,7 @@ func setupCommand(nf *nodeFlags) *cobra.Command {
 	f := cmd.Flags()
 	f.DurationVar(&o.Wait, "wait", time.Hour, "longest wait for Corosync, then for the peer to join")
 	f.StringVar(&o.PCS, "pcs", "pcs", "pcs binary")
-	f.StringVar(&o.Fence.Agent, "fence-agent", fencerun.DefaultAgent, "fence_redfish for the BMC checks")
+	f.StringVar(&o.Fence.Agent, "fence-agent", fencerun.DefaultAgent, "the second fencing level's agent, for the BMC checks")
 	f.DurationVar(&o.Fence.Timeout, "fence-timeout", 20*time.Second, "deadline of each BMC check")
 	f.BoolVar(&o.Fence.BasicAuth, "basic-auth", false, "Basic auth instead of a Redfish session (for BMCs without sessions)")
 	hide(cmd, "pcs", "fence-agent")

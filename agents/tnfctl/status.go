@@ -84,7 +84,7 @@ func peerPower(ctx context.Context, peer clusterconfig.Node) string {
 	if err != nil {
 		return "its BMC was not asked: " + err.Error()
 	}
-	return bmc.ReadPower(ctx, cred, bmc.Options{Timeout: bmcReadTimeout, BasicAuth: true}).Describe(cred.Address.Host)
+	return bmc.ReadPower(ctx, cred, bmc.Options{Timeout: bmcReadTimeout, UserAgent: "tnfctl"}).Describe(cred.Address.Host)
 }
 
 // readStatus reads what tnfctl status shows; it fails only when Corosync does not answer.

@@ -176,7 +176,6 @@ func autoUnblockCommand(nf *nodeFlags) *cobra.Command {
 	cmd.Flags().DurationVar(&a.Gap, "gap", 5*time.Second, "time between the two BMC reads")
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long one pass may take, all its reads included")
 	cmd.Flags().StringVar(&a.StateFile, "state-file", unblock.AloneSinceFile, "where the start of the wait is kept (on /run)")
-	cmd.Flags().BoolVar(&a.BasicAuth, "basic-auth", false, "Basic auth instead of a Redfish session")
-	hide(cmd, "gap", "state-file", "basic-auth")
+	hide(cmd, "gap", "state-file")
 	return cmd
 }

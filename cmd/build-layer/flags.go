@@ -35,7 +35,7 @@ func inputFlags(f *pflag.FlagSet, o *buildlayer.Options) {
 }
 
 // manifestFlags say which manifests to write and from what node configuration: build and render.
-func manifestFlags(f *pflag.FlagSet, o *buildlayer.Options, nodeIPs *[]string) {
+func manifestFlags(f *pflag.FlagSet, o *buildlayer.Options, nodeIPs, bmcPins *[]string) {
 	f.StringVar(&o.Rollout, "rollout", buildlayer.RolloutOutOfCluster, "the manifests of one rollout: "+buildlayer.RolloutOutOfCluster+
 		" (a MachineConfig booting the layer as osImageURL) or "+buildlayer.RolloutOnCluster+
 		" (a MachineOSConfig adding our files, and the release's extension for the packages)")
@@ -47,6 +47,8 @@ func manifestFlags(f *pflag.FlagSet, o *buildlayer.Options, nodeIPs *[]string) {
 	f.StringVar(&o.Cluster, "node-config", "", "tnf.yaml: the node configuration")
 	f.StringVar(&o.InstallCfg, "install-config", "", "install-config.yaml with controlPlane.fencing.credentials")
 	f.StringArrayVar(nodeIPs, "node-ip", nil, "NAME=IP of a node named in --install-config (repeat)")
+	f.StringArrayVar(bmcPins, "bmc-certificate-sha256", nil, "NAME=SHA256 pins the certificate of the BMC of a node named in --install-config "+
+		"(openssl x509 -fingerprint -sha256; repeat): a BMC whose certificateVerification is Disabled needs one")
 	f.StringVar(&o.SecretsIn, "secrets-in", buildlayer.SecretsInSecret, "where the BMC passwords and the Corosync key go: "+buildlayer.SecretsInSecret+
 		" (Secrets in openshift-etcd that the nodes fetch through the API) or "+buildlayer.SecretsInMachineConfig+
 		" (files in the node configuration MachineConfig: for a lab without an API only)")
@@ -56,13 +58,14 @@ func manifestFlags(f *pflag.FlagSet, o *buildlayer.Options, nodeIPs *[]string) {
 type layerInputs struct {
 	o         buildlayer.Options
 	nodeIPs   []string
+	bmcPins   []string
 	tlsVerify bool
 }
 
 func (in *layerInputs) register(f *pflag.FlagSet) {
 	layerAndRegistryFlags(f, &in.o, &in.tlsVerify)
 	inputFlags(f, &in.o)
-	manifestFlags(f, &in.o, &in.nodeIPs)
+	manifestFlags(f, &in.o, &in.nodeIPs, &in.bmcPins)
 }
 
 // options are the flags as build-layer's options.
@@ -70,19 +73,22 @@ func (in *layerInputs) options() (buildlayer.Options, error) {
 	o := in.o
 	o.SkipTLSVerify = !in.tlsVerify
 	var err error
-	o.NodeIPs, err = parseNodeIPs(in.nodeIPs)
+	if o.NodeIPs, err = perNode("node-ip", "IP", in.nodeIPs); err != nil {
+		return o, err
+	}
+	o.BMCPins, err = perNode("bmc-certificate-sha256", "SHA256", in.bmcPins)
 	return o, err
 }
 
-// parseNodeIPs reads the --node-ip flags.
-func parseNodeIPs(kvs []string) (map[string]string, error) {
-	ips := map[string]string{}
+// perNode reads the NAME=VALUE flags named flag.
+func perNode(flag, value string, kvs []string) (map[string]string, error) {
+	m := map[string]string{}
 	for _, kv := range kvs {
-		name, ip, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || ip == "" {
-			return nil, fmt.Errorf("--node-ip: %q is not NAME=IP", kv)
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || v == "" {
+			return nil, fmt.Errorf("--%s: %q is not NAME=%s", flag, kv, value)
 		}
-		ips[name] = ip
+		m[name] = v
 	}
-	return ips, nil
+	return m, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/base/duration"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 )
 
 // Paths on the nodes.
@@ -146,8 +147,13 @@ type BMC struct {
 	// CertificateSHA256 pins the BMC's certificate (openssl x509 -fingerprint -sha256, colons
 	// allowed): checked instead of the chain and the name, which BMC certificates rarely match.
 	CertificateSHA256 string `json:"certificateSHA256,omitempty"`
-	// UnverifiedPowerOffProof lets this BMC's "Off" prove the node off (fencing level 1,
-	// auto-unblock) although its certificate is neither verified nor pinned.
+	// InsecureSkipCertificateCheck lets the node talk to this BMC although its certificate is
+	// neither verified nor pinned, for labs: both fencing levels, fence-check and auto-unblock
+	// then send the password to, and take "Off" from, whoever answers at the address. Without it
+	// such an entry is refused (ValidateFencing). Ignored where the certificate is checked.
+	InsecureSkipCertificateCheck bool `json:"insecureSkipCertificateCheck,omitempty"`
+	// UnverifiedPowerOffProof is InsecureSkipCertificateCheck's name from the releases whose
+	// second fencing level (fence_redfish) never checked a certificate: it reads as that.
 	UnverifiedPowerOffProof bool `json:"unverifiedPowerOffProof,omitempty"`
 	// UnverifiedIdentity lets setup accept this BMC entry when nothing can be compared between
 	// the BMC's system and the node's machine (neither a UUID nor a MAC address known on both).
@@ -210,8 +216,12 @@ func (c *Config) Defaults() {
 		c.AutoUnblock.After.Duration = 10 * time.Minute
 	}
 	for i := range c.Nodes {
-		if c.Nodes[i].BMC.CertificateVerification == "" {
-			c.Nodes[i].BMC.CertificateVerification = "Enabled"
+		b := &c.Nodes[i].BMC
+		if b.CertificateVerification == "" {
+			b.CertificateVerification = "Enabled"
+		}
+		if b.UnverifiedPowerOffProof {
+			b.InsecureSkipCertificateCheck, b.UnverifiedPowerOffProof = true, false
 		}
 	}
 }
@@ -319,6 +329,28 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// ValidateFencing checks that every fencing path can check its BMC's certificate (bmc.CheckTrust):
+// pinned, verified, or opted out of by name; errors carry the path of the field. build-layer
+// and tnfctl setup, which renders the fence devices, refuse a configuration that fails it. It is
+// not part of Validate: a node keeps reading, for its status and its metrics, a configuration
+// written before the rule.
+func (c Config) ValidateFencing() error {
+	for i, n := range c.Nodes {
+		f := fmt.Sprintf("nodes[%d].bmc", i)
+		if n.BMC.CAFile != "" && n.BMC.CertificateVerification == "Disabled" {
+			return fmt.Errorf("%s.caFile: a CA verifies the BMC's certificate only with certificateVerification Enabled", f)
+		}
+		cred, err := n.CredentialWith("unread")
+		if err != nil {
+			return err
+		}
+		if _, err := fencerun.BMCOptions(cred); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return nil
+}
+
 // nodeIP parses a node's cluster address: one a peer can reach (not loopback, unspecified,
 // multicast or link-local), in the family of the addresses before it, and not one of them.
 func nodeIP(field, s string, before []netip.Addr) (netip.Addr, error) {
@@ -420,7 +452,7 @@ func (n Node) CredentialWith(password string) (bmc.Credential, error) {
 		return bmc.Credential{}, err
 	}
 	cred := bmc.Credential{Address: addr, Username: n.BMC.Username, Password: password,
-		VerifyCertificate: n.BMC.CertificateVerification != "Disabled", UnverifiedProof: n.BMC.UnverifiedPowerOffProof, CAFile: n.BMC.CAFile}
+		VerifyCertificate: n.BMC.CertificateVerification != "Disabled", InsecureSkipCertificateCheck: n.BMC.InsecureSkipCertificateCheck, CAFile: n.BMC.CAFile}
 	if n.BMC.CertificateSHA256 != "" {
 		if cred.PinSHA256, err = bmc.ParsePin(n.BMC.CertificateSHA256); err != nil {
 			return bmc.Credential{}, fmt.Errorf("nodes[%s].bmc.certificateSHA256: %w", n.Name, err)

@@ -29,6 +29,28 @@ nodes:
   bmc: {address: "redfish+https://10.0.2.2:8443/redfish/v1/Systems/1", username: admin, passwordFile: pw1}
 `
 
+// TestInsecureSkipCertificateCheck: the opt-out, by its name or by the name it had before the
+// second fencing level checked certificates, lets an unchecked BMC through; a node
+// configuration written by build-layer carries only the new name.
+func TestInsecureSkipCertificateCheck(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "pw1", "one")
+	write(t, dir, "pw2", "two")
+	for _, name := range []string{"insecureSkipCertificateCheck", "unverifiedPowerOffProof"} {
+		in, err := LoadTNF(write(t, dir, "tnf.yaml", strings.Replace(goodTNF, "passwordFile: pw1}", "passwordFile: pw1, certificateVerification: Disabled, "+name+": true}", 1)))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		yml, err := in.Config.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := in.Config.Nodes[1].BMC; !b.InsecureSkipCertificateCheck || strings.Contains(string(yml), "unverifiedPowerOffProof") {
+			t.Errorf("%s: %+v\n%s", name, b, yml)
+		}
+	}
+}
+
 func TestLoadTNF(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "pw1", "one\n")
@@ -98,8 +120,17 @@ func TestBadInputs(t *testing.T) {
 	write(t, dir, "no-etcd.yaml", strings.Replace(etcdPod, "name: etcd\n", "name: etcd-2\n", 1))
 	write(t, dir, "no-image.yaml", strings.Replace(etcdPod, "image: localhost/tnf/etcd:v1", "image: ''", 1))
 	write(t, dir, "deployment.yaml", strings.Replace(etcdPod, "kind: Pod", "kind: Deployment", 1))
+	ca, err := testca.New("BMC vendor CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "ca.pem", string(ca.PEM()))
 	tnfRows := []struct{ old, new, want string }{
 		{"clusterName: lab", "clusterName: lab\ncolour: red", `unknown field "colour"`},
+		// A BMC whose certificate nothing checks gets no fencing path; nor does a CA that would
+		// verify nothing.
+		{"passwordFile: pw1}", "passwordFile: pw1, certificateVerification: Disabled}", "nodes[1].bmc: the BMC's certificate is neither verified nor pinned"},
+		{"passwordFile: pw1}", "passwordFile: pw1, certificateVerification: Disabled, caFile: ca.pem}", "nodes[1].bmc.caFile: a CA verifies"},
 		{"clusterName: lab", "clusterName: ''", "clusterName"},
 		{"ip: 192.168.122.12", "ip: nowhere", "nodes[0].ip"},
 		{"ip: 192.168.122.11", "ip: nowhere", "nodes[1].ip"},
@@ -166,10 +197,20 @@ func TestBadInputs(t *testing.T) {
 		{"metadata: {name: x}\ncontrolPlane:\n  fencing:\n    credentials:\n" + cred("m0") + cred("m9"), "credentials[1].hostName"},
 		{"metadata: {name: x}\ncontrolPlane:\n  fencing:\n    credentials:\n" + cred("m0") + strings.Replace(cred("m1"), "password: pw", "password: ''", 1), "credentials[1].password"},
 		{"metadata: {name: x}\ncontrolPlane:\n  fencing:\n    credentials:\n" + cred("m0") + strings.Replace(cred("m1"), "redfish+https", "ipmi", 1), "nodes[1].bmc.address"},
+		{"metadata: {name: x}\ncontrolPlane:\n  fencing:\n    credentials:\n" + cred("m0") + strings.Replace(strings.Replace(cred("m1"), "192.0.2.20/", "192.0.2.21/", 1), "password: pw", "password: pw, certificateVerification: Disabled", 1),
+			"nodes[1].bmc: the BMC's certificate is neither verified nor pinned"},
+		{"metadata: {name: x}\ncontrolPlane:\n  fencing:\n    credentials:\n" + cred("m0") + strings.Replace(strings.Replace(cred("m1"), "192.0.2.20/", "192.0.2.21/", 1), "password: pw", "password: pw, certificateVerification: Disabled", 1),
+			"give it as --bmc-certificate-sha256 NAME=SHA256"},
+		{"metadata: {name: x}\ncontrolPlane:\n  fencing:\n    credentials:\n" + cred("m0") + strings.Replace(cred("m1"), "192.0.2.20/", "192.0.2.21/", 1) + "# m2: a pin for a host not listed\n",
+			"a BMC certificate pin for \"m2\""},
 	}
+	pins := map[string]string{}
 	for _, r := range icRows {
 		p := write(t, dir, "install-config.yaml", r.body)
-		if _, err := LoadInstallConfig(p, ips); err == nil || !strings.Contains(err.Error(), r.want) || !strings.Contains(err.Error(), p) {
+		if strings.Contains(r.body, "# m2") {
+			pins = map[string]string{"m2": strings.Repeat("ab", 32)}
+		}
+		if _, err := LoadInstallConfig(p, ips, pins); err == nil || !strings.Contains(err.Error(), r.want) || !strings.Contains(err.Error(), p) {
 			t.Errorf("install-config: error %v, want one naming the file and %q", err, r.want)
 		}
 	}

@@ -3,6 +3,7 @@ package clusterconfig
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/certpool"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 )
 
 // Secret is a file the MachineConfig writes with mode 0600.
@@ -174,8 +176,10 @@ type installConfig struct {
 }
 
 // LoadInstallConfig reads the fencing credentials of an install-config.yaml. The node IPs are
-// not in an install-config: ips maps host names to them (from --node-ip flags).
-func LoadInstallConfig(path string, ips map[string]string) (Input, error) {
+// not in an install-config: ips maps host names to them (from --node-ip flags); nor are the BMC
+// certificates' pins, which a BMC whose verification is Disabled needs: pins maps host names to
+// them (--bmc-certificate-sha256).
+func LoadInstallConfig(path string, ips, pins map[string]string) (Input, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Input{}, err
@@ -206,11 +210,20 @@ func LoadInstallConfig(path string, ips map[string]string) (Input, error) {
 			return Input{}, fmt.Errorf("%s: %s.hostName: no IP given for %q (--node-ip %s=IP)", path, field, c.HostName, c.HostName)
 		}
 		n := Node{Name: c.HostName, IP: ip, BMC: BMC{Address: c.Address, Username: c.Username,
-			PasswordFile: secretPath(c.HostName), CertificateVerification: c.CertificateVerification}}
+			PasswordFile: secretPath(c.HostName), CertificateVerification: c.CertificateVerification, CertificateSHA256: pins[c.HostName]}}
 		in.Config.Nodes = append(in.Config.Nodes, n)
 		in.Secrets = append(in.Secrets, Secret{Path: n.BMC.PasswordFile, Data: []byte(c.Password)})
 	}
-	return in, in.finish(path)
+	for name := range pins {
+		if _, _, err := in.Config.Self(name); err != nil {
+			return Input{}, fmt.Errorf("%s: a BMC certificate pin for %q, which no controlPlane.fencing.credentials[].hostName names", path, name)
+		}
+	}
+	err = in.finish(path)
+	if errors.Is(err, bmc.ErrUnchecked) {
+		err = fmt.Errorf("%w (an install-config has no pin: give it as --bmc-certificate-sha256 NAME=SHA256)", err)
+	}
+	return in, err
 }
 
 // Corosync's accepted authkey sizes (corosync-keygen writes 256 bytes).
@@ -258,6 +271,9 @@ func (in *Input) finish(path string) error {
 	in.Config.CorosyncAuthkeyFile = AuthkeyFile
 	in.Config.Defaults()
 	if err := in.Config.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := in.Config.ValidateFencing(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil

@@ -3,7 +3,7 @@
 // Package boot_test boots the lab layer that `make lab` built and pushed on two QEMU machines
 // (TCG): the image is pulled from the registry, unpacked, given the node configuration
 // MachineConfig's Ignition files, and made into an ext4 disk; each machine's power belongs to
-// bin/redfish-emulator's qemu backend, so fence_redfish inside one guest really powers the
+// bin/redfish-emulator's qemu backend, so the fence agents inside one guest really power the
 // other off. The guests run real systemd, Corosync, Pacemaker and etcd; cri-o and kubelet are
 // the lab base's stand-in units. The test reaches the guests over SSH on a loopback port
 // forward, with a key it adds to the disk (test access, not part of the node configuration).

@@ -114,7 +114,7 @@ func trimTo(s, from string) string {
 }
 
 // bmcEvents are the power actions the emulator carried out since since, with the client that
-// asked (fence_redfish in a guest says python-requests; the test, gofish).
+// asked (a fence agent in a guest names itself, fence_tnf_redfish; the test says gofish).
 func (l *lab) bmcEvents(since time.Time) []event {
 	data, err := os.ReadFile(filepath.Join(l.dir, "emulator.log"))
 	if err != nil {

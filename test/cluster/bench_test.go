@@ -46,7 +46,7 @@ func (t failoverTimeline) fencedToWrite() time.Duration { return t.acked.Sub(t.r
 
 // BenchmarkClusterFailover: from a fault to the first write the survivor's etcd acknowledges,
 // with the phases broken out: detection (Corosync membership), fencing (fence delay and
-// fence_redfish's reboot through the BMC), then from the completed fencing to the write, split
+// the second level's power-off through the BMC), then from the completed fencing to the write, split
 // into the agent's part (to the launch of etcd as a cluster of one) and etcd's election. One
 // cluster per fault; between runs the victim comes back and both are promoted again. Runs per
 // fault: TNF_FAILOVER_RUNS (default 10). Detection and fencing are polled every 200 ms (tnfctl
@@ -99,8 +99,8 @@ func failoverFaults() []failoverFault {
 		// Frozen with its power on: the first level finds it On and must not shortcut; the second
 		// waits the race delay and reboots it.
 		{name: "race-winner-hangs", survivor: "node2", victim: "node1", inject: func(c *cluster) { c.hang("node1") }},
-		// A BMC that answers every request in 3 s: the first level gives up, fence_redfish reboots
-		// the node, which is back in Corosync about when the result arrives.
+		// A BMC that answers every request in 3 s: the first level proves the node off, later
+		// than after a power cut, or gives up and the second powers it off and on.
 		{name: "race-winner-killed-slow-bmc", survivor: "node2", victim: "node1",
 			inject: func(c *cluster) { c.faults(`{"latency": "3s"}`); c.power("off", "node1") },
 			heal:   func(c *cluster) { c.faults(`{}`); c.powerBackOn("node1") }},

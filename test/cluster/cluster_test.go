@@ -194,10 +194,11 @@ func (c *cluster) writeNodeConfig(change func(*clusterconfig.Config)) {
 
 // installAgents puts the agents of bin where node n's Pacemaker and pcs look for them: the etcd
 // resource agent in its OCF folder (a link: ocf-etcd runs the tnf-etcd-agent beside the file it
-// resolves to), the first fencing level's agent and the fencing alert agent (node_test.go's boot
-// lays these folders over the host's). Those two are copies, not links: Pacemaker runs alerts as
-// hacluster, who cannot follow a link into a checkout below a folder only root may enter
-// (mktemp -d makes one), and the alert would never run.
+// resolves to), the fence agents and the fencing alert agent (node_test.go's boot lays these
+// folders over the host's); a fence agent bin lacks (a release before it) is taken away, as an
+// update to that release would. Those are copies, not links: Pacemaker runs alerts as hacluster,
+// who cannot follow a link into a checkout below a folder only root may enter (mktemp -d makes
+// one), and the alert would never run.
 func (c *cluster) installAgents(n nodeSetup, bin string) {
 	c.t.Helper()
 	ocf := filepath.Join(n.Dir, "ocf", "tnf", "etcd")
@@ -212,9 +213,16 @@ func (c *cluster) installAgents(n nodeSetup, bin string) {
 	}
 	for path, from := range map[string]string{
 		filepath.Join(n.Dir, "sbin", "fence_tnf_poweroff"):          filepath.Join(bin, "fence_tnf_poweroff"),
+		filepath.Join(n.Dir, "sbin", "fence_tnf_redfish"):           filepath.Join(bin, "fence_tnf_redfish"),
 		filepath.Join(n.Dir, "libexec", "tnf", "tnf-fencing-alert"): filepath.Join(bin, "tnf-fencing-alert"),
 	} {
 		data, err := os.ReadFile(from)
+		if os.IsNotExist(err) && strings.HasPrefix(filepath.Base(from), "fence_") {
+			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+				c.t.Fatal(err)
+			}
+			continue
+		}
 		if err != nil {
 			c.t.Fatal(err)
 		}

@@ -98,7 +98,7 @@ func TestFencingCannotComplete(t *testing.T) {
 	c.waitFencingFails("node1", "node2", "BMC "+bmcIP+" unreachable")
 	c.assertNoWrite("node1")
 	if out, err := c.tnfctl("node1", "fence-check", "--target", "node2", "--timeout", "5s"); err == nil ||
-		!strings.Contains(out, "redfish: FAILED") || !strings.Contains(out, "fence_redfish: FAILED") {
+		!strings.Contains(out, "redfish: FAILED") || !strings.Contains(out, "fence_tnf_redfish: FAILED") {
 		t.Fatalf("fence-check --target node2 with the BMC unreachable: %v\n%s", err, out)
 	}
 	out, err := c.tnfctl("node1", "confirm-peer-down", "--yes")

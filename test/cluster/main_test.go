@@ -1,7 +1,7 @@
 //go:build integration
 
 // Package cluster_test is a real two-node cluster on one machine: each node is a network, mount
-// and UTS namespace running real Corosync, Pacemaker, pcs, fence_redfish and bin/ocf-etcd with
+// and UTS namespace running real Corosync, Pacemaker, pcs, the layer's fence agents and bin/ocf-etcd with
 // real bin/etcd; the nodes share a cluster link (a veth pair) and reach their BMCs, served by
 // bin/redfish-emulator, on a separate management network. Powering a node off takes its
 // addresses (nothing answers for it) and kills every process of its namespace; powering it on

@@ -404,7 +404,7 @@ func TestBMCCredentialRotation(t *testing.T) {
 	for _, n := range c.nodes {
 		out, err := c.tnfctl(n, "setup", "--wait", "1m")
 		// The fence race winner checks both BMCs with the new passwords before anything else.
-		if err != nil || (n == "node1" && strings.Count(out, "fence_redfish: ok") != 2) ||
+		if err != nil || (n == "node1" && strings.Count(out, "fence_tnf_redfish: ok") != 2) ||
 			strings.Count(out, "restarted with its new password")+strings.Count(out, "failures cleaned up") < 2 { // both levels fencing the peer run here
 			t.Fatalf("setup again on %s: %v\n%s", n, err, out)
 		}

@@ -72,7 +72,8 @@ func TestRollingUpdateFromPrevious(t *testing.T) {
 }
 
 // TestMixedReleases: the previous release's agents on one node, this release's on the other,
-// through what a pair lives in an update window: each failover fault of the benchmarks (the power
+// as an update leaves them (the pair set up on the previous release, then the other node
+// updated), through what a pair lives in an update window: each failover fault of the benchmarks (the power
 // cut of either node, the link cut, a hang, a slow BMC), a planned reboot of each, both crashing,
 // both shut down one after the other and powered on together, then the older node's update and
 // its rollback. A writer runs throughout: every acknowledged write is on both members and both end
@@ -85,8 +86,11 @@ func TestMixedReleases(t *testing.T) {
 		t.Run("previous-on-"+old, func(t *testing.T) {
 			t.Parallel()
 			c := newCluster(t, nil)
-			c.useRelease(old, prev)
+			for _, n := range c.nodes {
+				c.useRelease(n, prev)
+			}
 			w := c.upAndWriting()
+			c.updateNode(w, c.other(old), c.bin)
 			for _, f := range failoverFaults() {
 				c.throughFault(w, f)
 			}

@@ -48,13 +48,14 @@ func TestColdBoot(t *testing.T) {
 			t.Errorf("%s does not run on %s: %+v", device, runsOn, st.Resources)
 		}
 	}
-	// The first level's agent is a fence agent to Pacemaker's fencer and to pcs, and the levels
-	// are registered: the power-off proof first, fence_redfish second.
-	for _, argv := range [][]string{{"stonith_admin", "--metadata", "--agent", "fence_tnf_poweroff"},
-		{"pcs", "stonith", "describe", "fence_tnf_poweroff"}} {
-		out, err := c.run("node1", argv...)
-		if err != nil || !strings.Contains(out, "systems_uri") || !strings.Contains(out, "read_timeout") {
-			t.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+	// The layer's agents are fence agents to Pacemaker's fencer and to pcs, and the levels are
+	// registered: the power-off proof first, the power-off through the BMC second.
+	for _, agent := range []string{"fence_tnf_poweroff", "fence_tnf_redfish"} {
+		for _, argv := range [][]string{{"stonith_admin", "--metadata", "--agent", agent}, {"pcs", "stonith", "describe", agent}} {
+			out, err := c.run("node1", argv...)
+			if err != nil || !strings.Contains(out, "systems_uri") || !strings.Contains(out, "ssl_fingerprint") {
+				t.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+			}
 		}
 	}
 	levels, err := c.run("node1", "stonith_admin", "--list-registered")
@@ -78,7 +79,7 @@ func TestColdBoot(t *testing.T) {
 			t.Errorf("setup again changed something: %s", line)
 		}
 	}
-	if !strings.Contains(out, "cluster configuration: unchanged") || !strings.Contains(out, "fence_redfish: ok") {
+	if !strings.Contains(out, "cluster configuration: unchanged") || !strings.Contains(out, "fence_tnf_redfish: ok") {
 		t.Errorf("setup again:\n%s", out)
 	}
 	cib, err := c.run("node1", "cibadmin", "--query")

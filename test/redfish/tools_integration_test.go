@@ -1,7 +1,7 @@
 //go:build integration
 
 // Package redfish_test runs the built tools together: bin/redfish-emulator in its quick-start
-// mode and bin/tnfctl fence-check with the real fence_redfish.
+// mode and bin/tnfctl fence-check with bin/fence_tnf_redfish, the second fencing level's agent.
 package redfish_test
 
 import (
@@ -65,7 +65,8 @@ func emulatorOn(t *testing.T, pwFile, listen string) (url, admin, ca string) {
 
 func tnfctl(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	out, err := exec.Command(testbin.Path(t, "tnfctl"), append([]string{"fence-check"}, args...)...).CombinedOutput()
+	args = append([]string{"fence-check", "--fence-agent", testbin.Path(t, "fence_tnf_redfish")}, args...)
+	out, err := exec.Command(testbin.Path(t, "tnfctl"), args...).CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -105,18 +106,22 @@ func TestFenceCheck(t *testing.T) {
 		want  []string
 	}{
 		{"good, with the CA", []string{"--password-file", pw, "--ca-file", ca}, 0,
-			[]string{"redfish: ok: system 2 (System 2) is On", "fence_redfish: ok: Status: ON"}},
-		{"good, basic auth", []string{"--password-file", pw, "--ca-file", ca, "--basic-auth"}, 0, []string{"redfish: ok", "fence_redfish: ok"}},
-		{"verification disabled", []string{"--password-file", pw, "--certificate-verification", "Disabled"}, 0, []string{"redfish: ok", "fence_redfish: ok"}},
+			[]string{"redfish: ok: system 2 (System 2) is On", "fence_tnf_redfish: ok: Status: On"}},
+		{"good, basic auth", []string{"--password-file", pw, "--ca-file", ca, "--basic-auth"}, 0, []string{"redfish: ok", "fence_tnf_redfish: ok"}},
+		// Neither verified nor pinned: no password goes out, and the check gives the pin.
+		{"verification disabled", []string{"--password-file", pw, "--certificate-verification", "Disabled"}, 1,
+			[]string{"redfish: FAILED: the BMC's certificate is neither verified nor pinned", "SHA-256 " + pin, "fence_tnf_redfish: FAILED: the BMC's certificate"}},
+		{"verification disabled, opted out", []string{"--password-file", pw, "--certificate-verification", "Disabled", "--insecure-skip-certificate-check"}, 0,
+			[]string{"redfish: ok", "fence_tnf_redfish: ok"}},
 		{"pinned", []string{"--password-file", pw, "--certificate-verification", "Disabled", "--certificate-sha256", pin}, 0,
-			[]string{"redfish: ok", "fence_redfish: ok"}},
+			[]string{"redfish: ok", "fence_tnf_redfish: ok"}},
 		{"a wrong pin", []string{"--password-file", pw, "--certificate-verification", "Disabled", "--certificate-sha256", strings.Repeat("0", 64)}, 1,
-			[]string{"redfish: FAILED", "not the pinned"}},
+			[]string{"redfish: FAILED", "not the pinned", "fence_tnf_redfish: FAILED"}},
 		{"unknown CA", []string{"--password-file", pw}, 1,
-			[]string{"redfish: FAILED", "certificate", "fence_redfish: FAILED", "CERTIFICATE_VERIFY_FAILED"}},
-		{"wrong password", []string{"--password-file", wrong, "--ca-file", ca}, 1, []string{"redfish: FAILED", "401", "fence_redfish: FAILED"}},
+			[]string{"redfish: FAILED", "certificate", "fence_tnf_redfish: FAILED", "unknown authority"}},
+		{"wrong password", []string{"--password-file", wrong, "--ca-file", ca}, 1, []string{"redfish: FAILED", "401", "fence_tnf_redfish: FAILED"}},
 		{"wrong password, as JSON", []string{"--password-file", wrong, "--ca-file", ca, "-o", "json"}, 1,
-			[]string{`"check": "redfish",`, `"ok": false,`, `"check": "fence_redfish",`}},
+			[]string{`"check": "redfish",`, `"ok": false,`, `"check": "fence_tnf_redfish",`}},
 	}
 	for _, r := range rows {
 		out, code := tnfctl(t, append(base, r.extra...)...)
@@ -136,13 +141,13 @@ func TestFenceCheck(t *testing.T) {
 		t.Fatalf("setting faults: %v", err)
 	}
 	out, code := tnfctl(t, "--address", addr, "--username", "admin", "--password-file", pw, "--ca-file", ca, "--timeout", "2s")
-	if code != 1 || !strings.Contains(out, "redfish: FAILED") || !strings.Contains(out, "fence_redfish: FAILED: no answer within 2s") {
+	if code != 1 || !strings.Contains(out, "redfish: FAILED") || !strings.Contains(out, "fence_tnf_redfish: FAILED: no answer within 2s") {
 		t.Fatalf("hung BMC: exit %d\n%s", code, out)
 	}
 }
 
 // TestFenceCheckIPv6AndVendorSchemes: a BMC on an IPv6 address, named in the vendor forms of
-// metal3's bare-metal hosts, passes both checks: the Redfish API and the real fence_redfish.
+// metal3's bare-metal hosts, passes both checks: the Redfish API and the fence agent.
 func TestFenceCheckIPv6AndVendorSchemes(t *testing.T) {
 	pw := filepath.Join(t.TempDir(), "pw")
 	if err := os.WriteFile(pw, []byte(password+"\n"), 0o600); err != nil {
@@ -156,7 +161,7 @@ func TestFenceCheckIPv6AndVendorSchemes(t *testing.T) {
 	for _, scheme := range []string{"redfish+https", "idrac-redfish+https", "idrac-virtualmedia", "ilo5-redfish+https", "redfish-virtualmedia+https"} {
 		addr := scheme + "://" + hostPort + "/redfish/v1/Systems/2"
 		out, code := tnfctl(t, "--address", addr, "--username", "admin", "--password-file", pw, "--ca-file", ca, "--timeout", "5s")
-		if code != 0 || !strings.Contains(out, "redfish: ok") || !strings.Contains(out, "fence_redfish: ok") {
+		if code != 0 || !strings.Contains(out, "redfish: ok") || !strings.Contains(out, "fence_tnf_redfish: ok") {
 			t.Errorf("%s: exit %d\n%s", addr, code, out)
 		}
 	}

@@ -51,7 +51,8 @@ type Options struct {
 	Cluster             string // tnf.yaml
 	InstallCfg          string // install-config.yaml
 	NodeIPs             map[string]string
-	SecretsIn           string // SecretsInSecret (default) or SecretsInMachineConfig
+	BMCPins             map[string]string // node name → its BMC certificate's SHA-256 (install-config)
+	SecretsIn           string            // SecretsInSecret (default) or SecretsInMachineConfig
 }
 
 // sourceVersion is the release the source's VERSION file names, with the commit as semantic

@@ -32,6 +32,7 @@ var binaryPackages = map[string]string{
 	"tnf-etcd-agent":     "./agents/tnf-etcd-agent",
 	"tnfctl":             "./agents/tnfctl",
 	"fence_tnf_poweroff": "./agents/fence_tnf_poweroff",
+	"fence_tnf_redfish":  "./agents/fence_tnf_redfish",
 	"tnf-fencing-alert":  "./agents/tnf-fencing-alert",
 	"etcd":               "./cmd/etcd",
 	"etcdctl":            "./cmd/etcdctl",
@@ -230,7 +231,7 @@ func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string
 			err = fmt.Errorf("--node-config: %w", err)
 		}
 	case o.InstallCfg != "":
-		if in, err = clusterconfig.LoadInstallConfig(o.InstallCfg, o.NodeIPs); err != nil {
+		if in, err = clusterconfig.LoadInstallConfig(o.InstallCfg, o.NodeIPs, o.BMCPins); err != nil {
 			err = fmt.Errorf("--install-config: %w", err)
 		}
 	}

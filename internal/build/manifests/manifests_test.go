@@ -243,7 +243,8 @@ controlPlane:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	in, err := clusterconfig.LoadInstallConfig(ic, map[string]string{"master-0": "192.0.2.10", "master-1": "192.0.2.11"})
+	in, err := clusterconfig.LoadInstallConfig(ic, map[string]string{"master-0": "192.0.2.10", "master-1": "192.0.2.11"},
+		map[string]string{"master-0": strings.Repeat("ab", 32)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,6 @@ type Auto struct {
 	DecisionsFile string        // default DecisionsFile
 	StateFile     string        // default AloneSinceFile
 	Gap           time.Duration // between the two BMC reads; default 5 s
-	BasicAuth     bool          // gofish with Basic auth instead of a session
 	Log           *slog.Logger
 	Out           io.Writer // Confirm's steps
 }
@@ -104,7 +103,7 @@ func (a Auto) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	off, reason := bmc.ProveOff(ctx, cred, a.Gap, bmc.Options{Timeout: 10 * time.Second, BasicAuth: a.BasicAuth}, func(r bmc.PowerRead) {
+	off, reason := bmc.ProveOff(ctx, cred, a.Gap, bmc.Options{Timeout: 10 * time.Second, UserAgent: "tnfctl auto-unblock"}, func(r bmc.PowerRead) {
 		a.Log.Info("bmc read", "peer", a.Peer.Name, "power_state", r.State, "error", errString(r.Err))
 	})
 	a.Log.Info("decision", "peer_off", off, "reason", reason)

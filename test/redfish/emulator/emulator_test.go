@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"log/slog"
 	"net/http"
 	"os"
@@ -156,8 +157,12 @@ func TestGofish(t *testing.T) {
 		t.Fatalf("unverified certificate accepted: %v", err)
 	}
 	insecure.VerifyCertificate = false
+	if _, err := bmc.Connect(context.Background(), insecure, bmc.Options{}); !errors.Is(err, bmc.ErrUnchecked) {
+		t.Fatalf("certificateVerification Disabled, no pin: %v", err)
+	}
+	insecure.InsecureSkipCertificateCheck = true
 	if cl, err := bmc.Connect(context.Background(), insecure, bmc.Options{}); err != nil {
-		t.Fatalf("certificateVerification Disabled: %v", err)
+		t.Fatalf("certificateVerification Disabled, opted out: %v", err)
 	} else {
 		cl.Close()
 	}

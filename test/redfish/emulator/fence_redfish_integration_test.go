@@ -5,6 +5,7 @@ package emulator
 import (
 	"context"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,22 +15,38 @@ import (
 )
 
 // fence runs the real fence_redfish against the emulator exactly as Pacemaker's fencer would,
-// bounded so that a hang fails the test instead of stalling it.
+// bounded so that a hang fails the test instead of stalling it. The layer's own levels do not
+// run it (fence_tnf_redfish checks a pin or a BMC's own CA, which fence_redfish cannot); the
+// emulator must answer it as a BMC does all the same: it is what OpenShift's own configuration
+// fences with.
 func fence(t *testing.T, e *Emulator, action, id, pw string, verify, discover bool, powerTimeout int) fencerun.Result {
 	t.Helper()
 	c := credential(t, e, id, "admin", pw)
-	c.VerifyCertificate = verify
-	if !verify {
-		c.CAFile = ""
+	opts := []fencerun.Option{{Name: "ip", Value: c.Address.Host}, {Name: "ipport", Value: strconv.Itoa(c.Address.Port)},
+		{Name: "username", Value: c.Username}, {Name: "password", Value: c.Password}}
+	if !discover { // without systems_uri fence_redfish takes the last member of Systems
+		opts = append(opts, fencerun.Option{Name: "systems_uri", Value: c.Address.SystemPath})
+	}
+	var env []string
+	if verify { // python-requests takes a CA bundle only from the environment
+		env = append(env, "REQUESTS_CA_BUNDLE="+c.CAFile)
+	} else {
+		opts = append(opts, fencerun.Option{Name: "ssl_insecure", Value: "1"})
+	}
+	if powerTimeout > 0 {
+		opts = append(opts, fencerun.Option{Name: "power_timeout", Value: strconv.Itoa(powerTimeout)})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := fencerun.Redfish{Action: action, Credential: c, Discover: discover, PowerTimeout: powerTimeout}.Run(ctx)
+	res, err := fencerun.Call{Agent: fenceRedfish, Action: action, Options: opts, Env: env}.Run(ctx)
 	if err != nil {
 		t.Fatalf("fence_redfish %s: %v", action, err)
 	}
 	return res
 }
+
+// fenceRedfish is where Debian and RHEL install fence_redfish.
+const fenceRedfish = "/usr/sbin/fence_redfish"
 
 func power(t *testing.T, e *Emulator, id string) string {
 	st, err := e.systems[id].power.State(context.Background())
@@ -42,7 +59,7 @@ func power(t *testing.T, e *Emulator, id string) string {
 // TestFenceRedfish: Debian's fence_redfish, with systems_uri and with discovery, with
 // --ssl-insecure and with the emulator's CA, through every action Pacemaker uses.
 func TestFenceRedfish(t *testing.T) {
-	if _, err := exec.LookPath(fencerun.DefaultAgent); err != nil {
+	if _, err := exec.LookPath(fenceRedfish); err != nil {
 		t.Fatalf("fence_redfish is not installed (Debian package fence-agents): %v", err)
 	}
 	e := StartForTest(t, Config{Systems: []System{

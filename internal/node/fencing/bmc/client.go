@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,14 +33,31 @@ type Credential struct {
 	// certificates rarely name the address they are reached at, so a pin is how most of them
 	// can be checked at all.
 	PinSHA256 string
-	// UnverifiedProof lets an answer of a BMC that is neither verified nor pinned prove a node
-	// off (ProveOff): anyone on the BMC network could give that answer.
-	UnverifiedProof bool
+	// InsecureSkipCertificateCheck is the administrator's opt-out, for labs: the BMC is talked
+	// to although its certificate is neither verified nor pinned, and what it says counts (a
+	// node it reports Off is fenced). Whoever answers at its address then gets the password and
+	// can fence a node that runs by answering "Off".
+	InsecureSkipCertificateCheck bool
 }
 
 // Authenticated says the BMC's certificate is checked: pinned, or verified, over https.
 func (c Credential) Authenticated() bool {
 	return c.Address.Scheme == "https" && (c.PinSHA256 != "" || c.VerifyCertificate)
+}
+
+// ErrUnchecked is CheckTrust's refusal.
+var ErrUnchecked = errors.New("the BMC's certificate is neither verified nor pinned, so the password would go to, and " +
+	"a fencing would take \"Off\" from, whoever answers at its address: pin it (certificateSHA256), give its CA " +
+	"(caFile, with certificateVerification Enabled), or, for a lab, set insecureSkipCertificateCheck")
+
+// CheckTrust says whether the node may talk to this BMC at all: only when its certificate is
+// checked (Authenticated), unless the administrator opted out (InsecureSkipCertificateCheck).
+// Every request carries the password, and every answer may fence a node.
+func (c Credential) CheckTrust() error {
+	if c.Authenticated() || c.InsecureSkipCertificateCheck {
+		return nil
+	}
+	return ErrUnchecked
 }
 
 // ParsePin reads a certificate's SHA-256 as openssl x509 -fingerprint -sha256 prints it
@@ -62,13 +80,20 @@ func Pin(der []byte) string {
 type Options struct {
 	// Timeout bounds every request (and the whole connect). Default 10 s.
 	Timeout time.Duration
-	// BasicAuth sends credentials with every request instead of opening a session.
+	// BasicAuth sends credentials with every request instead of opening a session (Connect;
+	// the power path, System, always does).
 	BasicAuth bool
+	// UserAgent names the client to the BMC (System; default "tnf-layer"): a BMC's log, and the
+	// test BMC's, tells which agent powered a system off.
+	UserAgent string
 }
 
 func (o Options) withDefaults() Options {
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = "tnf-layer"
 	}
 	return o
 }
@@ -82,7 +107,12 @@ type Client struct {
 	opts     Options
 }
 
+// httpClient is the connection to c's BMC, which only a BMC whose certificate is checked gets
+// (CheckTrust): every request carries the password.
 func httpClient(c Credential, timeout time.Duration) (*http.Client, error) {
+	if err := c.CheckTrust(); err != nil {
+		return nil, err
+	}
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: !c.VerifyCertificate} //nolint:gosec // the installer's certificateVerification: Disabled
 	if c.PinSHA256 != "" {
 		// The pin replaces the chain and name checks: it names the one certificate accepted.
@@ -230,4 +260,23 @@ func (cl *Client) Close() {
 	if resp, err := cl.http.Do(req); err == nil {
 		resp.Body.Close()
 	}
+}
+
+// ServedPin is the SHA-256 (PinSHA256's form) of the certificate the BMC at a serves, read in a
+// TLS handshake that sends nothing else: no credential reaches a BMC this way. For an
+// administrator to compare with what the BMC's own console shows before pinning it.
+func ServedPin(ctx context.Context, a Address, timeout time.Duration) (string, error) {
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // only reads the certificate
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(a.Host, strconv.Itoa(a.Port)))
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	certs := conn.(*tls.Conn).ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return "", errors.New("the BMC sent no certificate")
+	}
+	return Pin(certs[0].Raw), nil
 }

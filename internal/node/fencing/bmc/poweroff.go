@@ -12,6 +12,8 @@ import (
 
 	"github.com/stmcginnis/gofish/common"
 	"github.com/stmcginnis/gofish/redfish"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 )
 
 // PowerRead is one read of a system's PowerState; Err is set when the BMC did not answer.
@@ -59,30 +61,37 @@ func bmcText(s string) string {
 	return s
 }
 
-// ReadPower reads the PowerState once, the connection and the read bounded by o.Timeout. An
-// error never holds the password.
+// ReadPower reads the PowerState once: one request, bounded by o.Timeout. An error never holds
+// the password.
 func ReadPower(ctx context.Context, c Credential, o Options) PowerRead {
-	o = o.withDefaults()
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	var state string
-	cl, err := Connect(ctx, c, o)
-	if err == nil {
-		var ps redfish.PowerState
-		ps, err = cl.PowerState()
-		state = string(ps)
-		cl.Close()
-	}
-	r := PowerRead{State: state, At: time.Now()}
+	s, err := OpenSystem(ctx, c, o)
 	if err != nil {
-		var rf *common.Error
-		var ne net.Error
-		if errors.As(err, &rf) {
-			r.HTTPStatus = rf.HTTPReturnedStatusCode
-		}
-		r.Unreachable = r.HTTPStatus == 0 && (errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded))
-		r.Err = errors.New(Redact(err.Error(), c.Password))
+		return powerRead(nil, err, c.Password)
 	}
+	defer s.Close()
+	return s.ReadPower()
+}
+
+// ReadPower reads the system's PowerState: one request.
+func (s *System) ReadPower() PowerRead {
+	sys, err := s.Read()
+	return powerRead(sys, err, s.password)
+}
+
+// powerRead is what a read of sys found, or why it failed, without the password.
+func powerRead(sys *redfish.ComputerSystem, err error, password string) PowerRead {
+	r := PowerRead{At: time.Now()}
+	if err == nil {
+		r.State = string(sys.PowerState)
+		return r
+	}
+	var rf *common.Error
+	var ne net.Error
+	if errors.As(err, &rf) {
+		r.HTTPStatus = rf.HTTPReturnedStatusCode
+	}
+	r.Unreachable = r.HTTPStatus == 0 && (errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded))
+	r.Err = errors.New(Redact(err.Error(), password))
 	return r
 }
 
@@ -111,14 +120,15 @@ func ProvenOff(reads []PowerRead, gap time.Duration) (bool, string) {
 // off (ProvenOff). A first read that is not Off ends it at once: the caller's fallback (the next
 // fencing level, or waiting) then starts without the gap. Each read is passed to seen.
 //
-// Only a BMC whose certificate is checked (Authenticated) can prove anything, unless the
-// administrator allowed unverified proofs (UnverifiedProof): with certificate verification off
-// and no pin, anyone on the BMC network can answer "Off" twice for a node that runs.
+// Only a BMC whose certificate is checked can prove anything, unless the administrator opted out
+// (CheckTrust): with certificate verification off and no pin, anyone on the BMC network can
+// answer "Off" twice for a node that runs.
 func ProveOff(ctx context.Context, c Credential, gap time.Duration, o Options, seen func(PowerRead)) (bool, string) {
-	if !c.Authenticated() && !c.UnverifiedProof {
-		return false, "the BMC's certificate is neither verified nor pinned (certificateSHA256), so what it says about power proves " +
-			"nothing (anyone on its network could answer); pin it, or allow unverified proofs (unverifiedPowerOffProof)"
+	s, err := OpenSystem(ctx, c, o)
+	if err != nil {
+		return false, err.Error()
 	}
+	defer s.Close()
 	var reads []PowerRead
 	for i := 0; i < 2; i++ {
 		if i > 0 {
@@ -131,11 +141,61 @@ func ProveOff(ctx context.Context, c Credential, gap time.Duration, o Options, s
 			case <-time.After(gap):
 			}
 		}
-		r := ReadPower(ctx, c, o)
+		r := s.ReadPower()
 		seen(r)
 		reads = append(reads, r)
 	}
 	return ProvenOff(reads, gap)
+}
+
+// PowerPollInterval is how often ForceOff reads the PowerState while it waits for Off:
+// fence_redfish waits a second between reads, up to a second of an outage for nothing.
+const PowerPollInterval = 200 * time.Millisecond
+
+// ForceOff powers the system off through the BMC (ComputerSystem.Reset ForceOff, unless it
+// already says Off) and returns once it says Off, or with why it did not before ctx ended. Each
+// read is passed to seen. A refused reset fails at once unless the system reads Off right after:
+// a BMC may refuse to power off what is already going off.
+func (s *System) ForceOff(ctx context.Context, seen func(PowerRead)) error {
+	sys, err := s.Read()
+	r := powerRead(sys, err, s.password)
+	seen(r)
+	if r.Err != nil {
+		return r.Err
+	}
+	if r.State == string(redfish.OffPowerState) {
+		return nil
+	}
+	if err := s.Reset(sys, redfish.ForceOffResetType); err != nil {
+		after := s.ReadPower()
+		seen(after)
+		if after.Err == nil && after.State == string(redfish.OffPowerState) {
+			return nil
+		}
+		return errors.New(Redact(err.Error(), s.password))
+	}
+	last := r
+	err = poll.Every(ctx, PowerPollInterval, func(context.Context) (bool, error) {
+		last = s.ReadPower()
+		seen(last)
+		return last.Err == nil && last.State == string(redfish.OffPowerState), nil
+	})
+	if err != nil {
+		return fmt.Errorf("not Off after the reset (%s): %w", last.Describe(s.endpoint), err)
+	}
+	return nil
+}
+
+// PowerOn sends ComputerSystem.Reset On.
+func (s *System) PowerOn() error {
+	sys, err := s.Read()
+	if err == nil {
+		err = s.Reset(sys, redfish.OnResetType)
+	}
+	if err != nil {
+		return errors.New(Redact(err.Error(), s.password))
+	}
+	return nil
 }
 
 // Redact replaces every occurrence of secret in s.

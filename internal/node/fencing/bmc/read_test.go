@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestReadPowerDescribe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return bmc.Credential{Address: a, Username: "admin", Password: pw}
+		return bmc.Credential{Address: a, Username: "admin", Password: pw, InsecureSkipCertificateCheck: true}
 	}
 	// A listener that accepts and never answers: a BMC that hangs.
 	hung, err := net.Listen("tcp", "127.0.0.1:0")
@@ -49,7 +50,7 @@ func TestReadPowerDescribe(t *testing.T) {
 		{"hangs", "https://" + hung.Addr().String(), "right", "BMC h unreachable"},
 		{"down", "https://" + closed.Addr().String(), "right", "BMC h unreachable"},
 	} {
-		r := bmc.ReadPower(context.Background(), cred(tc.endpoint, tc.password), bmc.Options{Timeout: time.Second, BasicAuth: true})
+		r := bmc.ReadPower(context.Background(), cred(tc.endpoint, tc.password), bmc.Options{Timeout: time.Second})
 		if got := r.Describe("h"); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: %q (%v), want %q", tc.name, got, r.Err, tc.want)
 		}
@@ -74,11 +75,13 @@ func TestRedirectNotFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, basic := range []bool{true, false} {
-		r := bmc.ReadPower(context.Background(), bmc.Credential{Address: a, Username: "admin", Password: "secret"}, bmc.Options{Timeout: time.Second, BasicAuth: basic})
-		if r.Err == nil {
-			t.Errorf("basic auth %v: a redirect read as %q", basic, r.State)
-		}
+	cred := bmc.Credential{Address: a, Username: "admin", Password: "secret", InsecureSkipCertificateCheck: true}
+	if r := bmc.ReadPower(context.Background(), cred, bmc.Options{Timeout: time.Second}); r.Err == nil {
+		t.Errorf("a redirect read as %q", r.State)
+	}
+	if cl, err := bmc.Connect(context.Background(), cred, bmc.Options{Timeout: time.Second}); err == nil {
+		cl.Close()
+		t.Error("a session opened through a redirect")
 	}
 	if n := reached.Load(); n > 0 {
 		t.Errorf("the redirect's target got %d requests", n)
@@ -102,7 +105,7 @@ func TestBodyLimited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := bmc.ReadPower(context.Background(), bmc.Credential{Address: a, Username: "admin", Password: "x"}, bmc.Options{Timeout: 5 * time.Second, BasicAuth: true})
+	r := bmc.ReadPower(context.Background(), bmc.Credential{Address: a, Username: "admin", Password: "x", InsecureSkipCertificateCheck: true}, bmc.Options{Timeout: 5 * time.Second})
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "too large") {
 		t.Errorf("an endless answer: %v", r.Err)
 	}
@@ -130,7 +133,7 @@ func TestLogoutAfterTheDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cl, err := bmc.Connect(ctx, bmc.Credential{Address: a, Username: "admin", Password: "right"}, bmc.Options{Timeout: 5 * time.Second})
+	cl, err := bmc.Connect(ctx, bmc.Credential{Address: a, Username: "admin", Password: "right", InsecureSkipCertificateCheck: true}, bmc.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,4 +168,48 @@ func sessions(t *testing.T, e *emulator.Emulator) int {
 		t.Fatal(err)
 	}
 	return c.Count
+}
+
+// TestOneRequestPerRead: a power read is one request, to the system itself (no service root,
+// no session), and a BMC whose certificate is not checked gets none, so never the password: not
+// when its certificate is not the pinned one, not when it is neither verified nor pinned.
+func TestOneRequestPerRead(t *testing.T) {
+	var paths []string
+	var mu sync.Mutex
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"@odata.id": "/redfish/v1/Systems/1", "Id": "1", "PowerState": "Off"}`))
+	}))
+	defer srv.Close()
+	a, err := bmc.ParseAddress("test", "redfish+"+srv.URL+"/redfish/v1/Systems/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := bmc.Credential{Address: a, Username: "admin", Password: "secret", PinSHA256: bmc.Pin(srv.Certificate().Raw)}
+	wrongPin := pinned
+	wrongPin.PinSHA256 = strings.Repeat("0", 64)
+	unchecked := bmc.Credential{Address: a, Username: "admin", Password: "secret"}
+	for _, tc := range []struct {
+		name, state, paths string
+		cred               bmc.Credential
+		err                string
+	}{
+		{"pinned", "Off", "GET /redfish/v1/Systems/1", pinned, ""},
+		{"a wrong pin", "", "", wrongPin, "not the pinned"},
+		{"neither verified nor pinned", "", "", unchecked, "neither verified nor pinned"},
+	} {
+		mu.Lock()
+		paths = nil
+		mu.Unlock()
+		r := bmc.ReadPower(context.Background(), tc.cred, bmc.Options{Timeout: 5 * time.Second})
+		mu.Lock()
+		got := strings.Join(paths, ", ")
+		mu.Unlock()
+		if r.State != tc.state || got != tc.paths || (r.Err == nil) != (tc.err == "") || (r.Err != nil && !strings.Contains(r.Err.Error(), tc.err)) {
+			t.Errorf("%s: read %q (%v) with requests %q, want %q (%q) with %q", tc.name, r.State, r.Err, got, tc.state, tc.err, tc.paths)
+		}
+	}
 }

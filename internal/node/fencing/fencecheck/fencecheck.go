@@ -1,14 +1,17 @@
 // Package fencecheck verifies a BMC credential the two ways fencing depends on: gofish (what the
-// node's own tools use) and the real fence_redfish status call, exactly as Pacemaker will make it.
+// node's own tools use) and the second fencing level's agent's status call, exactly as
+// Pacemaker will make it.
 package fencecheck
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/go-logfmt/logfmt"
 	"github.com/stmcginnis/gofish/redfish"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
@@ -33,7 +36,7 @@ func (r Result) String() string {
 // Options tune the checks.
 type Options struct {
 	Timeout   time.Duration // per check; default 20 s
-	Agent     string        // fence_redfish path
+	Agent     string        // the second level's agent (fencerun.DefaultAgent)
 	BasicAuth bool          // gofish with Basic auth instead of a session
 
 	// Target, when set, is the node whose BMC the credential names: a third check tells
@@ -48,8 +51,8 @@ type Options struct {
 	UnverifiedIdentity bool
 }
 
-// Check runs the checks; it never returns early, so every line always appears: redfish,
-// fence_redfish, and identity when there is a Target.
+// Check runs the checks; it never returns early, so every line always appears: redfish, the
+// agent's, and identity when there is a Target.
 func Check(ctx context.Context, c bmc.Credential, o Options) []Result {
 	if o.Timeout == 0 {
 		o.Timeout = 20 * time.Second
@@ -69,6 +72,15 @@ func checkGofish(ctx context.Context, c bmc.Credential, o Options) (api, id Resu
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	cl, err := bmc.Connect(ctx, c, bmc.Options{Timeout: o.Timeout, BasicAuth: o.BasicAuth})
+	if errors.Is(err, bmc.ErrUnchecked) && c.Address.Scheme == "https" {
+		pin, pinErr := bmc.ServedPin(ctx, c.Address, o.Timeout)
+		if pinErr != nil {
+			api.Detail = fmt.Sprintf("%v; its certificate could not be read: %v", err, pinErr)
+		} else {
+			api.Detail = fmt.Sprintf("%v; the certificate it serves has SHA-256 %s (check it against the BMC's own console before pinning it)", err, pin)
+		}
+		return api, id
+	}
 	if err != nil {
 		api.Detail = bmc.Redact(err.Error(), c.Password)
 		return api, id
@@ -103,10 +115,20 @@ func checkGofish(ctx context.Context, c bmc.Credential, o Options) (api, id Resu
 }
 
 func checkFenceAgent(ctx context.Context, c bmc.Credential, o Options) Result {
-	r := Result{Check: "fence_redfish"}
+	call := fencerun.Call{Agent: o.Agent, Action: "status"}
+	if call.Agent == "" {
+		call.Agent = fencerun.DefaultAgent
+	}
+	r := Result{Check: filepath.Base(call.Agent)}
+	opts, err := fencerun.BMCOptions(c)
+	if err != nil {
+		r.Detail = err.Error()
+		return r
+	}
+	call.Options = opts
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	res, err := fencerun.Redfish{Agent: o.Agent, Action: "status", Credential: c}.Run(ctx)
+	res, err := call.Run(ctx)
 	switch {
 	case ctx.Err() != nil:
 		r.Detail = fmt.Sprintf("no answer within %v", o.Timeout)
@@ -120,18 +142,26 @@ func checkFenceAgent(ctx context.Context, c bmc.Credential, o Options) Result {
 	return r
 }
 
-// verdict is the agent's last meaningful line, without the timestamp and the generic usage hint
-// fence agents add after an error.
+// verdict is the agent's last line: its answer (Status: On), or, from its log line, why it
+// failed.
 func verdict(out string) string {
-	lines := strings.Split(out, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := strings.TrimSpace(lines[i])
-		if _, msg, ok := strings.Cut(l, " ERROR: "); ok {
-			l = "ERROR: " + msg
-		}
-		if l != "" && !strings.Contains(l, "Please use '-h' for usage") {
-			return l
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if last == "" {
+		return "(no output)"
+	}
+	fields := map[string]string{}
+	d := logfmt.NewDecoder(strings.NewReader(last))
+	for d.ScanRecord() {
+		for d.ScanKeyval() {
+			fields[string(d.Key())] = string(d.Value())
 		}
 	}
-	return "(no output)"
+	if d.Err() != nil || fields["msg"] == "" {
+		return last
+	}
+	if e := fields["err"]; e != "" {
+		return fields["msg"] + ": " + e
+	}
+	return fields["msg"]
 }

@@ -14,7 +14,8 @@ import (
 func TestVerdict(t *testing.T) {
 	rows := map[string]string{
 		"Status: ON\n": "Status: ON",
-		"2026-11-22 02:15:43,943 ERROR: Unable to get PowerState: https://x/redfish/v1/Systems/1\n\n2026-11-22 02:15:43,943 ERROR: Please use '-h' for usage\n": "ERROR: Unable to get PowerState: https://x/redfish/v1/Systems/1",
+		`time=2026-11-28T05:00:00.000Z level=ERROR msg="the BMC did not answer" agent=fence_tnf_redfish err="reading /redfish/v1/Systems/1: 401"` + "\n": "the BMC did not answer: reading /redfish/v1/Systems/1: 401",
+		"usage: fence_tnf_redfish\nnot logfmt \"\n": `not logfmt "`,
 		"": "(no output)",
 	}
 	for in, want := range rows {
@@ -47,7 +48,7 @@ func TestIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return bmc.Credential{Address: a, Username: "admin", Password: "pw"}
+		return bmc.Credential{Address: a, Username: "admin", Password: "pw", InsecureSkipCertificateCheck: true} // the emulator's own certificate
 	}
 	machines["node3"] = identity.New("", []string{"02:77:00:00:00:03"})
 	machines["node4"] = identity.New("", []string{"02:77:00:00:00:04"}) // its BMC lists no NIC
@@ -72,5 +73,34 @@ func TestIdentity(t *testing.T) {
 		if r := results[2]; r.OK != tc.ok || !strings.Contains(r.Detail, tc.detail) {
 			t.Errorf("%s: %s, want ok %v with %q", tc.name, r, tc.ok, tc.detail)
 		}
+	}
+}
+
+// TestUncheckedBMCGetsNoPassword: a BMC whose certificate is neither verified nor pinned fails
+// both checks before any request reaches it, and the redfish line gives the SHA-256 of the
+// certificate it serves, which pins it; the same BMC pinned passes.
+func TestUncheckedBMCGetsNoPassword(t *testing.T) {
+	e := emulator.StartForTest(t, emulator.Config{Systems: []emulator.System{
+		{ID: "1", Username: "admin", Password: "pw", Power: emulator.Power{Backend: "fake"}}}})
+	a, err := bmc.ParseAddress("test", "redfish+"+e.URL()+"/redfish/v1/Systems/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := bmc.ServedPin(context.Background(), a, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unchecked := bmc.Credential{Address: a, Username: "admin", Password: "pw"}
+	results := Check(context.Background(), unchecked, Options{Timeout: 5 * time.Second, Agent: "/nonexistent"})
+	if r := results[0]; r.OK || !strings.Contains(r.Detail, "neither verified nor pinned") || !strings.Contains(r.Detail, "SHA-256 "+served) {
+		t.Errorf("unchecked: %s", r)
+	}
+	if r := results[1]; r.OK || r.Check != "nonexistent" || !strings.Contains(r.Detail, "neither verified nor pinned") {
+		t.Errorf("unchecked, the agent: %s", r)
+	}
+	pinned := unchecked
+	pinned.PinSHA256 = served
+	if r := Check(context.Background(), pinned, Options{Timeout: 5 * time.Second, Agent: "/nonexistent"})[0]; !r.OK {
+		t.Errorf("pinned: %s", r)
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzNodeConfig: whatever cluster.yaml holds, it is read or refused without a panic, and a
-// configuration that is read renders a corosync.conf with exactly its two nodes and its cluster
+// configuration that is read and whose fencing is accepted renders a corosync.conf with exactly its two nodes and its cluster
 // name on one line, and pcs commands without a line break in any word: no value of the file
 // can add a line to corosync.conf or a command to the cluster configuration.
 func FuzzNodeConfig(f *testing.F) {
@@ -31,6 +31,12 @@ nodes:
 		if err != nil {
 			if t.Name() == "FuzzNodeConfig/seed#0" {
 				t.Fatalf("the good seed is refused: %v", err)
+			}
+			return
+		}
+		if err := c.ValidateFencing(); err != nil {
+			if _, cmdErr := Commands(c); cmdErr == nil {
+				t.Fatalf("fence devices rendered for a configuration whose fencing is refused (%v)", err)
 			}
 			return
 		}

@@ -26,7 +26,8 @@ const SecretRef = "lrm://"
 // SecretsDir is where Pacemaker's cibsecret support looks for secret parameters.
 const SecretsDir = "/var/lib/pacemaker/lrm/secrets"
 
-// FenceDevice is the stonith device that fences node with fence_redfish (level 2).
+// FenceDevice is the stonith device that fences node by powering it off through its BMC
+// (fence_tnf_redfish, level 2).
 func FenceDevice(node string) string { return "fence-" + node }
 
 // PowerOffDevice is the stonith device that fences node by proving it powered off (level 1).
@@ -55,8 +56,8 @@ type param struct{ Name, Value string }
 
 type fencing struct {
 	ID, PowerOffID, Node, Delay string
-	Options                     []fencerun.Option // fence_redfish's
-	PowerOffOptions             []fencerun.Option // fence_tnf_poweroff's: those, and how it checks the BMC is the BMC
+	// Options are both levels': the BMC, and how its certificate is checked.
+	Options []fencerun.Option
 }
 
 type agent struct {
@@ -79,6 +80,9 @@ type inputs struct {
 // from turns a validated configuration (Defaults applied) into the templates' inputs; errors
 // name the field of cluster.yaml.
 func from(c clusterconfig.Config) (inputs, error) {
+	if err := c.ValidateFencing(); err != nil {
+		return inputs{}, err
+	}
 	in := inputs{ClusterName: c.ClusterName, TokenMS: c.Token.Milliseconds(), FencingAlert: FencingAlert, DCDeadtime: DCDeadtime}
 	nodes := append([]clusterconfig.Node(nil), c.Nodes...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
@@ -89,39 +93,24 @@ func from(c clusterconfig.Config) (inputs, error) {
 		if err != nil {
 			return inputs{}, err
 		}
-		// fence_redfish takes no CA file and trusts only the system's CAs: with a BMC's own CA
-		// it could never verify, and level 2, the reboot of last resort, would never work. It
-		// runs without verification then; the first level and tnfctl verify with the CA.
-		redfishCred := cred
-		if cred.CAFile != "" {
-			redfishCred.VerifyCertificate = false
-		}
-		opts, err := fencerun.Redfish{Credential: redfishCred}.Options()
+		// Both levels check the BMC's certificate the same way: level 1 takes its word that the
+		// node is off, level 2 that it powered the node off.
+		opts, err := fencerun.BMCOptions(cred)
 		if err != nil {
-			return inputs{}, fmt.Errorf("nodes[%s].bmc.address: %w", n.Name, err)
+			return inputs{}, fmt.Errorf("nodes[%s].bmc: %w", n.Name, err)
+		}
+		for _, o := range opts {
+			if err := word(fmt.Sprintf("nodes[%s].bmc (%s)", n.Name, o.Name), o.Value); err != nil {
+				return inputs{}, err
+			}
 		}
 		// The device that fences the race winner waits longer: the winner shoots first.
 		delay := c.FenceDelay.Other.Duration
 		if n.Name == c.FenceRaceWinner {
 			delay = c.FenceDelay.Winner.Duration
 		}
-		// fence_redfish can check no pin: it reboots, it proves nothing by a read. Level 1 proves
-		// a node off by what the BMC says, so it checks the pin and the CA.
-		powerOff, err := fencerun.Redfish{Credential: cred}.Options()
-		if err != nil {
-			return inputs{}, fmt.Errorf("nodes[%s].bmc.address: %w", n.Name, err)
-		}
-		if cred.CAFile != "" {
-			powerOff = append(powerOff, fencerun.Option{Name: "ssl_ca_file", Value: cred.CAFile})
-		}
-		if cred.PinSHA256 != "" {
-			powerOff = append(powerOff, fencerun.Option{Name: "ssl_fingerprint", Value: cred.PinSHA256})
-		}
-		if cred.UnverifiedProof {
-			powerOff = append(powerOff, fencerun.Option{Name: "unverified_proof", Value: "1"})
-		}
 		in.Fencing = append(in.Fencing, fencing{ID: FenceDevice(n.Name), PowerOffID: PowerOffDevice(n.Name), Node: n.Name,
-			Delay: pcsDuration(delay.Milliseconds()), Options: opts, PowerOffOptions: powerOff})
+			Delay: pcsDuration(delay.Milliseconds()), Options: opts})
 	}
 	in.NodeIPMap = c.NodeIPMap()
 	var err error
@@ -137,13 +126,6 @@ func from(c clusterconfig.Config) (inputs, error) {
 	for _, p := range in.Etcd {
 		if p.Name == "node_ip_map" {
 			return inputs{}, fmt.Errorf("resources.etcd.node_ip_map: comes from nodes[], not from here")
-		}
-	}
-	for _, f := range in.Fencing {
-		for _, o := range f.PowerOffOptions {
-			if err := word(fmt.Sprintf("nodes[%s].bmc (%s)", f.Node, o.Name), o.Value); err != nil {
-				return inputs{}, err
-			}
 		}
 	}
 	return in, nil

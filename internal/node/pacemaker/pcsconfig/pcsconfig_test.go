@@ -1,6 +1,7 @@
 package pcsconfig
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,7 +13,8 @@ func config() clusterconfig.Config {
 	c := clusterconfig.Config{ClusterName: "tnf",
 		Nodes: []clusterconfig.Node{
 			{Name: "master-1", IP: "192.0.2.11", BMC: clusterconfig.BMC{Address: "redfish+https://192.0.2.201/redfish/v1/Systems/1",
-				Username: "root", PasswordFile: "/etc/tnf/secrets/master-1.password", CertificateVerification: "Disabled"}},
+				Username: "root", PasswordFile: "/etc/tnf/secrets/master-1.password", CertificateVerification: "Disabled",
+				CertificateSHA256: strings.Repeat("AB:", 31) + "AB"}},
 			{Name: "master-0", IP: "192.0.2.10", BMC: clusterconfig.BMC{Address: "redfish+https://[fd00::200]:8443/redfish/v1/Systems/System.Embedded.1",
 				Username: "admin", PasswordFile: "/etc/tnf/secrets/master-0.password"}},
 		}}
@@ -106,33 +108,84 @@ func TestRaceWinnersDeviceWaitsLonger(t *testing.T) {
 	}
 }
 
-// TestPinReachesTheFirstLevel: a BMC's pin and an allowed unverified proof go to the first
-// level's device, which proves a node off by a read; fence_redfish takes neither.
-func TestPinReachesTheFirstLevel(t *testing.T) {
-	c := config()
-	c.Nodes[0].BMC.CertificateSHA256 = strings.Repeat("AB:", 31) + "AB"
-	c.Nodes[1].BMC.UnverifiedPowerOffProof = true
-	cmds, err := Commands(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{PowerOffDevice("master-1"): "ssl_fingerprint=" + strings.Repeat("ab", 32), PowerOffDevice("master-0"): "unverified_proof=1"}
-	for _, cmd := range cmds {
-		if len(cmd) < 4 || cmd[0] != "stonith" || cmd[1] != "create" {
-			continue
-		}
-		line := strings.Join(cmd, " ")
-		if w, ok := want[cmd[2]]; ok {
-			if !strings.Contains(line, w) {
-				t.Errorf("%s lacks %s", line, w)
+// TestEveryFencingPathChecksTheCertificate: whatever a BMC entry says about its certificate,
+// every fence device the configuration renders is one of the layer's agents (fence_redfish
+// checks neither a pin nor a CA of the BMC's own) and checks the certificate: with the pin when
+// there is one, else verified (with the BMC's CA when there is one). ssl_insecure appears only
+// where nothing can check the certificate and the administrator opted out by name; without the
+// opt-out such an entry renders nothing. The same holds for each device's monitor, which runs
+// the same agent with the same options.
+func TestEveryFencingPathChecksTheCertificate(t *testing.T) {
+	pin := strings.Repeat("ab", 32)
+	for _, verification := range []string{"Enabled", "Disabled"} {
+		for _, pinned := range []bool{false, true} {
+			for _, withCA := range []bool{false, true} {
+				for _, optOut := range []bool{false, true} {
+					c := config()
+					b := &c.Nodes[1].BMC // master-0
+					b.CertificateVerification, b.CertificateSHA256, b.InsecureSkipCertificateCheck = verification, "", optOut
+					if pinned {
+						b.CertificateSHA256 = pin
+					}
+					if withCA {
+						b.CAFile = clusterconfig.BMCCAFile("master-0")
+					}
+					name := fmt.Sprintf("verification %s, pinned %v, CA %v, opted out %v", verification, pinned, withCA, optOut)
+					checked := pinned || (verification == "Enabled")
+					cmds, err := Commands(c)
+					switch {
+					case withCA && verification == "Disabled":
+						if err == nil || !strings.Contains(err.Error(), "nodes[1].bmc.caFile") {
+							t.Errorf("%s: %v, want a refusal naming nodes[1].bmc.caFile", name, err)
+						}
+						continue
+					case !checked && !optOut:
+						if err == nil || !strings.Contains(err.Error(), "nodes[1].bmc: the BMC's certificate is neither verified nor pinned") {
+							t.Errorf("%s: %v, want a refusal naming nodes[1].bmc", name, err)
+						}
+						continue
+					case err != nil:
+						t.Errorf("%s: %v", name, err)
+						continue
+					}
+					devices := 0
+					for _, cmd := range cmds {
+						if len(cmd) < 4 || cmd[0] != "stonith" || cmd[1] != "create" {
+							continue
+						}
+						line := strings.Join(cmd, " ")
+						if cmd[3] != "fence_tnf_poweroff" && cmd[3] != "fence_tnf_redfish" {
+							t.Errorf("%s: a device with another agent: %s", name, line)
+						}
+						if !strings.Contains(line, "pcmk_host_list=master-0 ") {
+							continue
+						}
+						devices++
+						var want []string
+						switch {
+						case pinned:
+							want = []string{"ssl_fingerprint=" + pin}
+						case withCA:
+							want = []string{"ssl_ca_file=/etc/tnf/bmc-ca/master-0.pem"}
+						case verification == "Disabled":
+							want = []string{"ssl_insecure=1", "insecure_skip_certificate_check=1"}
+						}
+						var got []string
+						for _, w := range cmd {
+							if strings.HasPrefix(w, "ssl_") || strings.HasPrefix(w, "insecure_") || strings.HasPrefix(w, "unverified_") {
+								got = append(got, w)
+							}
+						}
+						if strings.Join(got, " ") != strings.Join(want, " ") {
+							t.Errorf("%s: %s checks the certificate with %q, want %q", name, cmd[2], got, want)
+						}
+					}
+					if devices != 2 {
+						t.Errorf("%s: %d devices fence master-0, want 2", name, devices)
+					}
+				}
 			}
-			delete(want, cmd[2])
-		} else if strings.Contains(line, "ssl_fingerprint") || strings.Contains(line, "unverified_proof") {
-			t.Errorf("fence_redfish given a first level's option: %s", line)
 		}
-	}
-	if len(want) > 0 {
-		t.Errorf("devices not created: %v", want)
 	}
 }
 
@@ -164,40 +217,13 @@ func TestBadValues(t *testing.T) {
 		{func(c *clusterconfig.Config) { c.Nodes[0].BMC.Username = "ad min" }, "nodes[master-1].bmc (username)"},
 		{func(c *clusterconfig.Config) {
 			c.Nodes[0].BMC.Address = "redfish+http://192.0.2.1/redfish/v1/Systems/1"
-		}, "nodes[master-1].bmc.address"},
+		}, "nodes[0].bmc: the fence agents speak HTTPS only"},
 	}
 	for _, r := range rows {
 		c := config()
 		r.edit(&c)
 		if _, err := Commands(c); err == nil || !strings.Contains(err.Error(), r.want) {
 			t.Errorf("error %v, want one naming %s", err, r.want)
-		}
-	}
-}
-
-// TestCAFileReachesTheFirstLevel: with a BMC's own CA, the first level verifies with it;
-// fence_redfish, which could never verify against it, runs without verification.
-func TestCAFileReachesTheFirstLevel(t *testing.T) {
-	c := config()
-	c.Nodes[1].BMC.CAFile = clusterconfig.BMCCAFile("master-0") // master-0 verifies its BMC (Enabled)
-	cmds, err := Commands(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cmd := range cmds {
-		if len(cmd) < 4 || cmd[0] != "stonith" || cmd[1] != "create" {
-			continue
-		}
-		line := strings.Join(cmd, " ")
-		switch cmd[2] {
-		case PowerOffDevice("master-0"):
-			if !strings.Contains(line, "ssl_ca_file=/etc/tnf/bmc-ca/master-0.pem") || strings.Contains(line, "ssl_insecure") {
-				t.Errorf("the first level does not verify with the CA: %s", line)
-			}
-		case FenceDevice("master-0"):
-			if !strings.Contains(line, "ssl_insecure=1") || strings.Contains(line, "ssl_ca_file") {
-				t.Errorf("fence_redfish with a CA it cannot take: %s", line)
-			}
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package poweroffagent
+package fenceagent
 
 import (
 	"bytes"
@@ -67,11 +67,17 @@ type result struct {
 	took        time.Duration
 }
 
+// run runs the first level's agent.
 func run(t *testing.T, args []string, in string) result {
+	t.Helper()
+	return runAgent(t, PowerOff, args, in)
+}
+
+func runAgent(t *testing.T, a Agent, args []string, in string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	began := time.Now()
-	code := Main(context.Background(), args, strings.NewReader(in), &out, &errOut)
+	code := a.Main(context.Background(), args, strings.NewReader(in), &out, &errOut)
 	r := result{code, out.String(), errOut.String(), time.Since(began)}
 	if strings.Contains(r.out+r.errOut, password) {
 		t.Fatalf("the password is in the agent's output")
@@ -149,31 +155,40 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
-// TestMetadata: the document parses, names every option Parse reads and the actions Main
-// answers, and no "on" (Pacemaker would take the agent for one that can unfence).
+// TestMetadata: each agent's document parses, names every option Parse reads and the actions
+// Main answers, and no "on" (Pacemaker would take the agent for one that can unfence).
 func TestMetadata(t *testing.T) {
-	data, err := Metadata()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md metadata
-	if err := xml.Unmarshal(data, &md); err != nil {
-		t.Fatal(err)
-	}
-	var params []string
-	for _, p := range md.Parameters {
-		params = append(params, p.Name)
-	}
-	if got, want := strings.Join(params, " "), "action ip ipport username password systems_uri ssl_insecure ssl_ca_file ssl_fingerprint unverified_proof gap read_timeout"; got != want {
-		t.Errorf("parameters %q, want %q", got, want)
-	}
-	for _, a := range md.Actions {
-		if a.Name == "on" {
-			t.Error("metadata offers on")
+	common := "action ip ipport username password systems_uri ssl_insecure ssl_ca_file ssl_fingerprint insecure_skip_certificate_check"
+	for _, tc := range []struct {
+		agent Agent
+		want  string
+	}{
+		{PowerOff, common + " gap read_timeout"},
+		{Redfish, common + " read_timeout power_timeout"},
+	} {
+		data, err := tc.agent.Metadata()
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(md.Actions) != len(Actions) || md.Name != Name {
-		t.Errorf("metadata %+v", md)
+		var md metadata
+		if err := xml.Unmarshal(data, &md); err != nil {
+			t.Fatal(err)
+		}
+		var params []string
+		for _, p := range md.Parameters {
+			params = append(params, p.Name)
+		}
+		if got := strings.Join(params, " "); got != tc.want {
+			t.Errorf("%s: parameters %q, want %q", tc.agent.Name, got, tc.want)
+		}
+		for _, a := range md.Actions {
+			if a.Name == "on" {
+				t.Errorf("%s: metadata offers on", tc.agent.Name)
+			}
+		}
+		if len(md.Actions) != len(Actions) || md.Name != tc.agent.Name {
+			t.Errorf("metadata %+v", md)
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package poweroffagent
+package fenceagent
 
 import (
 	"encoding/xml"
@@ -55,18 +55,12 @@ func param(name string, required bool, typ, def, desc string) mdParameter {
 		Content: mdContent{Type: typ, Default: def}, Shortdesc: mdText{Lang: "en", Text: desc}}
 }
 
-// Actions are what the agent answers; "on" is absent: it never powers a node.
-var Actions = []string{"off", "reboot", "status", "monitor", "list", "metadata", "validate-all"}
-
 // Metadata is the agent's metadata document.
-func Metadata() ([]byte, error) {
+func (a Agent) Metadata() ([]byte, error) {
 	md := metadata{
-		Name:      Name,
-		Shortdesc: "Fence a node that its Redfish BMC reports powered off",
-		Longdesc: "The first fencing level of a two-node cluster: succeeds only when the target's BMC answers " +
-			"PowerState Off on two reads, gap seconds apart; On, any other state, an error or no answer within read_timeout " +
-			"fails at once, so the next level (fence_redfish with the race delay) runs. It never powers a node on or off: " +
-			"a node it fences stays off. Options come on standard input, as Pacemaker's fencer passes them; the password " +
+		Name:      a.Name,
+		Shortdesc: a.shortdesc,
+		Longdesc: a.longdesc + " Options come on standard input, as Pacemaker's fencer passes them; the password " +
 			"never on the command line.",
 		VendorURL: "https://www.dmtf.org/standards/redfish",
 		Parameters: []mdParameter{
@@ -76,17 +70,19 @@ func Metadata() ([]byte, error) {
 			param("username", true, "string", "", "BMC login name"),
 			param("password", true, "string", "", "BMC login password"),
 			param("systems_uri", true, "string", "", "Redfish ComputerSystem of the target, /redfish/v1/Systems/<id>"),
-			param("ssl_insecure", false, "boolean", "", "Do not verify the BMC's certificate"),
+			param("ssl_insecure", false, "boolean", "", "Do not verify the BMC's certificate against a CA (a pin still checks it)"),
 			param("ssl_ca_file", false, "string", "", "CA bundle that signs the BMC's certificate (default: the system's)"),
 			param("ssl_fingerprint", false, "string", "", "SHA-256 of the BMC's certificate: only that certificate is accepted"),
-			param("unverified_proof", false, "boolean", "", "Let a BMC that is neither verified nor pinned prove the target off"),
-			param("gap", false, "second", fmt.Sprint(DefaultGap.Seconds()), "Seconds between the two PowerState reads"),
-			param("read_timeout", false, "second", fmt.Sprint(DefaultReadTimeout.Seconds()), "Seconds each read may take, connection included"),
+			param("insecure_skip_certificate_check", false, "boolean", "",
+				"Talk to a BMC whose certificate is neither verified nor pinned, and take its word: whoever answers at its address gets the password"),
 		},
 	}
+	for _, t := range a.timings {
+		md.Parameters = append(md.Parameters, param(t.name, false, "second", fmt.Sprint(t.def.Seconds()), t.desc))
+	}
 	md.Parameters[0].Getopt.Mixed = "-o, --action=[action]"
-	for _, a := range Actions {
-		md.Actions = append(md.Actions, mdAction{Name: a})
+	for _, action := range Actions {
+		md.Actions = append(md.Actions, mdAction{Name: action})
 	}
 	out, err := xml.MarshalIndent(md, "", "\t")
 	if err != nil {
