@@ -68,7 +68,7 @@ func rootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&nf.config, "config", clusterconfig.Path, "the node configuration")
 	root.PersistentFlags().StringVar(&nf.node, "node", "", "this node's name (default: the host name)")
-	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), startEmptyCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), handoverCommand(&nf), installerKubeletCommand(&nf), syncSecretsCommand(&nf), metricsCommand(&nf), gatherCommand(&nf))
+	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), startEmptyCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), handoverCommand(&nf), installerKubeletCommand(&nf), syncSecretsCommand(&nf), metricsCommand(&nf), powerWatchCommand(&nf), gatherCommand(&nf))
 	return root
 }
 

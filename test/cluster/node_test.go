@@ -273,7 +273,8 @@ func (n nodeSetup) powerOff() error {
 // boot starts the node as systemd would: a fresh mount namespace (overlays over /etc, /var/lib
 // and /var/log that keep the node's disk, the tnf OCF provider and the layer's agents in
 // /usr/sbin and /usr/libexec, empty /run and /dev/shm), then
-// tnf-metrics.service, tnf-setup.service while it has not completed, Corosync once corosync.conf exists, Pacemaker,
+// tnf-metrics.service, tnf-power-watch.service, tnf-setup.service while it has not completed, Corosync once
+// corosync.conf exists, Pacemaker,
 // and kube-apiserver and tnf-out-of-service.service where the layout has a kube-apiserver; the
 // stand-in kubelet (before Corosync) and tnf-handover.service where the layout has them.
 func (n nodeSetup) boot(bin string) error {
@@ -311,6 +312,12 @@ func (n nodeSetup) boot(bin string) error {
 	// API to review its callers (TestMetricsEndpointAuth serves it securely).
 	if err := n.daemon("metrics", filepath.Join(bin, "tnfctl"), "metrics", "--insecure-plaintext"); err != nil {
 		return err
+	}
+	// tnf-power-watch.service, in the releases that have it.
+	if exec.Command(filepath.Join(bin, "tnfctl"), "power-watch", "--help").Run() == nil {
+		if err := n.daemon("power-watch", filepath.Join(bin, "tnfctl"), "power-watch"); err != nil {
+			return err
+		}
 	}
 	if _, err := os.Stat(n.path("disk", "var-lib", "tnf", "setup.done")); err != nil {
 		if err := n.daemon("setup", filepath.Join(bin, "tnfctl"), "setup", "--wait", "10m"); err != nil {

@@ -103,7 +103,7 @@ func (a Auto) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	off, reason := bmc.ProveOff(ctx, cred, a.Gap, bmc.Options{Timeout: 10 * time.Second, UserAgent: "tnfctl auto-unblock"}, func(r bmc.PowerRead) {
+	off, reason := bmc.ProveOff(ctx, cred, a.Gap, bmc.Options{Timeout: 10 * time.Second, UserAgent: "tnfctl auto-unblock"}, nil, func(r bmc.PowerRead) {
 		a.Log.Info("bmc read", "peer", a.Peer.Name, "power_state", r.State, "error", errString(r.Err))
 	})
 	a.Log.Info("decision", "peer_off", off, "reason", reason)

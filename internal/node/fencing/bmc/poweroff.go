@@ -116,34 +116,42 @@ func ProvenOff(reads []PowerRead, gap time.Duration) (bool, string) {
 	return true, fmt.Sprintf("BMC says PowerState Off on %d reads %v apart", len(reads), reads[len(reads)-1].At.Sub(reads[0].At).Round(100*time.Millisecond))
 }
 
-// ProveOff reads the PowerState twice, gap apart, and says whether the reads prove the system
-// off (ProvenOff). A first read that is not Off ends it at once: the caller's fallback (the next
-// fencing level, or waiting) then starts without the gap. Each read is passed to seen.
+// ProveOff says whether the system is proven off (ProvenOff): by earlier reads (the power
+// watch's, taken since the node looked gone) and up to two reads of its own, the second once
+// the first read counted is gap old. A read that is not Off ends it at once: the caller's
+// fallback (the next fencing level, or waiting) then starts without the gap. Each read of its
+// own is passed to seen.
 //
 // Only a BMC whose certificate is checked can prove anything, unless the administrator opted out
 // (CheckTrust): with certificate verification off and no pin, anyone on the BMC network can
 // answer "Off" twice for a node that runs.
-func ProveOff(ctx context.Context, c Credential, gap time.Duration, o Options, seen func(PowerRead)) (bool, string) {
+func ProveOff(ctx context.Context, c Credential, gap time.Duration, o Options, earlier []PowerRead, seen func(PowerRead)) (bool, string) {
+	if err := c.CheckTrust(); err != nil {
+		return false, err.Error()
+	}
+	if off, reason := ProvenOff(earlier, gap); off {
+		return true, reason
+	}
 	s, err := OpenSystem(ctx, c, o)
 	if err != nil {
 		return false, err.Error()
 	}
 	defer s.Close()
-	var reads []PowerRead
-	for i := 0; i < 2; i++ {
-		if i > 0 {
-			if last := reads[0]; last.Err != nil || last.State != "Off" {
-				break
-			}
+	reads := append([]PowerRead(nil), earlier...)
+	for own := 0; own < 2; own++ {
+		if own > 0 {
 			select {
 			case <-ctx.Done():
 				return false, ctx.Err().Error()
-			case <-time.After(gap):
+			case <-time.After(time.Until(reads[0].At.Add(gap))):
 			}
 		}
 		r := s.ReadPower()
 		seen(r)
 		reads = append(reads, r)
+		if off, reason := ProvenOff(reads, gap); off || r.Err != nil || r.State != "Off" {
+			return off, reason
+		}
 	}
 	return ProvenOff(reads, gap)
 }

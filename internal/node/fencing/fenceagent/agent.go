@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/powerwatch"
 )
 
 // Exit codes, as the fence agents' library uses them.
@@ -26,6 +27,8 @@ type Agent struct {
 	Name                string
 	shortdesc, longdesc string
 	timings             []timing
+	// powerWatch (PowerOff) is where the power watch keeps its reads.
+	powerWatch string
 	// fence carries out off and reboot and returns the exit code.
 	fence func(ctx context.Context, a Agent, o Options, log *slog.Logger) int
 }
@@ -49,8 +52,9 @@ var PowerOff = Agent{
 		"PowerState Off on two reads, gap seconds apart; On, any other state, an error or no answer within read_timeout " +
 		"fails at once, so the next level (fence_tnf_redfish with the race delay) runs. It never powers a node on or off: " +
 		"a node it fences stays off.",
-	timings: []timing{{"gap", "Seconds between the two PowerState reads", DefaultGap, func(o *Options) *time.Duration { return &o.Gap }}, readTimeout},
-	fence:   proveOff,
+	timings:    []timing{{"gap", "Seconds between the two PowerState reads", DefaultGap, func(o *Options) *time.Duration { return &o.Gap }}, readTimeout},
+	powerWatch: powerwatch.Dir,
+	fence:      proveOff,
 }
 
 // Redfish is fence_tnf_redfish, the second fencing level.
@@ -161,9 +165,18 @@ func logRead(log *slog.Logger) func(bmc.PowerRead) {
 	}
 }
 
-// proveOff is the first level's off and reboot: success only on proof.
+// proveOff is the first level's off and reboot: success only on proof, from the power watch's
+// reads of the BMC since the node looked gone and its own.
 func proveOff(ctx context.Context, a Agent, o Options, log *slog.Logger) int {
-	off, reason := bmc.ProveOff(ctx, o.Credential, o.Gap, a.bmcOptions(o), logRead(log))
+	var earlier []bmc.PowerRead
+	switch rec, ok, err := powerwatch.Load(powerwatch.Path(a.powerWatch, o.Credential)); {
+	case err != nil:
+		log.Warn("the power watch's reads are not taken", "err", err)
+	case ok:
+		earlier = powerwatch.Usable(rec, o.Credential, time.Now())
+		log.Info("the power watch's reads", "since_link_lost", len(rec.Reads), "usable", len(earlier))
+	}
+	off, reason := bmc.ProveOff(ctx, o.Credential, o.Gap, a.bmcOptions(o), earlier, logRead(log))
 	if !off {
 		log.Error("not proven off: the next fencing level decides", "reason", reason)
 		return exitError

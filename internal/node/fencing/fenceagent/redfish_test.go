@@ -2,10 +2,19 @@ package fenceagent
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/poll"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/powerwatch"
 
 	"github.com/tnf-layer/tnf-layer/test/logline"
 	"github.com/tnf-layer/tnf-layer/test/redfish/emulator"
@@ -108,5 +117,59 @@ func TestNoPowerActionWithoutACheckedCertificate(t *testing.T) {
 	}
 	if r := runAgent(t, Redfish, nil, unpinned(t, e, "on", "off", "insecure_skip_certificate_check=1")); r.code != 0 {
 		t.Errorf("opted out: exit %d\n%s", r.code, r.errOut)
+	}
+}
+
+// TestPowerWatchProvesOff: once the link to a node is down, the power watch reads its BMC and
+// records the reads; the first level then proves the node off from them, even with the BMC
+// hanging by the time Pacemaker asks. The record goes when the link comes back.
+func TestPowerWatchProvesOff(t *testing.T) {
+	e := bmcFor(t)
+	dir := filepath.Join(t.TempDir(), "power")
+	in := stdin(t, e, "off", "off", "gap=0.2")
+	vals, err := ReadStdin(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := PowerOff.Parse(vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var down atomic.Bool
+	w := powerwatch.Watcher{Node: "node2", Credential: func() (bmc.Credential, error) { return o.Credential, nil },
+		Down: func(context.Context) (bool, error) { return down.Load(), nil }, Dir: dir, Gap: 200 * time.Millisecond,
+		ReadTimeout: 5 * time.Second, Interval: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error)
+	go func() { stopped <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Error(err)
+		}
+	}()
+	record := powerwatch.Path(dir, o.Credential)
+	wait, done := context.WithTimeout(ctx, 30*time.Second)
+	defer done()
+	down.Store(true)
+	if err := poll.Every(wait, 20*time.Millisecond, func(context.Context) (bool, error) {
+		rec, ok, err := powerwatch.Load(record)
+		off, _ := bmc.ProvenOff(powerwatch.Usable(rec, o.Credential, time.Now()), 200*time.Millisecond)
+		return ok && off, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.SetFaults(emulator.Faults{HangNext: 100})
+	agent := PowerOff
+	agent.powerWatch = dir
+	if r := runAgent(t, agent, nil, in+"read_timeout=1\n"); r.code != 0 || !strings.Contains(r.errOut, "proven off") {
+		t.Errorf("with the power watch's reads and the BMC hung: exit %d\n%s", r.code, r.errOut)
+	}
+	down.Store(false)
+	if err := poll.Every(wait, 20*time.Millisecond, func(context.Context) (bool, error) {
+		_, ok, err := powerwatch.Load(record)
+		return !ok, err
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
