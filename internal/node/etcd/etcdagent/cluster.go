@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
+	"github.com/tnf-layer/tnf-layer/internal/base/tcpconns"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
@@ -69,6 +70,7 @@ func (a *Agent) lead(ctx context.Context, local decision.Data, d decision.Decisi
 		if err := a.launch(ctx, forcedAlone); err != nil {
 			return err
 		}
+		a.closePeerClients(ctx)
 	case decision.RestoreNewCluster:
 		r, err := etcddata.RestoreAsNewCluster(a.cfg.DataDir, a.cfg.Self, a.cfg.PeerURL(a.cfg.SelfIP), a.cfg.Backups, time.Now())
 		if err != nil {
@@ -268,4 +270,20 @@ func (a *Agent) promoteLearner(ctx context.Context, self status) error {
 	default:
 		return fmt.Errorf("promoting learner: %w", err)
 	}
+}
+
+// closePeerClients ends this node's connections to the fenced peer's etcd. Its clients here
+// (kube-apiserver, which lists both members) keep a connection to a peer that lost its power
+// until their own timeouts end it (kube-apiserver: 10 s after a request goes unanswered), and
+// send it part of their requests meanwhile; an ended connection makes them choose the member
+// that serves at once. Nothing is left to undo: the peer's etcd, back, is connected to anew.
+func (a *Agent) closePeerClients(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n, err := tcpconns.Close(ctx, a.cfg.PeerIP, a.cfg.ClientPort)
+	if err != nil {
+		a.log.Warn("the connections to the fenced peer's etcd end only at their clients' own timeouts", "closed", n, "err", err)
+		return
+	}
+	a.log.Info("ended the connections to the fenced peer's etcd", "closed", n)
 }

@@ -57,15 +57,23 @@ func (a *Agent) planned(ctx context.Context) error {
 	grace := stopGrace
 	if budget := leaveBudget(ctx); budget > 0 {
 		lctx, cancel := context.WithTimeout(ctx, budget)
-		answered, err := a.leaveOrStay(lctx)
+		answered, left, err := a.leaveOrStay(lctx)
 		if err != nil {
 			a.log.Warn("stopping without a graceful leave", "err", err)
 		}
 		cancel()
-		if !answered {
+		switch {
+		case !answered:
 			// A frozen member serves nothing and is crash-safe (etcd syncs its WAL before it
 			// acknowledges): kill it at once, so the peer can go on alone.
 			a.log.Info("etcd did not answer its status: stopping it without a grace period")
+			grace = noQuorumGrace
+		case left:
+			// A removed member serves nothing either, and etcd lets it answer for another
+			// second before it exits: its clients' requests meanwhile wait out their
+			// deadlines. Ended at once, it resets their connections and they go to the peer;
+			// its data is never started again (the node rejoins anew).
+			a.log.Info("stopping the removed member at once: its clients go to the peer")
 			grace = noQuorumGrace
 		}
 	}
@@ -73,8 +81,9 @@ func (a *Agent) planned(ctx context.Context) error {
 }
 
 // leaveOrStay gathers the stop policy's inputs, takes the leave claim when leaving is possible,
-// and carries out the decision. answered says the local member answered its status.
-func (a *Agent) leaveOrStay(ctx context.Context) (answered bool, err error) {
+// and carries out the decision. answered says the local member answered its status, left that
+// it left the member list.
+func (a *Agent) leaveOrStay(ctx context.Context) (answered, left bool, err error) {
 	s := decision.Stopping{Enabled: a.cfg.GracefulLeave}
 	self, err := a.localStatus(ctx)
 	answered = err == nil
@@ -82,16 +91,17 @@ func (a *Agent) leaveOrStay(ctx context.Context) (answered bool, err error) {
 	// over for its own leave.
 	s.LocalVoter = answered && !self.Learner
 	if !s.Enabled || !s.LocalVoter {
-		return answered, a.stopDecided(ctx, s, nil, self, 0)
+		left, err := a.stopDecided(ctx, s, nil, self, 0)
+		return answered, left, err
 	}
 	cli, err := a.client(ctx, a.selfURL())
 	if err != nil {
-		return answered, err
+		return answered, false, err
 	}
 	defer cli.Close()
 	voters, peerID, err := a.localMembers(ctx, cli, self.MemberID)
 	if err != nil {
-		return answered, err
+		return answered, false, err
 	}
 	s.Voters = voters
 	peer, peerErr := a.probe(ctx, a.peerURL())
@@ -105,20 +115,23 @@ func (a *Agent) leaveOrStay(ctx context.Context) (answered bool, err error) {
 			a.log.Warn("reading or taking the leave claim", "err", err)
 		}
 	}
-	return answered, a.stopDecided(ctx, s, cli, self, peerID)
+	left, err = a.stopDecided(ctx, s, cli, self, peerID)
+	return answered, left, err
 }
 
-func (a *Agent) stopDecided(ctx context.Context, s decision.Stopping, cli *clientv3.Client, self status, peerID uint64) error {
+// stopDecided carries out the stop policy's decision; left says this member left the member list.
+func (a *Agent) stopDecided(ctx context.Context, s decision.Stopping, cli *clientv3.Client, self status, peerID uint64) (left bool, err error) {
 	d := decision.DecideStop(s)
 	a.log.Info("stop decision", "decision", d.Action.String(), "reason", d.Reason, "voters", s.Voters,
 		"peer_voter", s.PeerVoter, "leave_claim", s.Leave.String())
 	switch d.Action {
 	case decision.Leave:
-		return a.leave(ctx, cli, self, peerID)
+		err := a.leave(ctx, cli, self, peerID)
+		return err == nil, err
 	case decision.StayLastVoter:
-		return a.waitPeerLeft(ctx, cli, peerID)
+		return false, a.waitPeerLeft(ctx, cli, peerID)
 	}
-	return nil
+	return false, nil
 }
 
 // voterIDs reads the IDs of the voters in the member list the member cli reaches holds, not
