@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/fastmonitor"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
 )
@@ -59,6 +60,7 @@ const watchRetries = 10
 // itself stopped it (it removes the launched marker, and stops the watcher first).
 func (a *Agent) watch(ctx context.Context) (ocf.Status, error) {
 	a.listenForFencing()
+	go a.watchLiveness(ctx)
 	for attempt := 0; ; attempt++ {
 		err := a.rt.Wait(ctx)
 		if alive, rerr := a.running(ctx); rerr == nil && !alive {
@@ -89,4 +91,42 @@ const detachedBound = 30 * time.Second
 // for ever when a cluster tool hangs.
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), detachedBound)
+}
+
+// livenessInterval is how often the watcher reads the member's status: a frozen member is found
+// within that and liveness_timeout, where the promoted monitor (every 5 s) took up to its whole
+// interval more.
+const livenessInterval = 500 * time.Millisecond
+
+// watchLiveness reads the member's status every livenessInterval, once it has answered one (a
+// member that is starting accepts connections and answers no status until it has a leader),
+// and reports one that then does not answer within liveness_timeout as the monitor would: frozen,
+// marked so that its stop kills it at once.
+func (a *Agent) watchLiveness(ctx context.Context) {
+	answered := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(livenessInterval):
+		}
+		frozen, err := fastmonitor.Frozen(a.cfg)
+		switch {
+		case err == nil:
+			answered = true
+			continue
+		case !frozen || !answered || !exists(a.cfg.LaunchedFile()):
+			continue
+		}
+		a.log.Error("etcd did not answer its status: frozen; reporting the failure to the cluster now", "liveness_timeout", a.cfg.LivenessTimeout, "err", err)
+		if err := os.WriteFile(a.cfg.FrozenFile(), nil, 0o600); err != nil {
+			a.log.Error("marking etcd frozen", "err", err)
+		}
+		rctx, cancel := detached(ctx)
+		if err := a.store.ReportFailure(rctx, a.cfg.Self, attrs.BaseResource(a.cfg.Resource)); err != nil {
+			a.log.Error("reporting the failure", "err", err)
+		}
+		cancel()
+		return
+	}
 }

@@ -59,7 +59,7 @@ func Run(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.LivenessTimeout)
 	defer cancel()
 	s, err := readStatus(ctx, c)
-	if frozen(err) {
+	if isFrozen(err) {
 		fmt.Fprintf(stderr, "ocf:tnf:etcd: etcd did not answer its status within %s: frozen (%v)\n", c.LivenessTimeout, err)
 		if err := os.WriteFile(c.FrozenFile(), nil, 0o600); err != nil {
 			fmt.Fprintf(stderr, "ocf:tnf:etcd: marking etcd frozen: %v\n", err)
@@ -91,9 +91,22 @@ func Run(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	return ocf.RunningPromoted, true
 }
 
-// frozen says the status read timed out: the member accepted the connection (the kernel does
+// Frozen reads the local member's status once: err nil when it answered, frozen when it did
+// not within liveness_timeout (the monitor's rule, for the agent's watcher, which reads every
+// half second).
+func Frozen(c etcdnode.Config) (frozen bool, err error) {
+	if c.TLS == nil {
+		c.TLS = c.LaunchedTLS()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.LivenessTimeout)
+	defer cancel()
+	_, err = readStatus(ctx, c)
+	return isFrozen(err), err
+}
+
+// isFrozen says the status read timed out: the member accepted the connection (the kernel does
 // that for a stopped process too) but did not answer.
-func frozen(err error) bool {
+func isFrozen(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
