@@ -170,11 +170,37 @@ type BMC struct {
 func BMCCAFile(node string) string { return "/etc/tnf/bmc-ca/" + node + ".pem" }
 
 // FenceDelay is pcmk_delay_base on the device that fences the race winner (Winner) and on the
-// other one (Other).
+// other one (Other). A Winner left out is sized by setup from the BMCs' latency (SizedWinner).
 type FenceDelay struct {
 	Winner duration.Duration `json:"winner,omitempty"`
 	Other  duration.Duration `json:"other,omitempty"`
 }
+
+// UnmeasuredWinnerDelay is the race winner's delay where no BMC was measured (a configuration
+// rendered outside setup): the field's.
+const UnmeasuredWinnerDelay = 10 * time.Second
+
+// actionMargin is what SizedWinner leaves a BMC to carry a power-off out once it took the
+// request, and the two fencers to be scheduled: nothing at setup can measure it without
+// powering a node off.
+const actionMargin = 3 * time.Second
+
+// SizedWinner is the delay of the device that fences the race winner, for BMCs whose slowest
+// answer took latency. In a split both nodes fence: the winner's device runs after Other, reads
+// the loser's BMC once in the first level (On), then, in the second, reads it and asks it for
+// ForceOff (three answers); the loser's device runs after Winner and would ask the winner's BMC
+// for its ForceOff two answers after that. Winner must outlast the winner's way to the loser's
+// power-off with room to spare: Other, four answers and actionMargin, in whole seconds, at most
+// 45 s. A BMC that answers in 3 s needs 16 s, more than the field's 10 s; one that answers in
+// 50 ms, 5 s.
+func SizedWinner(other, latency time.Duration) time.Duration {
+	d := other + 4*latency + actionMargin
+	d = (d + time.Second - 1) / time.Second * time.Second
+	return min(d, maxFenceDelay)
+}
+
+// maxFenceDelay bounds both delays: they count against the fencing's 60 s timeout.
+const maxFenceDelay = 45 * time.Second
 
 // AutoUnblock is the seed's "Phase 2", off unless enabled.
 type AutoUnblock struct {
@@ -190,9 +216,6 @@ func (c *Config) Defaults() {
 			first = min(first, n.Name)
 		}
 		c.FenceRaceWinner = first
-	}
-	if c.FenceDelay.Winner.Duration == 0 {
-		c.FenceDelay.Winner.Duration = 10 * time.Second
 	}
 	if c.FenceDelay.Other.Duration == 0 {
 		c.FenceDelay.Other.Duration = time.Second
@@ -310,9 +333,8 @@ func (c Config) Validate() error {
 		// Corosync's token: under half a second the knet link's own timeouts fire first; a
 		// minute is far beyond any site's (the field's longest documented value is 5 s).
 		{"token", c.Token.Duration, 500 * time.Millisecond, time.Minute},
-		// The fence delays count against the fencing's 60 s timeout.
-		{"fenceDelay.winner", c.FenceDelay.Winner.Duration, 0, 45 * time.Second},
-		{"fenceDelay.other", c.FenceDelay.Other.Duration, 0, 45 * time.Second},
+		{"fenceDelay.winner", c.FenceDelay.Winner.Duration, 0, maxFenceDelay},
+		{"fenceDelay.other", c.FenceDelay.Other.Duration, 0, maxFenceDelay},
 	} {
 		if d.value < d.min || d.value > d.max {
 			return fmt.Errorf("%s: %v is outside %v to %v", d.field, d.value, d.min, d.max)
@@ -323,7 +345,7 @@ func (c Config) Validate() error {
 	if a := c.AutoUnblock.After.Duration; a < 0 || a > 24*time.Hour {
 		return fmt.Errorf("autoUnblock.after: %v is outside 0s to 24h0m0s", a)
 	}
-	if c.FenceDelay.Winner.Duration <= c.FenceDelay.Other.Duration {
+	if w := c.FenceDelay.Winner.Duration; w != 0 && w <= c.FenceDelay.Other.Duration {
 		return fmt.Errorf("fenceDelay.winner: %v must be longer than fenceDelay.other (%v), or both nodes fence each other", c.FenceDelay.Winner, c.FenceDelay.Other)
 	}
 	return nil

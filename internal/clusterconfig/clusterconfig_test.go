@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/test/testca"
 )
@@ -60,7 +61,7 @@ func TestLoadTNF(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := in.Config
-	if c.Nodes[1].Name != "node1" || c.FenceRaceWinner != "node1" || c.FenceDelay.Winner.Seconds() != 10 || c.FenceDelay.Other.Seconds() != 1 {
+	if c.Nodes[1].Name != "node1" || c.FenceRaceWinner != "node1" || c.FenceDelay.Winner.Duration != 0 || c.FenceDelay.Other.Seconds() != 1 {
 		t.Fatalf("%+v", c)
 	}
 	if c.Nodes[1].BMC.PasswordFile != "/etc/tnf/secrets/node1.password" || c.Nodes[1].BMC.CertificateVerification != "Enabled" {
@@ -326,4 +327,24 @@ func secretAt(in Input, path string) string {
 		}
 	}
 	return ""
+}
+
+// TestSizedWinner: the race winner's delay outlasts the winner's way to the loser's power-off
+// (the other delay, four answers of the slowest BMC, the margin), in whole seconds, at most 45 s.
+func TestSizedWinner(t *testing.T) {
+	for _, tc := range []struct {
+		other, latency, want time.Duration
+	}{
+		{time.Second, 30 * time.Millisecond, 5 * time.Second},
+		{time.Second, 0, 4 * time.Second},
+		{time.Second, 250 * time.Millisecond, 5 * time.Second},
+		{time.Second, 251 * time.Millisecond, 6 * time.Second},
+		{time.Second, 3 * time.Second, 16 * time.Second},
+		{2 * time.Second, time.Second, 9 * time.Second},
+		{time.Second, 20 * time.Second, 45 * time.Second},
+	} {
+		if got := SizedWinner(tc.other, tc.latency); got != tc.want {
+			t.Errorf("other %v, latency %v: %v, want %v", tc.other, tc.latency, got, tc.want)
+		}
+	}
 }

@@ -133,6 +133,31 @@ func TestNetworkSplit(t *testing.T) {
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 1})
 }
 
+// TestNetworkSplitSlowBMC: scenario 2 with BMCs that answer every request in 3 s, as slow real
+// ones do, from the first boot on: setup sized the race winner's delay from them (16 or 17 s,
+// where the field's is 10 s), node1 fences node2 and serves, and node1 is never fenced, although each
+// fencing step takes its 3 s.
+func TestNetworkSplitSlowBMC(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, nil)
+	c.faults(`{"latency": "3s"}`)
+	w := c.upAndWriting()
+	// 1 s, four answers of a little over 3 s and 3 s, in whole seconds.
+	if out, err := c.run("node1", "crm_resource", "--resource", "fence-node1", "--get-parameter", "pcmk_delay_base"); err != nil ||
+		(strings.TrimSpace(out) != "16s" && strings.TrimSpace(out) != "17s") {
+		t.Errorf("the race winner's delay after setup with a 3 s BMC: %q (%v), want 16s or 17s", out, err)
+	}
+	c.link("down")
+	c.waitFenced("node1", "node2", 1)
+	c.waitWrites(w, "node1 alone")
+	c.faults(`{}`)
+	c.waitBooted("node2")
+	c.link("up")
+	c.waitRoles("node1", bothPromoted)
+	c.stopAndCheck(w)
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 1})
+}
+
 // Scenario 3: either node loses power. The survivor fences it (the first level: its BMC says
 // Off) and serves alone; the node, left off, is powered on and rejoins.
 func TestNodeFailure(t *testing.T) {

@@ -282,6 +282,9 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 		return fmt.Errorf("a BMC check failed: the cluster configuration was not applied (fix the node configuration, then run tnfctl setup again): %s",
 			strings.Join(failed, "; "))
 	}
+	if cfg.FenceDelay.Winner.Duration == 0 {
+		sizeWinnerDelay(ctx, &cfg, creds, o.Fence.Timeout, step)
+	}
 	// The elected DC writes its options (dc-version and others) as the CIB's first
 	// cluster_property_set. A configuration built offline before that carries a set of the same
 	// id, and the CIB refuses the patch that would add a second one ("Update does not conform to
@@ -306,6 +309,31 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 		step("cluster configuration", "unchanged")
 	}
 	return nil
+}
+
+// latencyReads is how many power reads of each BMC size the race winner's fence delay.
+const latencyReads = 3
+
+// sizeWinnerDelay sets the delay of the device that fences the race winner from the slowest of
+// latencyReads power reads of each BMC (clusterconfig.SizedWinner). A BMC that does not answer
+// them leaves it unmeasured: the field's delay.
+func sizeWinnerDelay(ctx context.Context, cfg *clusterconfig.Config, creds map[string]bmc.Credential, timeout time.Duration, step func(string, string)) {
+	var slowest time.Duration
+	for _, n := range cfg.Nodes {
+		for range latencyReads {
+			began := time.Now()
+			r := bmc.ReadPower(ctx, creds[n.Name], bmc.Options{Timeout: timeout, UserAgent: "tnfctl setup"})
+			if r.Err != nil {
+				step("fence delay", fmt.Sprintf("%v on the device that fences %s, the field's: %s's BMC did not answer a read to size it (%v)",
+					clusterconfig.UnmeasuredWinnerDelay, cfg.FenceRaceWinner, n.Name, r.Err))
+				return
+			}
+			slowest = max(slowest, r.At.Sub(began))
+		}
+	}
+	cfg.FenceDelay.Winner.Duration = clusterconfig.SizedWinner(cfg.FenceDelay.Other.Duration, slowest)
+	step("fence delay", fmt.Sprintf("%v on the device that fences %s: the BMCs' slowest answer took %v",
+		cfg.FenceDelay.Winner.Duration, cfg.FenceRaceWinner, slowest.Round(time.Millisecond)))
 }
 
 // keptSecretsWait is how long a node whose secrets are all kept asks the API for newer ones

@@ -5,6 +5,7 @@ package pcsconfig
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/md5"
 	"fmt"
 	"path"
@@ -104,10 +105,11 @@ func from(c clusterconfig.Config) (inputs, error) {
 				return inputs{}, err
 			}
 		}
-		// The device that fences the race winner waits longer: the winner shoots first.
+		// The device that fences the race winner waits longer: the winner shoots first. Setup
+		// sizes a delay left out from the BMCs it measured; without a measure, the field's.
 		delay := c.FenceDelay.Other.Duration
 		if n.Name == c.FenceRaceWinner {
-			delay = c.FenceDelay.Winner.Duration
+			delay = cmp.Or(c.FenceDelay.Winner.Duration, clusterconfig.UnmeasuredWinnerDelay)
 		}
 		in.Fencing = append(in.Fencing, fencing{ID: FenceDevice(n.Name), PowerOffID: PowerOffDevice(n.Name), Node: n.Name,
 			Delay: pcsDuration(delay.Milliseconds()), Options: opts})
