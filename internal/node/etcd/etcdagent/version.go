@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/version"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 )
@@ -59,20 +63,40 @@ func (a *Agent) peerClusterVersion(ctx context.Context) (string, error) {
 const versionBound = 20 * time.Second
 
 // etcdVersion is the version of the etcd this node runs, "" when it cannot be read (logged);
-// read once per action.
+// read once per action, and run (etcd --version, in a container with podman) only once per
+// binary or image: kept in the state dir under the runtime's VersionKey. A podman run costs
+// seconds on a loaded node, and the monitor of a node that refuses beside its peer reads it.
 func (a *Agent) etcdVersion(ctx context.Context) string {
 	if a.versionRead {
 		return a.version
 	}
+	a.versionRead = true
+	key, err := a.rt.VersionKey()
+	if err == nil {
+		if kept, err := os.ReadFile(a.versionFile()); err == nil {
+			if k, v, ok := strings.Cut(strings.TrimSpace(string(kept)), "\n"); ok && k == key {
+				a.version = v
+				return v
+			}
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, versionBound)
 	defer cancel()
-	v, err := a.rt.Version(ctx)
-	if err != nil {
-		a.log.Warn("reading the version of this node's etcd", "err", err)
+	v, verr := a.rt.Version(ctx)
+	if verr != nil {
+		a.log.Warn("reading the version of this node's etcd", "err", verr)
 	}
-	a.version, a.versionRead = v, true
+	a.version = v
+	if verr == nil && err == nil {
+		if err := fsutil.WriteFileAtomic(a.versionFile(), []byte(key+"\n"+v+"\n"), 0o600); err != nil {
+			a.log.Warn("keeping the version of this node's etcd", "err", err)
+		}
+	}
 	return v
 }
+
+// versionFile keeps the version etcdVersion read, under its key.
+func (a *Agent) versionFile() string { return filepath.Join(a.cfg.StateDir, "etcd-version") }
 
 // publishEtcdVersion publishes the version of the etcd this node runs, for the tie-break and
 // tnfctl status. One that cannot be read is published as not known (the tie then goes by name on

@@ -172,6 +172,15 @@ func (e Exec) Version(ctx context.Context) (string, error) {
 	return ParseVersion(string(out))
 }
 
+// VersionKey is the binary's path, size and modification time: a new etcd put there is read anew.
+func (e Exec) VersionKey() (string, error) {
+	fi, err := os.Stat(e.Binary)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("exec %s %d %d", e.Binary, fi.Size(), fi.ModTime().UnixNano()), nil
+}
+
 // waitGone polls until pid has exited (or is a zombie) or d has passed.
 func waitGone(pid int, d time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), d)

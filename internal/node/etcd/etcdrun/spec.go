@@ -109,4 +109,8 @@ type Runtime interface {
 	ElectionTimeout(s Spec) (time.Duration, error)
 	// Version is the version of the etcd this runtime launches ("3.5.21").
 	Version(ctx context.Context) (string, error)
+	// VersionKey names what Version reads without running it (the binary as it is on disk, the
+	// image): a version read once is kept under it, since a podman run may take seconds on a
+	// loaded node and the version of one etcd never changes.
+	VersionKey() (string, error)
 }

@@ -153,6 +153,16 @@ func (p Runtime) Version(ctx context.Context) (string, error) {
 	return etcdrun.ParseVersion(out)
 }
 
+// VersionKey is the manifest's image: the operator names it by digest, so another image is
+// another name.
+func (p Runtime) VersionKey() (string, error) {
+	pod, err := LoadPod(p.Manifest)
+	if err != nil {
+		return "", err
+	}
+	return "podman " + pod.Image, nil
+}
+
 func (p Runtime) podman(ctx context.Context, args ...string) (string, error) {
 	out, err := command.Run(ctx, p.Binary, args...)
 	return strings.TrimSpace(out), err
