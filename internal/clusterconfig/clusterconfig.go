@@ -170,7 +170,9 @@ type BMC struct {
 func BMCCAFile(node string) string { return "/etc/tnf/bmc-ca/" + node + ".pem" }
 
 // FenceDelay is pcmk_delay_base on the device that fences the race winner (Winner) and on the
-// other one (Other). A Winner left out is sized by setup from the BMCs' latency (SizedWinner).
+// other one (Other). A Winner left out is sized by setup from the BMCs' latency (SizedWinner);
+// Other is 0 unless given: the race is settled by Winner alone, and the winner then powers the
+// loser off, or a hung loser is rebooted, without waiting.
 type FenceDelay struct {
 	Winner duration.Duration `json:"winner,omitempty"`
 	Other  duration.Duration `json:"other,omitempty"`
@@ -191,8 +193,8 @@ const actionMargin = 3 * time.Second
 // ForceOff (three answers); the loser's device runs after Winner and would ask the winner's BMC
 // for its ForceOff two answers after that. Winner must outlast the winner's way to the loser's
 // power-off with room to spare: Other, four answers and actionMargin, in whole seconds, at most
-// 45 s. A BMC that answers in 3 s needs 16 s, more than the field's 10 s; one that answers in
-// 50 ms, 5 s.
+// 45 s. With Other 0, a BMC that answers in 3 s needs 15 s, more than the field's 10 s; one that
+// answers in 50 ms, 4 s.
 func SizedWinner(other, latency time.Duration) time.Duration {
 	d := other + 4*latency + actionMargin
 	d = (d + time.Second - 1) / time.Second * time.Second
@@ -216,9 +218,6 @@ func (c *Config) Defaults() {
 			first = min(first, n.Name)
 		}
 		c.FenceRaceWinner = first
-	}
-	if c.FenceDelay.Other.Duration == 0 {
-		c.FenceDelay.Other.Duration = time.Second
 	}
 	if c.Token.Duration == 0 {
 		c.Token.Duration = 3 * time.Second

@@ -61,7 +61,7 @@ func TestLoadTNF(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := in.Config
-	if c.Nodes[1].Name != "node1" || c.FenceRaceWinner != "node1" || c.FenceDelay.Winner.Duration != 0 || c.FenceDelay.Other.Seconds() != 1 {
+	if c.Nodes[1].Name != "node1" || c.FenceRaceWinner != "node1" || c.FenceDelay.Winner.Duration != 0 || c.FenceDelay.Other.Duration != 0 {
 		t.Fatalf("%+v", c)
 	}
 	if c.Nodes[1].BMC.PasswordFile != "/etc/tnf/secrets/node1.password" || c.Nodes[1].BMC.CertificateVerification != "Enabled" {
@@ -342,6 +342,8 @@ func TestSizedWinner(t *testing.T) {
 		{time.Second, 3 * time.Second, 16 * time.Second},
 		{2 * time.Second, time.Second, 9 * time.Second},
 		{time.Second, 20 * time.Second, 45 * time.Second},
+		{0, 50 * time.Millisecond, 4 * time.Second},
+		{0, 3 * time.Second, 15 * time.Second},
 	} {
 		if got := SizedWinner(tc.other, tc.latency); got != tc.want {
 			t.Errorf("other %v, latency %v: %v, want %v", tc.other, tc.latency, got, tc.want)

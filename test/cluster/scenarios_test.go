@@ -142,7 +142,7 @@ func TestNetworkSplitSlowBMC(t *testing.T) {
 	c := newCluster(t, nil)
 	c.faults(`{"latency": "3s"}`)
 	w := c.upAndWriting()
-	// 1 s, four answers of a little over 3 s and 3 s, in whole seconds.
+	// Four answers of a little over 3 s and 3 s, in whole seconds.
 	if out, err := c.run("node1", "crm_resource", "--resource", "fence-node1", "--get-parameter", "pcmk_delay_base"); err != nil ||
 		(strings.TrimSpace(out) != "16s" && strings.TrimSpace(out) != "17s") {
 		t.Errorf("the race winner's delay after setup with a 3 s BMC: %q (%v), want 16s or 17s", out, err)

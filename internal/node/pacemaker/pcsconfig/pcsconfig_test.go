@@ -92,7 +92,7 @@ func TestRaceWinnersDeviceWaitsLonger(t *testing.T) {
 					t.Errorf("winner %s: level 1 waits: %s", winner, line)
 				}
 			case len(cmd) > 3 && cmd[0] == "stonith":
-				want := "pcmk_delay_base=1s"
+				want := "pcmk_delay_base=0s"
 				if cmd[2] == FenceDevice(winner) {
 					want = "pcmk_delay_base=10s"
 				}
