@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +16,7 @@ import (
 )
 
 func powerWatchCommand(nf *nodeFlags) *cobra.Command {
-	w := powerwatch.Watcher{Dir: powerwatch.Dir, Gap: fenceagent.DefaultGap, ReadTimeout: fenceagent.DefaultReadTimeout}
+	w := powerwatch.Watcher{Dir: powerwatch.Dir, Gap: fenceagent.DefaultGap, ReadTimeout: fenceagent.SecondLevelReadTimeout}
 	cmd := &cobra.Command{
 		Use:   "power-watch",
 		Short: "While the link to the peer is down, read the peer's power through its BMC for the first fencing level",
@@ -35,7 +37,10 @@ func powerWatchCommand(nf *nodeFlags) *cobra.Command {
 			w.Credential = func() (bmc.Credential, error) { return nc.Peer.Credential() }
 			w.Down = func(ctx context.Context) (bool, error) { return peerLinksDown(ctx) }
 			w.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)).With("component", "power-watch")
-			return w.Run(cmd.Context())
+			// A stop (systemd's SIGTERM) ends the watch cleanly: its record goes with it.
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return w.Run(ctx)
 		},
 	}
 	cmd.Flags().DurationVar(&w.Interval, "interval", powerwatch.DefaultInterval, "how often Corosync's links are looked at")

@@ -188,15 +188,16 @@ const UnmeasuredWinnerDelay = 10 * time.Second
 const actionMargin = 3 * time.Second
 
 // SizedWinner is the delay of the device that fences the race winner, for BMCs whose slowest
-// answer took latency. In a split both nodes fence: the winner's device runs after Other, reads
-// the loser's BMC once in the first level (On), then, in the second, reads it and asks it for
-// ForceOff (three answers); the loser's device runs after Winner and would ask the winner's BMC
-// for its ForceOff two answers after that. Winner must outlast the winner's way to the loser's
-// power-off with room to spare: Other, four answers and actionMargin, in whole seconds, at most
-// 45 s. With Other 0, a BMC that answers in 3 s needs 15 s, more than the field's 10 s; one that
-// answers in 50 ms, 4 s.
-func SizedWinner(other, latency time.Duration) time.Duration {
-	d := other + 4*latency + actionMargin
+// answer took latency and a first fencing level whose read may take firstLevelRead. In a split
+// both nodes fence: the winner's device runs after Other and the winner's first level, which
+// fails on the loser's On at once, or when its read times out; its second level then reads the
+// loser's BMC and asks it for ForceOff, and the BMC carries that out. The loser's second level
+// asks the winner's BMC the same after Winner. So Winner is Other, the first level's read
+// timeout, two answers and actionMargin, in whole seconds, at most 45 s: 7 s with BMCs that
+// answer in 50 ms, 13 s with ones that answer in a little over 3 s (the field's 10 s is the
+// same for both).
+func SizedWinner(other, latency, firstLevelRead time.Duration) time.Duration {
+	d := other + firstLevelRead + 2*latency + actionMargin
 	d = (d + time.Second - 1) / time.Second * time.Second
 	return min(d, maxFenceDelay)
 }
@@ -343,6 +344,10 @@ func (c Config) Validate() error {
 	// answer (Off, twice) is what makes a start alone safe; a negative or day-long wait is a typo.
 	if a := c.AutoUnblock.After.Duration; a < 0 || a > 24*time.Hour {
 		return fmt.Errorf("autoUnblock.after: %v is outside 0s to 24h0m0s", a)
+	}
+	if c.FenceDelay.Winner.Duration == 0 && c.FenceDelay.Other.Duration >= UnmeasuredWinnerDelay {
+		return fmt.Errorf("fenceDelay.other: %v is not shorter than the race winner's delay where setup cannot measure the BMCs (%v): give fenceDelay.winner too",
+			c.FenceDelay.Other, UnmeasuredWinnerDelay)
 	}
 	if w := c.FenceDelay.Winner.Duration; w != 0 && w <= c.FenceDelay.Other.Duration {
 		return fmt.Errorf("fenceDelay.winner: %v must be longer than fenceDelay.other (%v), or both nodes fence each other", c.FenceDelay.Winner, c.FenceDelay.Other)

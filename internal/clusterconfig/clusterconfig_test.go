@@ -163,6 +163,7 @@ func TestBadInputs(t *testing.T) {
 		{"clusterName: lab", "clusterName: lab\ntoken: 10m", "token"},
 		{"clusterName: lab", "clusterName: lab\nfenceDelay: {winner: 10m}", "fenceDelay.winner"},
 		{"clusterName: lab", "clusterName: lab\nfenceDelay: {other: -1s}", "fenceDelay.other"},
+		{"clusterName: lab", "clusterName: lab\nfenceDelay: {other: 12s}", "fenceDelay.other: 12s is not shorter"},
 		{"clusterName: lab", "clusterName: lab\nautoUnblock: {enabled: true, after: -1m}", "autoUnblock.after"},
 		{"clusterName: lab", "clusterName: lab\nautoUnblock: {enabled: true, after: 720h}", "autoUnblock.after"},
 		{"clusterName: lab", "clusterName: lab\noutOfService: {kubeconfigFile: kubeconfig}", "outOfService.kubeconfigFile"},
@@ -330,22 +331,23 @@ func secretAt(in Input, path string) string {
 }
 
 // TestSizedWinner: the race winner's delay outlasts the winner's way to the loser's power-off
-// (the other delay, four answers of the slowest BMC, the margin), in whole seconds, at most 45 s.
+// (the other delay, the first level's read timeout, two answers of the slowest BMC, the margin),
+// in whole seconds, at most 45 s.
 func TestSizedWinner(t *testing.T) {
+	const read = 3 * time.Second
 	for _, tc := range []struct {
 		other, latency, want time.Duration
 	}{
-		{time.Second, 30 * time.Millisecond, 5 * time.Second},
-		{time.Second, 0, 4 * time.Second},
-		{time.Second, 250 * time.Millisecond, 5 * time.Second},
-		{time.Second, 251 * time.Millisecond, 6 * time.Second},
-		{time.Second, 3 * time.Second, 16 * time.Second},
-		{2 * time.Second, time.Second, 9 * time.Second},
-		{time.Second, 20 * time.Second, 45 * time.Second},
-		{0, 50 * time.Millisecond, 4 * time.Second},
-		{0, 3 * time.Second, 15 * time.Second},
+		{0, 50 * time.Millisecond, 7 * time.Second},
+		{0, 0, 6 * time.Second},
+		{0, 500 * time.Millisecond, 7 * time.Second},
+		{0, 501 * time.Millisecond, 8 * time.Second},
+		{0, 3 * time.Second, 12 * time.Second},
+		{0, 3150 * time.Millisecond, 13 * time.Second},
+		{time.Second, 50 * time.Millisecond, 8 * time.Second},
+		{0, 20 * time.Second, 45 * time.Second},
 	} {
-		if got := SizedWinner(tc.other, tc.latency); got != tc.want {
+		if got := SizedWinner(tc.other, tc.latency, read); got != tc.want {
 			t.Errorf("other %v, latency %v: %v, want %v", tc.other, tc.latency, got, tc.want)
 		}
 	}

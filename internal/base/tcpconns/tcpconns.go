@@ -36,25 +36,32 @@ func Close(ctx context.Context, ip string, port int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	asked := count(out)
+	asked := connections(out)
 	left, err := command.Cmd{}.Run(ctx, "ss", append([]string{"-t", "-n", "-H"}, filter(addr.Unmap(), port)...)...)
 	if err != nil {
 		return 0, err
 	}
-	if n := count(left); n > 0 {
-		return asked - n, fmt.Errorf("%d of %d connections to %s are still open: the kernel cannot end them (CONFIG_INET_DIAG_DESTROY)",
-			n, asked, netip.AddrPortFrom(addr.Unmap(), uint16(port)))
-	}
-	return asked, nil
-}
-
-// count is the number of sockets ss listed, one a line.
-func count(out string) int {
-	n := 0
-	for _, l := range strings.Split(out, "\n") {
-		if strings.TrimSpace(l) != "" {
-			n++
+	// A connection opened since (a client that reconnected at once) is no failure to end one.
+	still := 0
+	for c := range connections(left) {
+		if asked[c] {
+			still++
 		}
 	}
-	return n
+	if still > 0 {
+		return len(asked) - still, fmt.Errorf("%d of %d connections to %s are still open: the kernel cannot end them (CONFIG_INET_DIAG_DESTROY)",
+			still, len(asked), netip.AddrPortFrom(addr.Unmap(), uint16(port)))
+	}
+	return len(asked), nil
+}
+
+// connections are the sockets ss listed, one a line, each by its two addresses.
+func connections(out string) map[string]bool {
+	set := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) >= 4 {
+			set[f[len(f)-2]+" "+f[len(f)-1]] = true
+		}
+	}
+	return set
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/identity"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
@@ -331,7 +332,7 @@ func sizeWinnerDelay(ctx context.Context, cfg *clusterconfig.Config, creds map[s
 			slowest = max(slowest, r.At.Sub(began))
 		}
 	}
-	cfg.FenceDelay.Winner.Duration = clusterconfig.SizedWinner(cfg.FenceDelay.Other.Duration, slowest)
+	cfg.FenceDelay.Winner.Duration = clusterconfig.SizedWinner(cfg.FenceDelay.Other.Duration, slowest, fenceagent.FirstLevelReadTimeout)
 	step("fence delay", fmt.Sprintf("%v on the device that fences %s: the BMCs' slowest answer took %v",
 		cfg.FenceDelay.Winner.Duration, cfg.FenceRaceWinner, slowest.Round(time.Millisecond)))
 }

@@ -117,7 +117,9 @@ func readStatus(ctx context.Context, c etcdnode.Config) (gatewayStatus, error) {
 	if err != nil {
 		return gatewayStatus{}, err
 	}
-	client := &http.Client{Timeout: c.LivenessTimeout, Transport: &http.Transport{TLSClientConfig: tlsConf}}
+	// One read per connection: the watcher reads every half second for as long as etcd runs, and
+	// kept-alive connections of a transport made per read would pile up.
+	client := &http.Client{Timeout: c.LivenessTimeout, Transport: &http.Transport{TLSClientConfig: tlsConf, DisableKeepAlives: true}}
 	req, err := http.NewRequestWithContext(ctx, "POST", c.ClientURL(c.SelfIP)+"/v3/maintenance/status", bytes.NewReader([]byte("{}")))
 	if err != nil {
 		return gatewayStatus{}, err

@@ -33,16 +33,23 @@ type Agent struct {
 	fence func(ctx context.Context, a Agent, o Options, log *slog.Logger) int
 }
 
-// Defaults. Each request may take 5 s: a BMC that answers in 3 s still fences, one that does
-// not answer costs a level at most a few seconds before the next runs.
+// Defaults. A first-level read may take 3 s: one that does not answer costs the fencing at most
+// that before the second level runs, and the race winner's delay outlasts it (clusterconfig.
+// SizedWinner); the power watch, which reads from the link's loss on, gives a slower BMC the
+// time to prove its node off. A second-level request may take 5 s: a BMC that answers in 3 s
+// still powers its node off.
 const (
-	DefaultReadTimeout  = 5 * time.Second
-	DefaultGap          = time.Second
-	DefaultPowerTimeout = 20 * time.Second // fence_redfish's power_timeout
+	FirstLevelReadTimeout  = 3 * time.Second
+	SecondLevelReadTimeout = 5 * time.Second
+	DefaultGap             = time.Second
+	DefaultPowerTimeout    = 20 * time.Second // fence_redfish's power_timeout
 )
 
-var readTimeout = timing{"read_timeout", "Seconds each request to the BMC may take, connection included", DefaultReadTimeout,
-	func(o *Options) *time.Duration { return &o.ReadTimeout }}
+// readTimeout is the read_timeout parameter with its default.
+func readTimeout(def time.Duration) timing {
+	return timing{"read_timeout", "Seconds each request to the BMC may take, connection included", def,
+		func(o *Options) *time.Duration { return &o.ReadTimeout }}
+}
 
 // PowerOff is fence_tnf_poweroff, the first fencing level.
 var PowerOff = Agent{
@@ -52,7 +59,8 @@ var PowerOff = Agent{
 		"PowerState Off on two reads, gap seconds apart; On, any other state, an error or no answer within read_timeout " +
 		"fails at once, so the next level (fence_tnf_redfish with the race delay) runs. It never powers a node on or off: " +
 		"a node it fences stays off.",
-	timings:    []timing{{"gap", "Seconds between the two PowerState reads", DefaultGap, func(o *Options) *time.Duration { return &o.Gap }}, readTimeout},
+	timings: []timing{{"gap", "Seconds between the two PowerState reads", DefaultGap, func(o *Options) *time.Duration { return &o.Gap }},
+		readTimeout(FirstLevelReadTimeout)},
 	powerWatch: powerwatch.Dir,
 	fence:      proveOff,
 }
@@ -65,7 +73,7 @@ var Redfish = Agent{
 		"done as soon as the BMC says PowerState Off (read every 0.2 s, up to power_timeout); a reboot then powers the " +
 		"node on again (Reset On). Like fence_redfish, but it talks only to a BMC whose certificate is checked: pinned " +
 		"(ssl_fingerprint) or verified (with ssl_ca_file, or the system's CAs), unless insecure_skip_certificate_check is set.",
-	timings: []timing{readTimeout, {"power_timeout", "Seconds to wait for PowerState Off after the reset", DefaultPowerTimeout,
+	timings: []timing{readTimeout(SecondLevelReadTimeout), {"power_timeout", "Seconds to wait for PowerState Off after the reset", DefaultPowerTimeout,
 		func(o *Options) *time.Duration { return &o.PowerTimeout }}},
 	fence: powerOff,
 }
@@ -173,7 +181,7 @@ func proveOff(ctx context.Context, a Agent, o Options, log *slog.Logger) int {
 	case err != nil:
 		log.Warn("the power watch's reads are not taken", "err", err)
 	case ok:
-		earlier = powerwatch.Usable(rec, o.Credential, time.Now())
+		earlier = powerwatch.Usable(rec, o.Credential, time.Now(), powerwatch.BootClock())
 		log.Info("the power watch's reads", "since_link_lost", len(rec.Reads), "usable", len(earlier))
 	}
 	off, reason := bmc.ProveOff(ctx, o.Credential, o.Gap, a.bmcOptions(o), earlier, logRead(log))

@@ -154,7 +154,7 @@ func TestPowerWatchProvesOff(t *testing.T) {
 	down.Store(true)
 	if err := poll.Every(wait, 20*time.Millisecond, func(context.Context) (bool, error) {
 		rec, ok, err := powerwatch.Load(record)
-		off, _ := bmc.ProvenOff(powerwatch.Usable(rec, o.Credential, time.Now()), 200*time.Millisecond)
+		off, _ := bmc.ProvenOff(powerwatch.Usable(rec, o.Credential, time.Now(), powerwatch.BootClock()), 200*time.Millisecond)
 		return ok && off, err
 	}); err != nil {
 		t.Fatal(err)

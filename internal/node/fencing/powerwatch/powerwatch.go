@@ -33,21 +33,33 @@ const Dir = "/run/tnf-power"
 // join its peer before it could run anything that writes, which takes far longer.
 const MaxAge = 10 * time.Second
 
-// Read is one read of the PowerState.
+// Read is one read of the PowerState. Its times are the boot clock's (BootClock): the record
+// passes from the watcher to the fence agent, another process, and a step of the wall clock
+// (NTP at boot, an administrator) must not make an old read look new, or two reads far apart.
 type Read struct {
-	Began time.Time `json:"began"`
-	At    time.Time `json:"at"` // when the answer came
-	State string    `json:"state,omitempty"`
-	Err   string    `json:"err,omitempty"` // no answer, or a refusal
+	Began time.Duration `json:"began"`
+	At    time.Duration `json:"at"` // when the answer came
+	State string        `json:"state,omitempty"`
+	Err   string        `json:"err,omitempty"` // no answer, or a refusal
 }
 
 // Record is what the watcher read of one BMC system since the link to its node was lost.
 type Record struct {
-	Node     string    `json:"node"`
-	System   string    `json:"system"` // the BMC system's URL
-	Check    string    `json:"check"`  // how its certificate was checked (checkOf)
-	LinkLost time.Time `json:"linkLost"`
-	Reads    []Read    `json:"reads"`
+	Node     string        `json:"node"`
+	System   string        `json:"system"` // the BMC system's URL
+	Check    string        `json:"check"`  // how its certificate was checked (checkOf)
+	LinkLost time.Duration `json:"linkLost"`
+	Reads    []Read        `json:"reads"`
+}
+
+// BootClock is the time since the machine booted, suspended time included (CLOCK_BOOTTIME): the
+// same in every process, and never stepped.
+func BootClock() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		panic(err) // a Linux kernel always has it
+	}
+	return time.Duration(ts.Nano())
 }
 
 // checkOf says how c's certificate is checked, so that a record read with one check is not
@@ -70,22 +82,24 @@ func Path(dir string, c bmc.Credential) string {
 	return filepath.Join(dir, hex.EncodeToString(sum[:8])+".json")
 }
 
-// Usable are the reads of r that count towards a proof now for an agent that reaches the BMC
-// with c: none when r was read with another system or check; else the answered reads begun
-// after the link was lost and after the last read that answered anything but Off, none older
-// than MaxAge, as bmc.PowerReads. Reads without an answer neither count nor cancel.
-func Usable(r Record, c bmc.Credential, now time.Time) []bmc.PowerRead {
+// Usable are the reads of r that count towards a proof at boot clock time boot for an agent
+// that reaches the BMC with c: none when r was read with another system or check; else the
+// answered reads begun after the link was lost and after the last read that answered anything
+// but Off, none older than MaxAge, as bmc.PowerReads whose times are now less their age.
+// Reads without an answer neither count nor cancel.
+func Usable(r Record, c bmc.Credential, now time.Time, boot time.Duration) []bmc.PowerRead {
 	if r.System != system(c) || r.Check != checkOf(c) {
 		return nil
 	}
 	var out []bmc.PowerRead
 	for _, rd := range r.Reads {
+		age := boot - rd.At
 		switch {
-		case rd.Err != "" || rd.Began.Before(r.LinkLost):
+		case rd.Err != "" || rd.Began < r.LinkLost:
 		case rd.State != "Off":
 			out = nil
-		case now.Sub(rd.At) <= MaxAge && !rd.At.After(now):
-			out = append(out, bmc.PowerRead{State: rd.State, At: rd.At})
+		case age <= MaxAge && age >= 0:
+			out = append(out, bmc.PowerRead{State: rd.State, At: now.Add(-age)})
 		}
 	}
 	return out

@@ -13,7 +13,7 @@ import (
 type Watcher struct {
 	Node string
 	// Credential is the node's BMC credential, read again at each loss of the link: a password
-	// rotated since is used.
+	// rotated since is used (its BMC's address is the one read at Run's start).
 	Credential func() (bmc.Credential, error)
 	// Down says whether the node looks gone (its Corosync links are down); an error is no.
 	Down func(context.Context) (bool, error)
@@ -111,13 +111,13 @@ func (w Watcher) start(ctx context.Context, path string) *episode {
 	e := &episode{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(e.done)
-		w.read(ctx, path, time.Now())
+		w.read(ctx, path, BootClock())
 	}()
 	return e
 }
 
 // read reads the power from the link's loss until ctx ends, and records each read.
-func (w Watcher) read(ctx context.Context, path string, lost time.Time) {
+func (w Watcher) read(ctx context.Context, path string, lost time.Duration) {
 	cred, err := w.Credential()
 	if err != nil {
 		w.Log.Error("the peer's BMC is not read", "err", err)
@@ -135,14 +135,15 @@ func (w Watcher) read(ctx context.Context, path string, lost time.Time) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(time.Until(next)):
+		case <-time.After(next - BootClock()):
 		}
-		began := time.Now()
+		began := BootClock()
 		r := s.ReadPower()
+		at := BootClock()
 		if ctx.Err() != nil {
 			return
 		}
-		rd := Read{Began: began, At: r.At, State: r.State}
+		rd := Read{Began: began, At: at, State: r.State}
 		if r.Err != nil {
 			rd.Err = r.Err.Error()
 		}
@@ -150,10 +151,7 @@ func (w Watcher) read(ctx context.Context, path string, lost time.Time) {
 		if err := Write(path, rec); err != nil {
 			w.Log.Error("recording a read", "err", err)
 		}
-		w.Log.Info("read", "peer", w.Node, "power_state", rd.State, "err", rd.Err, "took", r.At.Sub(began).Round(time.Millisecond))
-		next = began.Add(w.Gap + w.Gap/10)
-		if r.At.After(next) {
-			next = r.At
-		}
+		w.Log.Info("read", "peer", w.Node, "power_state", rd.State, "err", rd.Err, "took", (at - began).Round(time.Millisecond))
+		next = max(began+w.Gap+w.Gap/10, at)
 	}
 }
