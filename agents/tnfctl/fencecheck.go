@@ -114,7 +114,7 @@ func identityOf(ctx context.Context, target, other string) (string, map[string]i
 // credentialFlags name a BMC credential without a node configuration.
 type credentialFlags struct {
 	address, username, passwordFile, verification, caFile, pin string
-	insecure                                                  bool
+	insecure                                                   bool
 }
 
 // credential is the credential the flags name; errors name the flag.
@@ -134,6 +134,9 @@ func (cf credentialFlags) credential() (bmc.Credential, error) {
 	}
 	cred := bmc.Credential{Address: addr, Username: cf.username, Password: strings.TrimRight(string(data), "\r\n"), CAFile: cf.caFile,
 		InsecureSkipCertificateCheck: cf.insecure}
+	if err := bmc.CheckPassword(cred.Password); err != nil {
+		return bmc.Credential{}, fmt.Errorf("--password-file: the password %w", err)
+	}
 	switch cf.verification {
 	case "Enabled":
 		cred.VerifyCertificate = true

@@ -310,6 +310,17 @@ func (c Config) Validate() error {
 			}
 		}
 	}
+	// The secrets' sync writes each password file from its Secret: a name another file of the
+	// folder holds (the other node's, the node's credential, the Corosync key) would be
+	// overwritten with a BMC password, or overwrite it.
+	for i, n := range c.Nodes {
+		f := fmt.Sprintf("nodes[%d].bmc.passwordFile", i)
+		for _, other := range c.secretFiles() {
+			if other.path == n.BMC.PasswordFile && other.field != f {
+				return fmt.Errorf("%s: %s is %s too: each secret needs a file of its own", f, n.BMC.PasswordFile, other.field)
+			}
+		}
+	}
 	if c.CorosyncAuthkeyFile != AuthkeyFile {
 		return fmt.Errorf("corosyncAuthkeyFile: %q, want %s", c.CorosyncAuthkeyFile, AuthkeyFile)
 	}
@@ -375,6 +386,22 @@ func (c Config) ValidateFencing() error {
 		}
 	}
 	return nil
+}
+
+// secretFile is a file of SecretsDir and the field, or the use, that names it.
+type secretFile struct{ path, field string }
+
+// secretFiles are the files the node configuration keeps its secrets in.
+func (c Config) secretFiles() []secretFile {
+	files := []secretFile{{AuthkeyFile, "the Corosync key"}, {NodeKubeconfig, "the node's kubeconfig"},
+		{MetricsTLSCertFile, "the metrics certificate"}, {MetricsTLSKeyFile, "the metrics key"}}
+	if c.SecretsFromAPI != nil {
+		files = append(files, secretFile{c.SecretsFromAPI.KubeconfigFile, "secretsFromAPI.kubeconfigFile"})
+	}
+	for i, n := range c.Nodes {
+		files = append(files, secretFile{n.BMC.PasswordFile, fmt.Sprintf("nodes[%d].bmc.passwordFile", i)})
+	}
+	return files
 }
 
 // nodeIP parses a node's cluster address: one a peer can reach (not loopback, unspecified,
@@ -464,8 +491,8 @@ func (n Node) Credential() (bmc.Credential, error) {
 		return bmc.Credential{}, fmt.Errorf("nodes[%s].bmc.passwordFile: %w", n.Name, err)
 	}
 	password := strings.TrimRight(string(pw), "\r\n")
-	if password == "" {
-		return bmc.Credential{}, fmt.Errorf("nodes[%s].bmc.passwordFile: %s is empty", n.Name, n.BMC.PasswordFile)
+	if err := bmc.CheckPassword(password); err != nil {
+		return bmc.Credential{}, fmt.Errorf("nodes[%s].bmc.passwordFile: %s: the password %w", n.Name, n.BMC.PasswordFile, err)
 	}
 	return n.CredentialWith(password)
 }

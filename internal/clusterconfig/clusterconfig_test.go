@@ -352,3 +352,54 @@ func TestSizedWinner(t *testing.T) {
 		}
 	}
 }
+
+// TestPasswordFilesOfTheirOwn: a password file another secret of the node already names (the
+// other node's, the node's kubeconfig, the Corosync key) is refused: the secrets' sync would
+// write one over the other.
+func TestPasswordFilesOfTheirOwn(t *testing.T) {
+	base := Config{ClusterName: "lab", CorosyncAuthkeyFile: AuthkeyFile, Nodes: []Node{
+		{Name: "node1", IP: "192.0.2.11", BMC: BMC{Address: "redfish+https://192.0.2.1/redfish/v1/Systems/1", Username: "a", PasswordFile: SecretsDir + "/node1.password"}},
+		{Name: "node2", IP: "192.0.2.12", BMC: BMC{Address: "redfish+https://192.0.2.1/redfish/v1/Systems/2", Username: "a", PasswordFile: SecretsDir + "/node2.password"}},
+	}}
+	for _, tc := range []struct {
+		file, want string
+	}{
+		{SecretsDir + "/node2.password", "nodes[1].bmc.passwordFile too"},
+		{NodeKubeconfig, "the node's kubeconfig"},
+		{AuthkeyFile, "the Corosync key"},
+		{MetricsTLSKeyFile, "the metrics key"},
+		{SecretsDir + "/api.kubeconfig", "secretsFromAPI.kubeconfigFile"},
+	} {
+		c := base
+		c.Nodes = append([]Node(nil), base.Nodes...)
+		c.SecretsFromAPI = &SecretsFromAPI{KubeconfigFile: SecretsDir + "/api.kubeconfig"}
+		c.Nodes[0].BMC.PasswordFile = tc.file
+		c.Defaults()
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "nodes[0].bmc.passwordFile: "+tc.file+" is "+strings.TrimSuffix(tc.want, " too")) {
+			t.Errorf("%s: %v, want a refusal naming %s", tc.file, err, tc.want)
+		}
+	}
+	c := base
+	c.Defaults()
+	if err := c.Validate(); err != nil {
+		t.Errorf("files of their own: %v", err)
+	}
+}
+
+// TestPasswordsPacemakerReads: a password file whose content Pacemaker would not read back whole
+// is refused where the node configuration is built, naming the field and the file.
+func TestPasswordsPacemakerReads(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "pw2", "two")
+	for content, want := range map[string]string{
+		"one \n":                        "ends in white space",
+		"one\ntwo\n":                    "line break",
+		strings.Repeat("x", 255) + "\n": "255 bytes",
+	} {
+		write(t, dir, "pw1", content)
+		p := write(t, dir, "tnf.yaml", goodTNF)
+		if _, err := LoadTNF(p); err == nil || !strings.Contains(err.Error(), "nodes[1].bmc.passwordFile: pw1: the password") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", content, err, want)
+		}
+	}
+}

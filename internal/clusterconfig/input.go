@@ -80,8 +80,8 @@ func LoadTNF(path string) (Input, error) {
 			return Input{}, fmt.Errorf("%s: nodes[%d].bmc.passwordFile: %w", path, i, err)
 		}
 		pw = []byte(strings.TrimRight(string(pw), "\r\n"))
-		if len(pw) == 0 {
-			return Input{}, fmt.Errorf("%s: nodes[%d].bmc.passwordFile: %s is empty", path, i, src)
+		if err := bmc.CheckPassword(string(pw)); err != nil {
+			return Input{}, fmt.Errorf("%s: nodes[%d].bmc.passwordFile: %s: the password %w", path, i, src, err)
 		}
 		n.BMC.PasswordFile = secretPath(n.Name)
 		in.Secrets = append(in.Secrets, Secret{Path: n.BMC.PasswordFile, Data: pw})
@@ -204,6 +204,9 @@ func LoadInstallConfig(path string, ips, pins map[string]string) (Input, error) 
 		}
 		if c.Password == "" {
 			return Input{}, fmt.Errorf("%s: %s.password: missing", path, field)
+		}
+		if err := bmc.CheckPassword(c.Password); err != nil {
+			return Input{}, fmt.Errorf("%s: %s.password: %w", path, field, err)
 		}
 		ip, ok := ips[c.HostName]
 		if !ok {

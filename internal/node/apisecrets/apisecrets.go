@@ -15,10 +15,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/kubeconfig"
 )
 
 // File is a secret as the node keeps it: a root-only file.
@@ -31,7 +32,7 @@ type File struct {
 
 // Client connects with the kubeconfig at path.
 func Client(path string) (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	cfg, err := kubeconfig.Load(path, "tnf-keys-sync", 0)
 	if err != nil {
 		return nil, fmt.Errorf("secretsFromAPI.kubeconfigFile: %w", err)
 	}
@@ -79,8 +80,8 @@ func Fetch(ctx context.Context, cs kubernetes.Interface, cfg clusterconfig.Confi
 			}
 		}
 		password := strings.TrimRight(string(data["password"]), "\r\n")
-		if password == "" {
-			return nil, fmt.Errorf("secret %s: empty", from("password"))
+		if err := bmc.CheckPassword(password); err != nil {
+			return nil, fmt.Errorf("secret %s: %w", from("password"), err)
 		}
 		files = append(files, File{Path: n.BMC.PasswordFile, Data: []byte(password), From: from("password")})
 	}

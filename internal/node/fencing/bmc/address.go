@@ -3,6 +3,7 @@
 package bmc
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -81,4 +82,27 @@ func ParseAddress(field, s string) (Address, error) {
 // Endpoint is the service's base URL.
 func (a Address) Endpoint() string {
 	return a.Scheme + "://" + net.JoinHostPort(a.Host, strconv.Itoa(a.Port))
+}
+
+// MaxPassword is the longest password Pacemaker's cibsecret support reads back whole: it reads
+// a secret's file with fgets into 255 bytes (lib/common/cib_secrets.c, MAX_VALUE_LEN), so 254
+// characters at most.
+const MaxPassword = 254
+
+// CheckPassword refuses a password that the fence devices would not get as it is: Pacemaker
+// reads a secret's first line only, cuts its trailing white space and compares its checksum
+// with the whole value's, and a device whose secret does not match counts as unconfigured, while
+// every check that passes the password directly (fence-check, setup's) goes on passing.
+func CheckPassword(pw string) error {
+	switch {
+	case pw == "":
+		return errors.New("empty")
+	case len(pw) > MaxPassword:
+		return fmt.Errorf("%d bytes: Pacemaker reads %d at most, and a fence device with a longer one has none", len(pw), MaxPassword)
+	case strings.ContainsAny(pw, "\n\r\x00"):
+		return errors.New("holds a line break or a NUL: Pacemaker reads the first line only")
+	case strings.TrimRight(pw, " \t\v\f") != pw:
+		return errors.New("ends in white space, which Pacemaker cuts off")
+	}
+	return nil
 }

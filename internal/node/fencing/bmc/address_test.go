@@ -56,3 +56,30 @@ func TestParseAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPassword: what Pacemaker's cibsecret support would not read back whole is refused;
+// everything else, leading white space and any character of a BMC's among it, passes.
+func TestCheckPassword(t *testing.T) {
+	for pw, want := range map[string]string{
+		"s3cr3t!":                          "",
+		"  leading spaces are read":        "",
+		"inner space ok":                   "",
+		"päss-wörd \"' $;`":                "",
+		strings.Repeat("x", MaxPassword):   "",
+		"":                                 "empty",
+		strings.Repeat("x", MaxPassword+1): "255 bytes",
+		"trailing ":                        "white space",
+		"trailing tab\t":                   "white space",
+		"two\nlines":                       "line break",
+		"carriage\rreturn":                 "line break",
+		"nul\x00":                          "NUL",
+	} {
+		err := CheckPassword(pw)
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%q: %v, want %q", pw, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), pw) && pw != "" {
+			t.Errorf("%q: the error holds the password", pw)
+		}
+	}
+}
