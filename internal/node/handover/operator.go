@@ -12,8 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/kubeconfig"
 )
 
 // The operator's handshake, as the cluster-etcd-operator reads it (pkg/operator/ceohelpers,
@@ -41,7 +42,7 @@ type Operator struct {
 
 // NewOperator connects with the kubeconfig at path.
 func NewOperator(path string) (*Operator, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	cfg, err := kubeconfig.Load(path, "tnf-handover", 0)
 	if err != nil {
 		return nil, fmt.Errorf("the handover's kubeconfig: %w", err)
 	}

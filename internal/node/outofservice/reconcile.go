@@ -17,11 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
+	"github.com/tnf-layer/tnf-layer/internal/node/kubeconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
@@ -143,12 +143,10 @@ func init() {
 }
 
 func (r *Reconciler) client() (apiClient, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", r.Kubeconfig)
+	cfg, err := kubeconfig.Load(r.Kubeconfig, "tnf-out-of-service", 0)
 	if err != nil {
-		return apiClient{}, fmt.Errorf("outOfService.kubeconfigFile %s: %w", r.Kubeconfig, err)
+		return apiClient{}, fmt.Errorf("outOfService.kubeconfigFile: %w", err)
 	}
-	cfg.Timeout = 10 * time.Second
-	cfg.UserAgent = "tnf-out-of-service"
 	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
 	group := func(gv schema.GroupVersion, path string) (*rest.RESTClient, error) {
 		c := rest.CopyConfig(cfg)

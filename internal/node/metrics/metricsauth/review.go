@@ -12,7 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/kubeconfig"
 )
 
 // Path and Verb are what a caller must be allowed: OpenShift's prometheus-k8s ClusterRole grants
@@ -90,11 +91,10 @@ func (r *APIReviewer) clients() (authenticationclient.AuthenticationV1Interface,
 	if r.read != nil && sameFile(fi, r.read) {
 		return r.authn, r.authzn, nil
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", r.Kubeconfig)
+	cfg, err := kubeconfig.Load(r.Kubeconfig, "tnf-metrics", reviewTimeout)
 	if err != nil {
-		return nil, nil, fmt.Errorf("kubeconfig %s: %w", r.Kubeconfig, err)
+		return nil, nil, err
 	}
-	cfg.Timeout, cfg.UserAgent = reviewTimeout, "tnf-metrics"
 	authn, err := authenticationclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubeconfig %s: %w", r.Kubeconfig, err)
