@@ -219,9 +219,12 @@ func LoadConfig(env ocf.Env) (Config, error) {
 
 // CheckPlaintext refuses etcd without TLS (no certificates: TLS nil) on an address others reach,
 // unless insecure_plaintext allows it: etcd would serve OpenShift's data to anyone, without
-// authentication.
+// authentication. A loopback node address is no exception with podman: the container's etcd
+// listens on every address of the node.
 func (c Config) CheckPlaintext() error {
-	if ip := net.ParseIP(c.SelfIP); c.TLS == nil && !c.InsecurePlaintext && (ip == nil || !ip.IsLoopback()) {
+	ip := net.ParseIP(c.SelfIP)
+	private := ip != nil && ip.IsLoopback() && c.Runtime != "podman"
+	if c.TLS == nil && !c.InsecurePlaintext && !private {
 		return configured("parameter cert_file: etcd would serve clients and peers on %s without TLS or client authentication; "+
 			"set cert_file, key_file and trusted_ca_file, or give the pod manifest's etcd its certificates (or insecure_plaintext=true, a test setting)", c.SelfIP)
 	}

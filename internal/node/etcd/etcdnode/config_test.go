@@ -108,6 +108,10 @@ func TestCheckPlaintext(t *testing.T) {
 		{Config{SelfIP: "192.0.2.1", TLS: tls}, false},
 		{Config{SelfIP: "127.0.3.1"}, false},
 		{Config{SelfIP: "::1"}, false},
+		{Config{SelfIP: "127.0.3.1", Runtime: "exec"}, false},
+		{Config{SelfIP: "127.0.3.1", Runtime: "podman"}, true},
+		{Config{SelfIP: "::1", Runtime: "podman"}, true},
+		{Config{SelfIP: "127.0.3.1", Runtime: "podman", InsecurePlaintext: true}, false},
 		{Config{SelfIP: "192.0.2.1", InsecurePlaintext: true}, false},
 	} {
 		if err := tc.c.CheckPlaintext(); (err != nil) != tc.refused || (err != nil && !strings.Contains(err.Error(), "cert_file")) {
