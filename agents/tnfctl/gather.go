@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
@@ -221,24 +222,64 @@ func readSecrets(nf *nodeFlags) [][]byte {
 			add(data)
 		}
 	}
-	// Passwords named elsewhere than under the secrets folder (a node configuration edited by hand).
+	// Passwords named elsewhere than under the secrets folder (a node configuration edited by
+	// hand), and the kubeconfigs the node uses that live elsewhere: the operator's
+	// localhost.kubeconfig (the out-of-service taint's) holds a system:masters key.
 	if cfg, err := clusterconfig.Load(nf.config); err == nil {
 		for _, n := range cfg.Nodes {
-			if cred, err := n.Credential(); err == nil {
-				add([]byte(cred.Password))
+			if pw, err := os.ReadFile(n.BMC.PasswordFile); err == nil {
+				add(pw)
 			}
+		}
+		kubeconfigs := []string{cfg.OutOfService.KubeconfigFile}
+		if cfg.SecretsFromAPI != nil {
+			kubeconfigs = append(kubeconfigs, cfg.SecretsFromAPI.KubeconfigFile)
+		}
+		for _, k := range kubeconfigs {
+			secrets = append(secrets, kubeconfigSecrets(k)...)
 		}
 	}
 	return secrets
 }
 
-// keySecrets are a PEM private key's whole text and each line of its body, so that a part
-// printed alone is scrubbed too.
+// kubeconfigSecrets are what a kubeconfig authenticates with: its whole text, each user's token
+// and password, and each client key as its file holds it (base64) and as PEM (keySecrets).
+func kubeconfigSecrets(path string) [][]byte {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	out := [][]byte{bytes.TrimSpace(data)}
+	kc, err := clientcmd.Load(data)
+	if err != nil {
+		return out
+	}
+	for _, u := range kc.AuthInfos {
+		for _, s := range []string{u.Token, u.Password} {
+			if s != "" {
+				out = append(out, []byte(s))
+			}
+		}
+		if len(u.ClientKeyData) > 0 {
+			out = append(out, []byte(base64.StdEncoding.EncodeToString(u.ClientKeyData)))
+			out = append(out, pemSecrets(u.ClientKeyData)...)
+		}
+	}
+	return out
+}
+
+// keySecrets are a PEM private key file's secrets (pemSecrets).
 func keySecrets(path string) [][]byte {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
+	return pemSecrets(data)
+}
+
+// pemSecrets are a PEM private key's whole text and each line of its body, so that a part
+// printed alone is scrubbed too.
+func pemSecrets(data []byte) [][]byte {
 	out := [][]byte{bytes.TrimSpace(data)}
 	for _, line := range strings.Split(string(data), "\n") {
 		if line = strings.TrimSpace(line); len(line) >= 16 && !strings.HasPrefix(line, "-----") {
