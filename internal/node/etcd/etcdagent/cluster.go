@@ -137,15 +137,17 @@ const walRoom = 128 << 20
 // makeRoom makes room on the data dir's file system for the peer's whole database, which a
 // joining member receives, and its log. Copies moved aside go first, the oldest first, the newest
 // last; each deletion is logged and counted (tnfctl status, metrics, alert): a start never fails
-// for an old copy. It fails, deleting nothing, when the data cannot fit even without them.
-func (a *Agent) makeRoom(ctx context.Context, cli *clientv3.Client) error {
+// for an old copy. It fails, deleting nothing, when the data cannot fit even without them. keep
+// is never deleted: the copy just moved aside when an administrator gave this node's data up
+// (the peer's accept-data-loss), the only copy left of the writes given up.
+func (a *Agent) makeRoom(ctx context.Context, cli *clientv3.Client, keep string) error {
 	rctx, cancel := a.request(ctx)
 	st, err := cli.Status(rctx, a.peerURL())
 	cancel()
 	if err != nil {
 		return fmt.Errorf("reading the size of the peer's database: %w", err)
 	}
-	dropped, err := etcddata.MakeRoom(a.cfg.DataDir, uint64(max(st.DbSize, 0))+walRoom)
+	dropped, err := etcddata.MakeRoom(a.cfg.DataDir, uint64(max(st.DbSize, 0))+walRoom, keep)
 	for _, c := range dropped {
 		a.log.Warn("deleted moved-aside data before backup_count asked, to make room for the peer's data",
 			"deleted", c.Path, "bytes", c.Bytes, "peer_database_bytes", st.DbSize)
@@ -184,14 +186,31 @@ func (a *Agent) join(ctx context.Context) error {
 	if err := a.withdrawPair(ctx); err != nil {
 		return err
 	}
-	moved, err := etcddata.MoveAside(a.cfg.DataDir, a.cfg.Backups, time.Now())
+	// Data an administrator gave up on the peer (its accept-data-loss) is, once moved aside, the
+	// only copy of the writes given up: it is kept whatever backup_count says and whatever room
+	// the join needs, until the join succeeds. Not knowing is keeping.
+	gaveUp, err := a.givenUp(ctx, a.cfg.Peer)
+	keepGivenUp := err != nil || gaveUp.Present
+	backups := a.cfg.Backups
+	if keepGivenUp {
+		backups = max(backups, 1)
+	}
+	moved, err := etcddata.MoveAside(a.cfg.DataDir, backups, time.Now())
 	if err != nil {
 		return err
 	}
 	if moved != "" {
 		a.log.Info("moved local data aside", "to", moved)
 	}
-	if err := a.makeRoom(ctx, cli); err != nil {
+	keep := ""
+	if keepGivenUp {
+		// The newest copy: the one just moved, or, on a try after one that found no room, the
+		// one that try moved.
+		if copies, err := etcddata.Copies(a.cfg.DataDir); err == nil && len(copies) > 0 {
+			keep = copies[len(copies)-1].Path
+		}
+	}
+	if err := a.makeRoom(ctx, cli, keep); err != nil {
 		return err
 	}
 	// Data the peer had given up is gone from this node now: the peer's acceptance has done its work.

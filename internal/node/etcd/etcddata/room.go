@@ -92,12 +92,15 @@ func Free(dataDir string) (uint64, error) {
 }
 
 // PlanRoom says which moved-aside copies (oldest first) to delete so that need bytes fit beside
-// free: the oldest go first and the newest last, each only while the room is short. enough is
-// false when they do not fit even without any copy.
-func PlanRoom(free, need uint64, copies []Copy) (drop []Copy, enough bool) {
+// free: the oldest go first and the newest last, each only while the room is short, and never
+// the one named keep. enough is false when they do not fit even without every other copy.
+func PlanRoom(free, need uint64, copies []Copy, keep string) (drop []Copy, enough bool) {
 	for _, c := range copies {
 		if free >= need {
 			break
+		}
+		if keep != "" && c.Path == keep {
+			continue
 		}
 		drop = append(drop, c)
 		free += c.Bytes
@@ -110,9 +113,10 @@ func PlanRoom(free, need uint64, copies []Copy) (drop []Copy, enough bool) {
 var ErrNoRoom = errors.New("no room for the new member's data")
 
 // MakeRoom makes room for need bytes of a new member's data on dataDir's file system by deleting
-// moved-aside copies as PlanRoom says, and returns those it deleted. When they do not fit even
-// so, it deletes nothing and returns an error wrapping ErrNoRoom that names both figures.
-func MakeRoom(dataDir string, need uint64) ([]Copy, error) {
+// moved-aside copies as PlanRoom says, never keep (a copy that is the only one of writes an
+// administrator gave up), and returns those it deleted. When they do not fit even so, it deletes
+// nothing and returns an error wrapping ErrNoRoom that names both figures.
+func MakeRoom(dataDir string, need uint64, keep string) ([]Copy, error) {
 	free, err := Free(dataDir)
 	if err != nil {
 		return nil, err
@@ -121,14 +125,18 @@ func MakeRoom(dataDir string, need uint64) ([]Copy, error) {
 	if err != nil {
 		return nil, err
 	}
-	drop, enough := PlanRoom(free, need, copies)
+	drop, enough := PlanRoom(free, need, copies, keep)
 	if !enough {
 		var held uint64
 		for _, c := range copies {
 			held += c.Bytes
 		}
-		return nil, fmt.Errorf("%w: %s's file system has %d MiB left and %d MiB in %d moved-aside copies, the new member needs about %d MiB",
-			ErrNoRoom, dataDir, free>>20, held>>20, len(copies), need>>20)
+		kept := ""
+		if keep != "" {
+			kept = fmt.Sprintf(" (%s, the only copy of the writes an administrator gave up, is never deleted for room)", keep)
+		}
+		return nil, fmt.Errorf("%w: %s's file system has %d MiB left and %d MiB in %d moved-aside copies%s, the new member needs about %d MiB",
+			ErrNoRoom, dataDir, free>>20, held>>20, len(copies), kept, need>>20)
 	}
 	var dropped []Copy
 	for _, c := range drop {

@@ -18,21 +18,26 @@ func TestPlanRoom(t *testing.T) {
 		free, need uint64
 		drop       []string
 		enough     bool
+		keep       string
 	}{
-		{"room already", 100, 50, nil, true},
-		{"exactly", 50, 50, nil, true},
-		{"the oldest is enough", 50, 55, []string{"a"}, true},
-		{"two", 50, 75, []string{"a", "b"}, true},
-		{"the newest too", 50, 110, []string{"a", "b", "c"}, true},
-		{"not even all", 50, 111, []string{"a", "b", "c"}, false},
-		{"no copies, room", 10, 5, nil, true},
+		{"room already", 100, 50, nil, true, ""},
+		{"exactly", 50, 50, nil, true, ""},
+		{"the oldest is enough", 50, 55, []string{"a"}, true, ""},
+		{"two", 50, 75, []string{"a", "b"}, true, ""},
+		{"the newest too", 50, 110, []string{"a", "b", "c"}, true, ""},
+		{"not even all", 50, 111, []string{"a", "b", "c"}, false, ""},
+		{"no copies, room", 10, 5, nil, true, ""},
+		// The newest copy holds the only writes an administrator gave up.
+		{"kept, the others enough", 50, 75, []string{"a", "b"}, true, "c"},
+		{"kept, the others not enough", 50, 110, []string{"a", "b"}, false, "c"},
+		{"kept in the middle", 50, 85, []string{"a", "c"}, true, "b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := copies
 			if tc.name == "no copies, room" {
 				in = nil
 			}
-			drop, enough := PlanRoom(tc.free, tc.need, in)
+			drop, enough := PlanRoom(tc.free, tc.need, in, tc.keep)
 			var names []string
 			for _, c := range drop {
 				names = append(names, c.Path)
@@ -75,14 +80,22 @@ func TestMakeRoom(t *testing.T) {
 		t.Fatalf("free %d, %v; want about 4 MiB", free, err)
 	}
 
-	if _, err := MakeRoom(dataDir, 20<<20); !errors.Is(err, ErrNoRoom) {
+	if _, err := MakeRoom(dataDir, 20<<20, ""); !errors.Is(err, ErrNoRoom) {
 		t.Fatalf("20 MiB on a 16 MiB disk: %v, want ErrNoRoom", err)
 	}
 	if after, _ := Copies(dataDir); len(after) != 3 {
 		t.Fatalf("a room that cannot be made deleted copies: %d left", len(after))
 	}
 
-	dropped, err := MakeRoom(dataDir, 9<<20)
+	// The newest copy holds the only writes an administrator gave up: 13 MiB, which all three
+	// copies would make, cannot be made without it, and nothing is deleted.
+	if _, err := MakeRoom(dataDir, 13<<20, moved[2]); !errors.Is(err, ErrNoRoom) {
+		t.Fatalf("13 MiB, the newest kept: %v, want ErrNoRoom", err)
+	}
+	if after, _ := Copies(dataDir); len(after) != 3 {
+		t.Fatalf("a room that cannot be made without the kept copy deleted copies: %d left", len(after))
+	}
+	dropped, err := MakeRoom(dataDir, 9<<20, "")
 	if err != nil || len(dropped) != 2 || dropped[0].Path != moved[0] || dropped[1].Path != moved[1] {
 		t.Fatalf("9 MiB: dropped %+v, %v; want the two oldest", dropped, err)
 	}
