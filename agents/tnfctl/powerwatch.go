@@ -20,7 +20,7 @@ func powerWatchCommand(nf *nodeFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "power-watch",
 		Short: "While the link to the peer is down, read the peer's power through its BMC for the first fencing level",
-		Long: "Run by tnf-power-watch.service. Looks at Corosync's links (corosync-cfgtool -s) five times a second; once " +
+		Long: "Run by tnf-power-watch.service. Looks at Corosync's links (corosync-cfgtool -s) twice a second; once " +
 			"every link to the peer is down (its knet heartbeats stopped: a power cut, a hang, a cut cable), reads the peer's " +
 			"PowerState through its BMC, one read a second for half a minute, and records the reads in " + powerwatch.Dir +
 			" (root's alone). fence_tnf_poweroff takes them when Pacemaker asks it to fence the peer, which Corosync lets it " +

@@ -174,17 +174,34 @@ func logRead(log *slog.Logger) func(bmc.PowerRead) {
 }
 
 // proveOff is the first level's off and reboot: success only on proof, from the power watch's
-// reads of the BMC since the node looked gone and its own.
+// reads of the BMC since the node looked gone and its own. Where its own reads got no answer (a
+// BMC slower than read_timeout) and none answered anything but Off, the watch's reads are looked
+// at once more: a read it began earlier, with its longer timeout, may have come in meanwhile.
 func proveOff(ctx context.Context, a Agent, o Options, log *slog.Logger) int {
-	var earlier []bmc.PowerRead
-	switch rec, ok, err := powerwatch.Load(powerwatch.Path(a.powerWatch, o.Credential)); {
-	case err != nil:
-		log.Warn("the power watch's reads are not taken", "err", err)
-	case ok:
-		earlier = powerwatch.Usable(rec, o.Credential, time.Now(), powerwatch.BootClock())
-		log.Info("the power watch's reads", "since_link_lost", len(rec.Reads), "usable", len(earlier))
+	path := powerwatch.Path(a.powerWatch, o.Credential)
+	watched := func() []bmc.PowerRead {
+		rec, ok, err := powerwatch.Load(path)
+		switch {
+		case err != nil:
+			log.Warn("the power watch's reads are not taken", "err", err)
+		case ok:
+			usable := powerwatch.Usable(rec, o.Credential, time.Now(), powerwatch.BootClock())
+			log.Info("the power watch's reads", "since_link_lost", len(rec.Reads), "usable", len(usable))
+			return usable
+		}
+		return nil
 	}
-	off, reason := bmc.ProveOff(ctx, o.Credential, o.Gap, a.bmcOptions(o), earlier, logRead(log))
+	onlyOff := true
+	seen := logRead(log)
+	off, reason := bmc.ProveOff(ctx, o.Credential, o.Gap, a.bmcOptions(o), watched(), func(r bmc.PowerRead) {
+		seen(r)
+		onlyOff = onlyOff && (r.Err != nil || r.State == "Off")
+	})
+	if !off && onlyOff {
+		if later, why := bmc.ProvenOff(watched(), o.Gap); later {
+			off, reason = true, why+", read by the power watch"
+		}
+	}
 	if !off {
 		log.Error("not proven off: the next fencing level decides", "reason", reason)
 		return exitError

@@ -29,11 +29,11 @@ type Watcher struct {
 	Log      *slog.Logger
 }
 
-// Defaults: the links are looked at five times a second, about knet's own heartbeat tick; the
-// reads go on for half a minute, one a gap (and a tenth, so that two answers of a fast BMC are
-// a whole gap apart).
+// Defaults: the links are looked at twice a second (knet itself notices a lost link within one
+// to two seconds; each look is a corosync-cfgtool run); the reads go on for half a minute, one a
+// gap (and a tenth, so that two answers of a fast BMC are a whole gap apart).
 const (
-	DefaultInterval = 200 * time.Millisecond
+	DefaultInterval = 500 * time.Millisecond
 	DefaultReadFor  = 30 * time.Second
 )
 
