@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
-	"golang.org/x/net/netutil"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/limit"
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
@@ -78,8 +79,17 @@ type metricsOptions struct {
 // scraping within seconds of each other cost one.
 const sharedReadingAge = 5 * time.Second
 
-// maxConnections bounds the connections served at once; more wait in the kernel's backlog.
-const maxConnections = 16
+// What one caller can hold, so that no caller blinds the others (Prometheus's two replicas
+// scrape from two addresses, once each 30 s): connections open per source address, counted before
+// TLS and the token check; scrapes served at once, counted after them (a reading is shared);
+// the time a connection may take for its TLS handshake, then for its request's header. A failed
+// handshake is logged at most once per errorLogInterval.
+const (
+	connectionsPerSource = 8
+	scrapesInFlight      = 4
+	handshakeTimeout     = 3 * time.Second
+	errorLogInterval     = 10 * time.Second
+)
 
 // filesPoll is how often an endpoint on loopback looks for the files it needs to serve securely.
 const filesPoll = 10 * time.Second
@@ -112,10 +122,11 @@ func serveMetricsOnce(ctx context.Context, o metricsOptions, mux http.Handler) (
 	if err != nil {
 		return false, err
 	}
-	// No keep-alive: an idle kept-alive connection would hold one of the maxConnections for as
-	// long as its client keeps it, and a few would lock every scraper out. HTTP/1.1 only over TLS
-	// for the same reason: an HTTP/2 connection stays open.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, Protocols: new(http.Protocols)}
+	// No keep-alive: an idle kept-alive connection would hold one of its source's connections
+	// for as long as its client keeps it. HTTP/1.1 only over TLS for the same reason: an HTTP/2
+	// connection stays open. net/http bounds the handshake by the shortest of its timeouts.
+	srv := &http.Server{Handler: limit.InFlight(scrapesInFlight, mux), ReadHeaderTimeout: handshakeTimeout, WriteTimeout: 30 * time.Second,
+		Protocols: new(http.Protocols), ErrorLog: log.New(&limit.LogWriter{W: os.Stderr, Interval: errorLogInterval}, "", log.LstdFlags)}
 	srv.Protocols.SetHTTP1(true)
 	srv.SetKeepAlivesEnabled(false)
 	if mode == metricsauth.Secure {
@@ -127,7 +138,7 @@ func serveMetricsOnce(ctx context.Context, o metricsOptions, mux http.Handler) (
 		if err := reviewer.Check(); err != nil {
 			return false, fmt.Errorf("metrics: %w", err)
 		}
-		srv.Handler = (&metricsauth.Authorizer{Review: reviewer.Review}).Handler(mux)
+		srv.Handler = (&metricsauth.Authorizer{Review: reviewer.Review}).Handler(srv.Handler)
 		// OpenShift's default TLS profile (Intermediate) starts at 1.2.
 		srv.TLSConfig = &tls.Config{GetCertificate: cert.GetCertificate, MinVersion: tls.VersionTLS12}
 	}
@@ -157,10 +168,10 @@ func serveMetricsOnce(ctx context.Context, o metricsOptions, mux http.Handler) (
 	}()
 	if mode == metricsauth.Secure {
 		slog.Info("serving metrics", "address", addr, "path", "/metrics", "mode", why)
-		err = srv.ServeTLS(netutil.LimitListener(ln, maxConnections), "", "")
+		err = srv.ServeTLS(limit.PerSource(ln, connectionsPerSource), "", "")
 	} else {
 		slog.Warn("serving metrics", "address", addr, "path", "/metrics", "mode", why)
-		err = srv.Serve(netutil.LimitListener(ln, maxConnections))
+		err = srv.Serve(limit.PerSource(ln, connectionsPerSource))
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return false, fmt.Errorf("metrics: %w", err)

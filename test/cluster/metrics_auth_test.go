@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -110,6 +111,8 @@ func TestMetricsEndpointAuth(t *testing.T) {
 		t.Fatalf("prometheus after the renewal: %d", code)
 	}
 
+	e.withstandsIdleCallers(addr, filepath.Join(dir, "metrics-"+strings.TrimPrefix(addr, "127.0.0.1:")+".log"), api.Token("prometheus"))
+
 	// A node booted before its kubeconfig and certificate were copied.
 	early := t.TempDir()
 	port := freePort(t)
@@ -149,6 +152,66 @@ func TestMetricsEndpointAuth(t *testing.T) {
 		}
 		conn.Close()
 	}
+}
+
+// withstandsIdleCallers: with 100 idle connections and 100 that began a TLS handshake and
+// stalled, all from another address (127.0.0.2), prometheus's scrape from 127.0.0.1 is answered;
+// the stalled connections the endpoint took are closed by it (its handshake deadline), and
+// their failed handshakes write a line or two to its log, not one each.
+func (e endpoint) withstandsIdleCallers(addr, logFile, token string) {
+	e.t.Helper()
+	logged := func() int {
+		data, err := os.ReadFile(logFile)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		return strings.Count(string(data), "TLS handshake error")
+	}
+	before := logged()
+	dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: 5 * time.Second}
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for i := range 200 {
+		c, err := dialer.Dial("tcp", addr)
+		if err != nil {
+			e.t.Fatalf("connection %d from 127.0.0.2: %v", i, err)
+		}
+		held = append(held, c)
+		if i%2 == 1 {
+			// A TLS record header announcing a 512-byte ClientHello, and one byte of it.
+			if _, err := c.Write([]byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01}); err != nil && !isClosed(err) {
+				e.t.Fatal(err)
+			}
+		}
+	}
+	if code, body := e.get("https://"+addr, token); code != http.StatusOK || !strings.Contains(body, "tnf_up") {
+		e.t.Fatalf("prometheus with 200 idle connections from 127.0.0.2 open: %d %s", code, body)
+	}
+	// Each connection ends: at once if the endpoint refused it, at its deadline (3 s) if it took it.
+	ended := 0
+	for _, c := range held {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err != nil && isClosed(err) {
+			ended++
+		}
+	}
+	if ended != len(held) {
+		e.t.Errorf("%d of %d stalled connections still open after 10 s", len(held)-ended, len(held))
+	}
+	// The log's writes are in by now: the endpoint closed each connection after writing its line.
+	if n := logged() - before; n > 2 {
+		e.t.Errorf("%d handshake errors logged for one burst, want at most 2", n)
+	}
+}
+
+// isClosed says err is the peer's close or reset, not a timeout.
+func isClosed(err error) bool {
+	var ne net.Error
+	return !(errors.As(err, &ne) && ne.Timeout())
 }
 
 // endpointFiles are where an endpoint under test reads its serving certificate and its

@@ -88,9 +88,10 @@ func TestMetrics(t *testing.T) {
 	c.waitQuery(`ALERTS{alertname="TNFClusterForced",alertstate="firing",node="node1"}`, 1)
 }
 
-// scrapeFlood sends 100 scrapes at once to node's endpoint: they share readings (at most one
-// per sharing period, 5 s, and one at a time), and etcd's monitor, which reads etcd's status
-// meanwhile, never fails.
+// scrapeFlood sends 100 scrapes at once to node's endpoint, from one address: those it serves
+// share readings (at most one per sharing period, 5 s, and one at a time), the others are
+// refused (a connection closed at accept past the 8 of one source, or 429 past 4 scrapes in
+// flight), and etcd's monitor, which reads etcd's status meanwhile, never fails.
 func (c *cluster) scrapeFlood(node string) {
 	c.t.Helper()
 	readings := func() float64 {
@@ -104,21 +105,29 @@ func (c *cluster) scrapeFlood(node string) {
 	// The last reading expires (5 s), so the flood has to take a new one.
 	time.Sleep(5 * time.Second)
 	began := time.Now()
-	errs := make(chan error, 100)
+	codes := make(chan int, 100) // 0: the connection closed without an answer
 	for range 100 {
 		go func() {
-			_, err := c.scrape(c.metricsAddr(node))
-			errs <- err
+			resp, err := c.httpIn(c.bmcNS).Get("http://" + c.metricsAddr(node) + "/metrics")
+			if err != nil {
+				codes <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes <- resp.StatusCode
 		}()
 	}
+	answers := map[int]int{}
 	for range 100 {
-		if err := <-errs; err != nil {
-			c.t.Fatal(err)
-		}
+		answers[<-codes]++
 	}
 	took := time.Since(began)
 	taken := readings() - before // this scrape falls within the flood's reading's 5 s
-	c.t.Logf("100 scrapes at once of %s's metrics in %v: %v readings", node, took.Round(time.Millisecond), taken)
+	c.t.Logf("100 scrapes at once of %s's metrics in %v: %v readings, answers %v", node, took.Round(time.Millisecond), taken, answers)
+	if answers[http.StatusOK] == 0 || answers[http.StatusOK]+answers[http.StatusTooManyRequests]+answers[0] != 100 {
+		c.t.Errorf("100 scrapes at once: answers %v, want some 200 and the others 429 or closed", answers)
+	}
 	if most := 1 + math.Floor(took.Seconds()/5); taken > most {
 		c.t.Errorf("100 scrapes in %v took %v readings, want at most %v", took, taken, most)
 	}
