@@ -5,6 +5,8 @@ package kubeconfig
 
 import (
 	"fmt"
+	"os"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -15,8 +17,13 @@ import (
 const DefaultTimeout = 10 * time.Second
 
 // Load reads the kubeconfig at path; every request of its clients is bounded by timeout
-// (DefaultTimeout when zero) and names userAgent.
+// (DefaultTimeout when zero) and names userAgent. A kubeconfig anyone but root may read or
+// write is refused: it is a credential of the cluster's (the node's may read both BMC
+// passwords), and the services that use it run as root.
 func Load(path, userAgent string, timeout time.Duration) (*rest.Config, error) {
+	if err := checkPrivate(path); err != nil {
+		return nil, err
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
@@ -26,4 +33,19 @@ func Load(path, userAgent string, timeout time.Duration) (*rest.Config, error) {
 	}
 	cfg.Timeout, cfg.UserAgent = timeout, userAgent
 	return cfg, nil
+}
+
+// checkPrivate refuses a file not owned by root, or that its group or others may use.
+func checkPrivate(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("kubeconfig %s: mode %04o lets others than its owner read it; it holds a credential: chmod 600 %s", path, perm, path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 {
+		return fmt.Errorf("kubeconfig %s: owned by uid %d, not root; it holds a credential: chown root: %s", path, st.Uid, path)
+	}
+	return nil
 }

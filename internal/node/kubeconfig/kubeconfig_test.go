@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +57,46 @@ func TestRequestsAreBounded(t *testing.T) {
 	}
 	if ua := <-seen; ua != "tnf-test" {
 		t.Errorf("user agent %q", ua)
+	}
+}
+
+// TestRefusesSharedFile: a kubeconfig that its group or others may read or write, or that is not
+// root's, is refused with a message that names the file and the fix.
+func TestRefusesSharedFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("root's files: the test runs as root")
+	}
+	kc := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: https://127.0.0.1:6443}}]\n" +
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	for _, c := range []struct {
+		name string
+		mode os.FileMode
+		uid  int
+		want string // "" when loaded
+	}{
+		{"root's, 0600", 0o600, 0, ""},
+		{"root's, 0400", 0o400, 0, ""},
+		{"group may read", 0o640, 0, "mode 0640 lets others than its owner read it"},
+		{"anyone may read", 0o644, 0, "chmod 600"},
+		{"anyone may write", 0o602, 0, "mode 0602"},
+		{"another user's", 0o600, 1000, "owned by uid 1000, not root"},
+	} {
+		path := filepath.Join(t.TempDir(), "node.kubeconfig")
+		if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(path, c.uid, 0); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path, "tnf-test", 0)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path)):
+			t.Errorf("%s: %v, want an error naming %s with %q", c.name, err, path, c.want)
+		}
 	}
 }
