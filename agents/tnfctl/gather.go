@@ -231,7 +231,7 @@ func readSecrets(nf *nodeFlags) [][]byte {
 				add(pw)
 			}
 		}
-		kubeconfigs := []string{cfg.OutOfService.KubeconfigFile}
+		kubeconfigs := []string{cfg.OutOfServiceKubeconfig()}
 		if cfg.SecretsFromAPI != nil {
 			kubeconfigs = append(kubeconfigs, cfg.SecretsFromAPI.KubeconfigFile)
 		}

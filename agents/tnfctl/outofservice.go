@@ -35,7 +35,7 @@ func outOfServiceCommand(nf *nodeFlags) *cobra.Command {
 				r.Log.Info("outOfService.disabled is set in cluster.yaml: nothing to do")
 				return nil
 			}
-			r.Self, r.Peer, r.Kubeconfig = nc.Self.Name, nc.Peer.Name, nc.Config.OutOfService.KubeconfigFile
+			r.Self, r.Peer, r.Kubeconfig = nc.Self.Name, nc.Peer.Name, nc.Config.OutOfServiceKubeconfig()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
 			if once {

@@ -93,9 +93,26 @@ type SecretsFromAPI struct {
 // Node (tnf-out-of-service.service) and with which credential.
 type OutOfService struct {
 	Disabled bool `json:"disabled,omitempty"`
-	// KubeconfigFile is the credential for the API (default LocalhostKubeconfig). Read on every
-	// pass: the operator that writes it rotates it.
+	// KubeconfigFile is the credential for the API, when not the default (Config's
+	// OutOfServiceKubeconfig). Read on every pass: the operator that writes LocalhostKubeconfig
+	// rotates it.
 	KubeconfigFile string `json:"kubeconfigFile,omitempty"`
+}
+
+// OutOfServiceKubeconfig is the taint's credential: the one outOfService names, else the node's
+// own (SecretsFromAPI's), which the layer's manifests bind to the taint's ClusterRole only, else
+// LocalhostKubeconfig, which is system:masters, past any RBAC. Left empty in the configuration,
+// so that the default follows where its secrets come from when a render changes that.
+func (c Config) OutOfServiceKubeconfig() string {
+	switch {
+	case c.OutOfService.KubeconfigFile != "":
+		return c.OutOfService.KubeconfigFile
+	case c.SecretsFromAPI != nil && c.SecretsFromAPI.KubeconfigFile != "":
+		return c.SecretsFromAPI.KubeconfigFile
+	case c.SecretsFromAPI != nil:
+		return NodeKubeconfig
+	}
+	return LocalhostKubeconfig
 }
 
 // LocalhostKubeconfig is the kubeconfig for the node's own kube-apiserver that the
@@ -229,9 +246,6 @@ func (c *Config) Defaults() {
 	if c.Resources.Kubelet.Agent == "" {
 		c.Resources.Kubelet.Agent = "systemd:kubelet"
 	}
-	if c.OutOfService.KubeconfigFile == "" {
-		c.OutOfService.KubeconfigFile = LocalhostKubeconfig
-	}
 	if c.SecretsFromAPI != nil && c.SecretsFromAPI.KubeconfigFile == "" {
 		c.SecretsFromAPI.KubeconfigFile = NodeKubeconfig
 	}
@@ -327,11 +341,11 @@ func (c Config) Validate() error {
 	if f := c.EtcdPodManifestFile; f != "" && f != EtcdPodManifest {
 		return fmt.Errorf("etcdPodManifestFile: %q, want %s", f, EtcdPodManifest)
 	}
-	if f := c.OutOfService.KubeconfigFile; !filepath.IsAbs(f) || filepath.Clean(f) != f {
-		return fmt.Errorf("outOfService.kubeconfigFile: %q is not a clean absolute path", f)
-	}
 	if s := c.SecretsFromAPI; s != nil && (!filepath.IsAbs(s.KubeconfigFile) || filepath.Clean(s.KubeconfigFile) != s.KubeconfigFile) {
 		return fmt.Errorf("secretsFromAPI.kubeconfigFile: %q is not a clean absolute path", s.KubeconfigFile)
+	}
+	if f := c.OutOfService.KubeconfigFile; f != "" && (!filepath.IsAbs(f) || filepath.Clean(f) != f) {
+		return fmt.Errorf("outOfService.kubeconfigFile: %q is not a clean absolute path", f)
 	}
 	if !names[c.FenceRaceWinner] {
 		return fmt.Errorf("fenceRaceWinner: %q is not one of the nodes", c.FenceRaceWinner)

@@ -386,6 +386,29 @@ func TestPasswordFilesOfTheirOwn(t *testing.T) {
 	}
 }
 
+// TestOutOfServiceCredential: the taint's credential defaults to the node's own, which the
+// layer's manifests scope, where the node has one; to localhost.kubeconfig (system:masters)
+// only where it has none; an administrator's choice stands.
+func TestOutOfServiceCredential(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fromAPI *SecretsFromAPI
+		given   string
+		want    string
+	}{
+		{"secrets from the API", &SecretsFromAPI{}, "", NodeKubeconfig},
+		{"secrets from the API, another kubeconfig", &SecretsFromAPI{KubeconfigFile: SecretsDir + "/api.kubeconfig"}, "", SecretsDir + "/api.kubeconfig"},
+		{"secrets in the MachineConfig", nil, "", LocalhostKubeconfig},
+		{"the administrator's", &SecretsFromAPI{}, "/etc/tnf/secrets/taint.kubeconfig", "/etc/tnf/secrets/taint.kubeconfig"},
+	} {
+		c := Config{SecretsFromAPI: tc.fromAPI, OutOfService: OutOfService{KubeconfigFile: tc.given}}
+		c.Defaults()
+		if got := c.OutOfServiceKubeconfig(); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestPasswordsPacemakerReads: a password file whose content Pacemaker would not read back whole
 // is refused where the node configuration is built, naming the field and the file.
 func TestPasswordsPacemakerReads(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -26,6 +27,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/build/manifests"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
+	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
@@ -170,6 +172,37 @@ func TestSecretsFromAPI(t *testing.T) {
 	}
 	if _, err := node.CoreV1().Secrets("kube-system").Get(ctx, "anything", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the node's credential reached kube-system: %v", err)
+	}
+
+	// The out-of-service taint: the credential patches the two nodes' Nodes, and no other
+	// Node, nor replaces, deletes or lists them (the ClusterRole as build-layer renders it).
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, outofservice.ClusterRole("node1", "node2"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"node1", "node2", "worker"} {
+		if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	taint := []byte(`{"spec":{"taints":[{"key":"node.kubernetes.io/out-of-service","value":"nodeshutdown","effect":"NoExecute"}]}}`)
+	if _, err := node.CoreV1().Nodes().Patch(ctx, "node2", types.MergePatchType, taint, metav1.PatchOptions{}); err != nil {
+		t.Errorf("the node's credential could not taint node2: %v", err)
+	}
+	if _, err := node.CoreV1().Nodes().Patch(ctx, "worker", types.MergePatchType, taint, metav1.PatchOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential patched another Node: %v", err)
+	}
+	n2, err := admin.CoreV1().Nodes().Get(ctx, "node2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.CoreV1().Nodes().Update(ctx, n2, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential replaced a whole Node: %v", err)
+	}
+	if err := node.CoreV1().Nodes().Delete(ctx, "node2", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential deleted a Node: %v", err)
+	}
+	if _, err := node.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential listed the Nodes: %v", err)
 	}
 
 	// A rotated BMC password: the file holds the new one only.

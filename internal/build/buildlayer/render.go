@@ -274,6 +274,11 @@ func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string
 			return nil, err
 		}
 		objs["99-"+o.Pool+"-tnf-node-config.yaml"] = mc
+		if !in.Config.OutOfService.Disabled {
+			// What tnf-out-of-service.service may do through the API, for the identity it runs
+			// as: these two Nodes only.
+			objs["clusterrole-tnf-out-of-service.yaml"] = outofservice.ClusterRole(nodeNames(in.Config)...)
+		}
 		svc, endpoints, monitor, err := manifests.MetricsScrape(in)
 		if err != nil {
 			return nil, err
@@ -288,8 +293,6 @@ func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string
 		maps.Copy(objs, rollout)
 		// The alerts go with the layer whose tnf-metrics.service serves what they read.
 		objs["prometheusrule-tnf-layer.yaml"] = alerts.PrometheusRule()
-		// What tnf-out-of-service.service may do through the API, for the identity it runs as.
-		objs["clusterrole-tnf-out-of-service.yaml"] = outofservice.ClusterRole()
 		// And what tnf-handover.service may do: set the handover's conditions on the Etcd object.
 		objs["clusterrole-tnf-handover.yaml"] = handover.ClusterRole()
 	}
@@ -391,4 +394,13 @@ func rolloutManifests(o Options, l layerdef.Layer) (map[string]any, error) {
 	default:
 		return nil, fmt.Errorf("--rollout: %q is neither %s nor %s", o.Rollout, RolloutOnCluster, RolloutOutOfCluster)
 	}
+}
+
+// nodeNames are the names of c's nodes, in its order.
+func nodeNames(c clusterconfig.Config) []string {
+	names := make([]string, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		names = append(names, n.Name)
+	}
+	return names
 }

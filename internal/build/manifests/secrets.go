@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 )
 
 // NodeServiceAccount is the identity of the nodes' credential (apisecrets.Kubeconfig).
@@ -40,7 +41,8 @@ const AuthkeyManifest = "create-once/secret-" + clusterconfig.AuthkeySecret + ".
 // installer's own name and shape (fencing-credentials-<node>: address, username, password,
 // certificateVerification; an installer's Secret of that name is the same object), the
 // Corosync key's Secret, the nodes' ServiceAccount, a Role that may get exactly those Secrets
-// (and the metrics endpoint's serving certificate) by name, and the bindings.
+// (and the metrics endpoint's serving certificate) by name, and the bindings, the out-of-service
+// ClusterRole's among them unless cluster.yaml names another credential for the taint.
 func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 	values := map[string][]byte{}
 	for _, s := range in.Secrets {
@@ -84,6 +86,13 @@ func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: "tnf-node-auth-delegator"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: authDelegator}, Subjects: []rbacv1.Subject{subject}}
+	if !in.Config.OutOfService.Disabled && in.Config.OutOfService.KubeconfigFile == "" {
+		// tnf-out-of-service.service runs with the node's credential by default (FromAPI).
+		objs["clusterrolebinding-"+NodeServiceAccount+"-out-of-service.yaml"] = &rbacv1.ClusterRoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: NodeServiceAccount + "-out-of-service"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: outofservice.ClusterRoleName}, Subjects: []rbacv1.Subject{subject}}
+	}
 	return objs, nil
 }
 

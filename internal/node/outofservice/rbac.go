@@ -8,15 +8,16 @@ import (
 // ClusterRoleName names ClusterRole's role.
 const ClusterRoleName = "tnf-out-of-service"
 
-// ClusterRole is all a pass needs of the API: Nodes read and updated (the taint and its
-// annotation), VolumeAttachments listed (whether the peer's volumes are detached). Bound to the
+// ClusterRole is all a pass needs of the API: the two nodes' Nodes read and patched (the taint
+// and its annotation; no other Node, no update that replaces one whole), VolumeAttachments listed
+// (whether the peer's volumes are detached; a list cannot be narrowed by name). Bound to the
 // identity of outOfService.kubeconfigFile, it scopes that credential to the taint's work.
-func ClusterRole() *rbacv1.ClusterRole {
+func ClusterRole(nodes ...string) *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "update"}},
+			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}, ResourceNames: nodes},
 			{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"volumeattachments"}, Verbs: []string{"list"}},
 		},
 	}

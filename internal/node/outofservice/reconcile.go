@@ -2,6 +2,7 @@ package outofservice
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
@@ -168,8 +170,23 @@ func (a apiClient) node(ctx context.Context, name string) (*corev1.Node, error) 
 	return n, a.core.Get().Resource("nodes").Name(name).Do(ctx).Into(n)
 }
 
-func (a apiClient) updateNode(ctx context.Context, n *corev1.Node) error {
-	return a.core.Put().Resource("nodes").Name(n.Name).Body(n).Do(ctx).Error()
+// patchTaints writes n's taints and this layer's annotation, and nothing else: a merge patch,
+// where a PUT of the whole Node, built from this binary's types, would drop the fields they do
+// not know. The taints are a list a merge patch replaces whole, so the patch carries the
+// resourceVersion they were read at: a Node changed since is a conflict, not a lost taint.
+func (a apiClient) patchTaints(ctx context.Context, n *corev1.Node) error {
+	var mark *string
+	if v, ok := n.Annotations[Annotation]; ok {
+		mark = &v
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "annotations": map[string]*string{Annotation: mark}},
+		"spec":     map[string]any{"taints": n.Spec.Taints},
+	})
+	if err != nil {
+		return err
+	}
+	return a.core.Patch(types.MergePatchType).Resource("nodes").Name(n.Name).Body(patch).Do(ctx).Error()
 }
 
 // update changes the peer's Node with change (false: nothing to change, it is as wanted
@@ -180,7 +197,7 @@ func (r *Reconciler) update(ctx context.Context, client apiClient, change func(*
 		if err != nil || !change(n) {
 			return err
 		}
-		return client.updateNode(ctx, n)
+		return client.patchTaints(ctx, n)
 	})
 }
 
