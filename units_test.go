@@ -44,7 +44,7 @@ func TestUnitsVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stub := range []string{"usr/bin/tnfctl", "usr/sbin/corosync", "usr/sbin/corosync-cfgtool", "usr/sbin/pacemakerd", "usr/bin/crio", "usr/bin/kubelet", "usr/sbin/pcsd"} {
+	for _, stub := range []string{"usr/bin/tnfctl", "usr/bin/mkdir", "usr/sbin/corosync", "usr/sbin/corosync-cfgtool", "usr/sbin/pacemakerd", "usr/bin/crio", "usr/bin/kubelet", "usr/sbin/pcsd"} {
 		p := filepath.Join(root, stub)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -105,13 +105,13 @@ func TestUnitsVerify(t *testing.T) {
 	}
 }
 
-// TestUnitExposure: tnf-metrics.service answers the network and tnf-power-watch.service talks to
-// the peer's BMC with its password, so they run confined as far as their tools allow.
-// systemd-analyze's offline security analysis scores them 2.0 and 1.8 (9.6 unconfined); what is
-// left is root, the host's network and the address families the tools use. The threshold is in
-// tenths.
+// TestUnitExposure: tnf-metrics.service answers the network, tnf-power-watch.service talks to
+// the peer's BMC with its password and tnf-out-of-service.service to the API with the node's
+// credential, so they run confined as far as their tools allow. systemd-analyze's offline
+// security analysis scores them 2.0, 1.8 and 2.0 (9.6 unconfined); what is left is root, the
+// host's network and the address families the tools use. The threshold is in tenths.
 func TestUnitExposure(t *testing.T) {
-	for unit, threshold := range map[string]string{"tnf-metrics.service": "20", "tnf-power-watch.service": "18"} {
+	for unit, threshold := range map[string]string{"tnf-metrics.service": "20", "tnf-power-watch.service": "18", "tnf-out-of-service.service": "20"} {
 		out, err := exec.Command("systemd-analyze", "security", "--offline=yes", "--threshold="+threshold, "units/"+unit).CombinedOutput()
 		if err != nil {
 			t.Errorf("systemd-analyze security %s: exposure above %s tenths (%v):\n%s", unit, threshold, err, out)

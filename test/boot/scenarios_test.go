@@ -262,6 +262,7 @@ func TestPodmanRuntime(t *testing.T) {
 		l.t = t
 		w = l.coldBoot()
 		l.etcdInPodman(nodeNames...)
+		l.outOfServiceConfined("node1")
 	})
 	ok = ok && t.Run("node_failure", func(t *testing.T) {
 		l.t = t
@@ -343,6 +344,22 @@ func (l *lab) etcdInPodman(nodes ...string) {
 			}
 		}
 	}
+}
+
+// outOfServiceConfined: tnf-out-of-service.service's confinement (its unit) lets through what a
+// pass does on the node: crm_mon over Pacemaker's IPC, and a file written under /var/lib/tnf.
+// The lab turns the taint off (it has no API), so a runtime drop-in runs those two steps once in
+// place of its command, in the unit's own sandbox, and is removed.
+func (l *lab) outOfServiceConfined(node string) {
+	l.t.Helper()
+	const dropIn = "/run/systemd/system/tnf-out-of-service.service.d/sandbox-check.conf"
+	l.run(node, `mkdir -p "$(dirname `+dropIn+`)" && printf '%s\n' '[Service]' 'Type=oneshot' 'Restart=no' 'ExecStart=' `+
+		`'ExecStart=/bin/sh -c "crm_mon -1 --output-as=xml | grep -q pacemaker-result && echo confined >/var/lib/tnf/sandbox-check"' >`+dropIn+` && `+
+		`systemctl daemon-reload && systemctl restart tnf-out-of-service.service; `+
+		`result=$(systemctl show -p Result --value tnf-out-of-service.service); `+
+		`rm -f `+dropIn+` && systemctl daemon-reload && systemctl restart tnf-out-of-service.service && `+
+		`test "$result" = success && grep -qx confined /var/lib/tnf/sandbox-check && rm /var/lib/tnf/sandbox-check || `+
+		`{ journalctl --no-pager -n 20 -u tnf-out-of-service.service; exit 1; }`)
 }
 
 // get fetches scheme://addr/path as node sees it (through its SSH connection), presenting the
