@@ -40,8 +40,9 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 			"cluster forced. Once both agents serve, it sets " + handover.ConditionCompleted + ", and the operator stops managing " +
 			"the membership. If a node fails during the handover, and the peer's agent has already run etcd, it takes the etcd " +
 			"container out of this node's static pod itself, as the operator's revision does. A run resumes where the node " +
-			"stands (after a reboot, say); tnfctl status shows the step and why it waits. Running it again after it completed " +
-			"changes nothing.",
+			"stands (after a reboot, say); tnfctl status shows the step and why it waits. Once done on this node it removes its " +
+			"credential (--kubeconfig), which may rewrite the Etcd object's status and is needed no more. Running it again after " +
+			"it completed changes nothing.",
 		Example: "  tnfctl handover\n  systemctl status tnf-handover.service",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -55,9 +56,14 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 			}
 			op, err := handover.NewOperator(kubeconfig)
 			if err != nil {
-				return err
+				// A completed handover removed its credential: Run then says it is done and asks
+				// the API nothing.
+				if st, ok, _ := handover.ReadState(o.StateFile); !ok || !st.Done() {
+					return err
+				}
 			}
 			o.StaticPodManifest, o.KubeletMarker, o.Out, o.Interval = e.agent.StaticPodManifest, staticpod.KubeletMarker, cmd.OutOrStdout(), handoverInterval
+			o.Credential = kubeconfig
 			self, peer := nc.Self.Name, nc.Peer.Name
 			tools := pcmk.Tools{}
 			n := handover.Node{

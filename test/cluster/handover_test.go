@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/user"
@@ -183,7 +185,7 @@ func (c *cluster) waitAgentServes(node string) {
 }
 
 // waitHandoverCompleted waits until the Etcd object says the transition completed and both
-// nodes' tnf-handover.service are done.
+// nodes' tnf-handover.service are done, each having removed its credential.
 func (c *cluster) waitHandoverCompleted(etcds dynamic.ResourceInterface) {
 	c.t.Helper()
 	c.waitFor("tnf-handover.service set "+handover.ConditionCompleted, settle, func() (bool, string) {
@@ -193,6 +195,11 @@ func (c *cluster) waitHandoverCompleted(etcds dynamic.ResourceInterface) {
 		c.waitFor(node+"'s handover done", settle, func() (bool, string) {
 			st, ok, err := handover.ReadState(c.layout.Nodes[node].path("disk", "var-lib", "tnf", "handover.json"))
 			return err == nil && ok && st.Done(), fmt.Sprint(st, err)
+		})
+		credential := filepath.Join(c.layout.Nodes[node].Dir, "disk", "etc", strings.TrimPrefix(pkiDir, "/etc/"), "handover.kubeconfig")
+		c.waitFor(node+"'s handover credential removed", settle, func() (bool, string) {
+			_, err := os.Stat(credential)
+			return errors.Is(err, fs.ErrNotExist), fmt.Sprint(err)
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -111,9 +112,12 @@ type Options struct {
 	StateFile     string
 	// ToldFile keeps when this node told the operator (the operator never takes it back).
 	ToldFile string
-	Wait     time.Duration // longest wait of each step
-	Interval time.Duration // how often a waiting step looks again
-	Out      io.Writer
+	// Credential, the handover's kubeconfig, is removed once the handover is done here: it may
+	// rewrite the status of the operator's Etcd object, and nothing needs it again.
+	Credential string
+	Wait       time.Duration // longest wait of each step
+	Interval   time.Duration // how often a waiting step looks again
+	Out        io.Writer
 }
 
 // Run hands this node's etcd over, or resumes where an earlier run stopped (a reboot, a power
@@ -134,7 +138,7 @@ func Run(ctx context.Context, o Options, n Node, op API) error {
 		return err
 	} else if ok && st.Done() {
 		fmt.Fprintf(o.Out, "handover: done since %s\n", st.Since.Format(time.RFC3339))
-		return nil
+		return s.dropCredential()
 	}
 	if installer {
 		if err := s.untilInstallerGone(ctx, n, op); err != nil {
@@ -175,7 +179,28 @@ func Run(ctx context.Context, o Options, n Node, op API) error {
 	}); err != nil {
 		return err
 	}
-	return s.record(State{Step: StepDone, Since: time.Now().UTC()})
+	if err := s.record(State{Step: StepDone, Since: time.Now().UTC()}); err != nil {
+		return err
+	}
+	return s.dropCredential()
+}
+
+// dropCredential removes the handover's kubeconfig and says what the administrator removes in
+// the API: the account behind it, which revokes every token it was given.
+func (s *stepper) dropCredential() error {
+	if s.o.Credential == "" {
+		return nil
+	}
+	if err := os.Remove(s.o.Credential); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("handover: done, but its credential stays: %w", err)
+	}
+	// The account's names are those install.md has the administrator create.
+	fmt.Fprintf(s.o.Out, "handover: done; its credential %s removed. Remove its account in the API too: "+
+		"oc delete clusterrolebinding tnf-handover; oc delete serviceaccount tnf-handover -n openshift-etcd-operator\n", s.o.Credential)
+	return nil
 }
 
 // dropKubeletMarker ends the exception that let cri-o and kubelet start outside Pacemaker while

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,6 +165,10 @@ func TestRunTakesOver(t *testing.T) {
 // again.
 func TestRunResumes(t *testing.T) {
 	o := options(t, `{"kind":"Pod","spec":{"containers":[{"name":"etcdctl"}]}}`)
+	o.Credential = filepath.Join(t.TempDir(), "handover.kubeconfig")
+	if err := os.WriteFile(o.Credential, []byte("a token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	api := &conditions{}
 	w := world{self: "Promoted", peer: "Unpromoted"}
 	err := Run(context.Background(), o, w.node(), api)
@@ -171,12 +176,18 @@ func TestRunResumes(t *testing.T) {
 		len(api.set) != 0 || w.refreshed != 0 {
 		t.Errorf("handed over before the peer: %v, state %+v, conditions set %v, refreshed %d", err, st, api.set, w.refreshed)
 	}
+	if _, err := os.Stat(o.Credential); err != nil {
+		t.Errorf("the credential, before the handover completed: %v", err)
+	}
 	w.peer = "Promoted"
 	if err := Run(context.Background(), o, w.node(), api); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(api.set, []string{ConditionCompleted}) {
 		t.Errorf("both handed over: conditions set %v, want %s only", api.set, ConditionCompleted)
+	}
+	if _, err := os.Stat(o.Credential); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the credential once the handover completed: %v, want it removed", err)
 	}
 	api.down = true
 	if err := Run(context.Background(), o, w.node(), api); err != nil {
