@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodetoken"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
@@ -21,7 +23,9 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 			"Corosync key, in " + clusterconfig.SecretsNamespace + ") and replaces the files whose value changed. On a node " +
 			"set up already, a change then starts tnf-reconfigure.service, which re-registers the fence devices with the new " +
 			"password, without a reboot. A Corosync key other than the one the cluster runs with is refused. tnf-keys-sync.timer " +
-			"runs it every 5 minutes. One line per file.",
+			"runs it every 5 minutes. One line per file. Then the node's own credential: a bound token past half its lifetime is " +
+			"replaced by a new one of the same lifetime (TokenRequest, with the token itself); a token that never expires " +
+			"(a legacy token Secret's) is reported.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := clusterconfig.Load(nf.config)
@@ -41,6 +45,9 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 			keyErr := err
 			apisecrets.Report(files, changed, func(name, result string) { fmt.Fprintf(out, "sync-secrets: %s: %s\n", name, result) })
 			if err := applyRotation(cmd, cfg, changed); err != nil {
+				return err
+			}
+			if err := renewToken(cmd, cfg.SecretsFromAPI.KubeconfigFile); err != nil {
 				return err
 			}
 			return keyErr
@@ -74,5 +81,25 @@ func applyRotation(cmd *cobra.Command, cfg clusterconfig.Config, changed []strin
 		return err
 	}
 	fmt.Fprintln(out, "sync-secrets: tnf-reconfigure.service started: it applies the change")
+	return nil
+}
+
+// renewToken renews the node's bound token when half its lifetime has passed, and says how long
+// the one in use is good for.
+func renewToken(cmd *cobra.Command, path string) error {
+	out := cmd.OutOrStdout()
+	r, err := nodetoken.Renew(cmd.Context(), path, time.Now())
+	if err != nil {
+		return err
+	}
+	switch {
+	case !r.Before.Bound:
+		fmt.Fprintf(out, "sync-secrets: %s: a token that never expires: replace it with a bound one the node renews "+
+			"(oc create token %s -n %s --duration=720h)\n", path, clusterconfig.NodeServiceAccount, clusterconfig.SecretsNamespace)
+	case r.Renewed:
+		fmt.Fprintf(out, "sync-secrets: %s: token renewed, valid until %s\n", path, r.After.Expires.UTC().Format(time.RFC3339))
+	default:
+		fmt.Fprintf(out, "sync-secrets: %s: token valid until %s\n", path, r.Before.Expires.UTC().Format(time.RFC3339))
+	}
 	return nil
 }

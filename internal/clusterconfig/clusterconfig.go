@@ -36,6 +36,10 @@ const (
 // there (cluster-etcd-operator, pkg/tnf/pkg/tools/secrets.go).
 const SecretsNamespace = "openshift-etcd"
 
+// NodeServiceAccount, in SecretsNamespace, is the identity of the nodes' credential
+// (NodeKubeconfig).
+const NodeServiceAccount = "tnf-node"
+
 // FencingSecret is the Secret of a node's BMC credential, named and shaped as the installer
 // makes it: keys address, username, password and certificateVerification.
 func FencingSecret(node string) string { return "fencing-credentials-" + node }

@@ -3,6 +3,7 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/build/manifests"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodetoken"
 	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
@@ -52,9 +54,6 @@ func applySecrets(t testing.TB, admin *kubernetes.Clientset, in clusterconfig.In
 		var err error
 		switch o := obj.(type) {
 		case *corev1.Secret:
-			if o.Type == corev1.SecretTypeServiceAccountToken {
-				continue // no token controller runs here: the test requests a token instead
-			}
 			_, err = admin.CoreV1().Secrets(ns).Create(ctx, o, metav1.CreateOptions{})
 		case *corev1.ServiceAccount:
 			_, err = admin.CoreV1().ServiceAccounts(ns).Create(ctx, o, metav1.CreateOptions{})
@@ -343,5 +342,60 @@ func TestSecretRotation(t *testing.T) {
 				t.Errorf("%s still holds an old BMC password in %s", n, strings.TrimSpace(out))
 			}
 		}
+	}
+}
+
+// TestNodeTokenRenewal: the node's bound token, renewed through the real kube-apiserver's
+// TokenRequest with the token itself, as the manifests' Role allows: nothing before half its
+// lifetime; past it, a new token of the same lifetime, written in place (0600), which reads the
+// node's Secrets. The credential gets no token of another account, and a token that never
+// expires is left as it is and reported so.
+func TestNodeTokenRenewal(t *testing.T) {
+	t.Parallel()
+	api := startLoneAPI(t)
+	admin := api.Client("admin")
+	in := secretsInput(t)
+	token := applySecrets(t, admin, in) // a TokenRequest's, for an hour
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "node.kubeconfig")
+	if err := os.WriteFile(path, kubeconfig(t, api.URL, api.CAFile, token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	r, err := nodetoken.Renew(ctx, path, time.Now())
+	if err != nil || r.Renewed || !r.Before.Bound || r.Before.Account != manifests.NodeServiceAccount ||
+		r.Before.Namespace != clusterconfig.SecretsNamespace || r.Before.Expires.Sub(r.Before.Issued) != time.Hour {
+		t.Fatalf("a fresh token: %+v, %v; want it kept, bound, %s/%s, an hour", r, err, clusterconfig.SecretsNamespace, manifests.NodeServiceAccount)
+	}
+	r, err = nodetoken.Renew(ctx, path, r.Before.Issued.Add(31*time.Minute))
+	if err != nil || !r.Renewed || !r.After.Bound || r.After.Expires.Sub(r.After.Issued) != time.Hour || r.After.Expires.Before(r.Before.Expires) {
+		t.Fatalf("past half its lifetime: %+v, %v; want a new token of an hour", r, err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the kubeconfig after the renewal: %v, %v", st, err)
+	}
+	node, err := apisecrets.Client(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apisecrets.Fetch(ctx, node, in.Config); err != nil {
+		t.Fatalf("the renewed token: %v", err)
+	}
+	if _, err := node.CoreV1().ServiceAccounts(clusterconfig.SecretsNamespace).CreateToken(ctx, "default",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential got a token of another account: %v", err)
+	}
+
+	static := filepath.Join(t.TempDir(), "static.kubeconfig")
+	if err := os.WriteFile(static, kubeconfig(t, api.URL, api.CAFile, api.Token("admin")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(static)
+	if r, err := nodetoken.Renew(ctx, static, time.Now().Add(1000*time.Hour)); err != nil || r.Renewed || r.Before.Bound {
+		t.Errorf("a token that never expires: %+v, %v; want it left as it is", r, err)
+	}
+	if after, _ := os.ReadFile(static); !bytes.Equal(before, after) {
+		t.Error("a token that never expires was written over")
 	}
 }

@@ -137,7 +137,7 @@ func TestDryRun(t *testing.T) {
 	// By default the secrets are Secrets: no MachineConfig, no other manifest and no build
 	// context carries one, and the second render kept the first one's Corosync key.
 	secretObjects := []string{"clusterrolebinding-tnf-node-auth-delegator.yaml", "clusterrolebinding-tnf-node-out-of-service.yaml", "role-tnf-node-secrets.yaml", "rolebinding-tnf-node-secrets.yaml",
-		"secret-fencing-credentials-node1.yaml", "secret-fencing-credentials-node2.yaml", "secret-tnf-corosync-authkey.yaml", "secret-tnf-node-token.yaml", "serviceaccount-tnf-node.yaml"}
+		"secret-fencing-credentials-node1.yaml", "secret-fencing-credentials-node2.yaml", "secret-tnf-corosync-authkey.yaml", "serviceaccount-tnf-node.yaml"}
 	checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml",
 		"clusterrole-tnf-out-of-service.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
 	key := checkSecretsOnlyInSecrets(t, s.Manifests)

@@ -21,7 +21,7 @@ import (
 )
 
 // NodeServiceAccount is the identity of the nodes' credential (apisecrets.Kubeconfig).
-const NodeServiceAccount = "tnf-node"
+const NodeServiceAccount = clusterconfig.NodeServiceAccount
 
 // SecretsRoleName names the Role (and its binding) that lets NodeServiceAccount get the layer's
 // Secrets by name.
@@ -41,7 +41,8 @@ const AuthkeyManifest = "create-once/secret-" + clusterconfig.AuthkeySecret + ".
 // installer's own name and shape (fencing-credentials-<node>: address, username, password,
 // certificateVerification; an installer's Secret of that name is the same object), the
 // Corosync key's Secret, the nodes' ServiceAccount, a Role that may get exactly those Secrets
-// (and the metrics endpoint's serving certificate) by name, and the bindings, the out-of-service
+// (and the metrics endpoint's serving certificate) by name and renew the account's own bound
+// token, and the bindings, the out-of-service
 // ClusterRole's among them unless cluster.yaml names another credential for the taint.
 func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 	values := map[string][]byte{}
@@ -70,15 +71,12 @@ func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: NodeServiceAccount, Namespace: ns}
 	objs["serviceaccount-"+NodeServiceAccount+".yaml"] = &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 		ObjectMeta: metav1.ObjectMeta{Name: NodeServiceAccount, Namespace: ns}}
-	// The ServiceAccount's long-lived token, which the token controller fills in: the nodes'
-	// sync runs every few minutes for the life of the cluster, past any short token.
-	token := secret(NodeServiceAccount+"-token", nil)
-	token.Type, token.Annotations = corev1.SecretTypeServiceAccountToken, map[string]string{corev1.ServiceAccountNameKey: NodeServiceAccount}
-	objs["secret-"+NodeServiceAccount+"-token.yaml"] = token
 	objs["role-"+SecretsRoleName+".yaml"] = &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
 		ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName, Namespace: ns},
 		// get by name only: no list or watch, which would reveal every Secret of the namespace.
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: names}}}
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: names},
+			// Its bound token renewed by the node, with the token itself (nodetoken).
+			{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{NodeServiceAccount}}}}
 	objs["rolebinding-"+SecretsRoleName+".yaml"] = &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName, Namespace: ns},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: SecretsRoleName}, Subjects: []rbacv1.Subject{subject}}
