@@ -403,6 +403,50 @@ func TestOlderNeverLeads(t *testing.T) {
 	}
 }
 
+// TestNoClusterBesideAServingPeerItCannotReach: a peer whose instance is started but whose
+// client port does not answer in time (a connect timeout reads as "not running": PeerReady) or
+// answers without a status (PeerUnknown) may in fact serve, forced alone, on a node this one
+// cannot reach. Beside it this node never creates a cluster. While the peer forces, it holds the
+// claim, and its record may still be the one from before (claim peer: this node waits). It
+// releases the claim only after publishing the forced member's status (etcdagent's lead), whose
+// term is above every term this node's data can end in: a cluster of two voters elects no
+// leader without the peer, so this node's last entry is of a term the peer knew, and the forced
+// member elects itself in a later one. Whatever this node's tail, it is older (Compare).
+func TestNoClusterBesideAServingPeerItCannotReach(t *testing.T) {
+	const knownTerm = 5 // the last term both members knew before the peer forced alone
+	before := Data{Known: true, Present: true, ClusterID: clusterC, Index: 100, Term: knownTerm}
+	forced := Data{Known: true, Present: true, ClusterID: clusterC, Index: 101, Term: knownTerm + 1}
+	for _, local := range []Data{
+		{Known: true, Present: true, ClusterID: clusterC, Index: 90, Term: knownTerm - 1},
+		{Known: true, Present: true, ClusterID: clusterC, Index: 100, Term: knownTerm},
+		{Known: true, Present: true, ClusterID: clusterC, Index: 150, Term: knownTerm}, // an uncommitted tail
+		{Known: true, Present: true, ClusterID: clusterC, Index: 150, Term: knownTerm - 1},
+	} {
+		for _, p := range []Peer{PeerReady, PeerUnknown} {
+			for _, served := range []uint64{0, clusterC} {
+				rows := []struct {
+					record Data
+					claim  Claim
+				}{
+					{before, ClaimPeer}, // forcing: its record not yet the forced member's
+					{forced, ClaimPeer},
+					{forced, ClaimNone}, // forced and serving, the claim released
+				}
+				for _, r := range rows {
+					for _, versions := range [][2]string{{"", ""}, {"3.5.21", "3.6.0"}, {"3.6.0", "3.5.21"}} {
+						in := Input{Self: "node1", PeerName: "node2", Local: local, PeerData: r.record, Peer: p, Claim: r.claim,
+							Served: served, EtcdVersion: versions[0], PeerEtcdVersion: versions[1]}
+						if d := Decide(in); d.Action.NeedsClaim() {
+							t.Errorf("local %+v beside %s peer %+v, claim %s, served %x, etcd %v: %s (%s)",
+								local, p, r.record, r.claim, served, versions, d.Action, d.Reason)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestNoClusterBesideALeaderlessMember proves that beside a peer whose member runs without a
 // leader no node creates a cluster or joins as a learner, whatever its data, the peer's, the
 // claim and what an administrator gave up: it starts its own member of that cluster or waits.
