@@ -42,8 +42,8 @@ const AuthkeyManifest = "create-once/secret-" + clusterconfig.AuthkeySecret + ".
 // certificateVerification; an installer's Secret of that name is the same object), the
 // Corosync key's Secret, the nodes' ServiceAccount, a Role that may get exactly those Secrets
 // (and the metrics endpoint's serving certificate) by name and renew the account's own bound
-// token, and the bindings, the out-of-service
-// ClusterRole's among them unless cluster.yaml names another credential for the taint.
+// token, and the bindings, the out-of-service ClusterRole's among them unless cluster.yaml names
+// another credential for the taint.
 func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 	values := map[string][]byte{}
 	for _, s := range in.Secrets {
@@ -80,16 +80,16 @@ func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 	objs["rolebinding-"+SecretsRoleName+".yaml"] = &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName, Namespace: ns},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: SecretsRoleName}, Subjects: []rbacv1.Subject{subject}}
-	objs["clusterrolebinding-tnf-node-auth-delegator.yaml"] = &rbacv1.ClusterRoleBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: "tnf-node-auth-delegator"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: authDelegator}, Subjects: []rbacv1.Subject{subject}}
+	bind := func(name, clusterRole string) {
+		objs["clusterrolebinding-"+name+".yaml"] = &rbacv1.ClusterRoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole}, Subjects: []rbacv1.Subject{subject}}
+	}
+	bind(NodeServiceAccount+"-auth-delegator", authDelegator)
 	if !in.Config.OutOfService.Disabled && in.Config.OutOfService.KubeconfigFile == "" {
 		// tnf-out-of-service.service runs with the node's credential by default (FromAPI).
-		objs["clusterrolebinding-"+NodeServiceAccount+"-out-of-service.yaml"] = &rbacv1.ClusterRoleBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: NodeServiceAccount + "-out-of-service"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: outofservice.ClusterRoleName}, Subjects: []rbacv1.Subject{subject}}
+		bind(NodeServiceAccount+"-out-of-service", outofservice.ClusterRoleName)
 	}
 	return objs, nil
 }

@@ -28,13 +28,7 @@ func TestRequestsAreBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: " + srv.URL + "}}]\n" +
-		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
-	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := Load(path, "tnf-test", 200*time.Millisecond)
+	cfg, err := Load(writeKubeconfig(t, srv.URL), "tnf-test", 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +60,6 @@ func TestRefusesSharedFile(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("root's files: the test runs as root")
 	}
-	kc := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: https://127.0.0.1:6443}}]\n" +
-		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
 	for _, c := range []struct {
 		name string
 		mode os.FileMode
@@ -81,10 +73,7 @@ func TestRefusesSharedFile(t *testing.T) {
 		{"anyone may write", 0o602, 0, "mode 0602"},
 		{"another user's", 0o600, 1000, "owned by uid 1000, not root"},
 	} {
-		path := filepath.Join(t.TempDir(), "node.kubeconfig")
-		if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		path := writeKubeconfig(t, "https://127.0.0.1:6443")
 		if err := os.Chmod(path, c.mode); err != nil {
 			t.Fatal(err)
 		}
@@ -99,4 +88,16 @@ func TestRefusesSharedFile(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %s with %q", c.name, err, path, c.want)
 		}
 	}
+}
+
+// writeKubeconfig writes a kubeconfig of a token for server, root's 0600, and returns its path.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "node.kubeconfig")
+	kc := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: " + server + "}}]\n" +
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
