@@ -200,9 +200,14 @@ func fileTail(path string) func(context.Context) ([]byte, error) {
 // readSecrets reads every secret the node holds that a member could show.
 func readSecrets(nf *nodeFlags) [][]byte {
 	var secrets [][]byte
+	// A secret is a file's content without its line end, as the layer reads a password (which
+	// may begin with white space), and that trimmed of white space, as other readers take it.
 	add := func(data []byte) {
-		if s := bytes.TrimSpace(data); len(s) > 0 {
-			secrets = append(secrets, s)
+		line := bytes.TrimRight(data, "\r\n")
+		for _, s := range [][]byte{line, bytes.TrimSpace(line)} {
+			if len(s) > 0 {
+				secrets = append(secrets, s)
+			}
 		}
 	}
 	entries, _ := os.ReadDir(clusterconfig.SecretsDir)

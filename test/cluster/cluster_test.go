@@ -148,7 +148,7 @@ func (c *cluster) writeNodeConfig(change func(*clusterconfig.Config)) {
 	cfg := clusterconfig.Config{ClusterName: "tnf-test", CorosyncAuthkeyFile: clusterconfig.AuthkeyFile}
 	passwords := map[string]string{}
 	for _, name := range c.nodes {
-		passwords[name] = randomText(16)
+		passwords[name] = bmcPassword()
 		cfg.Nodes = append(cfg.Nodes, clusterconfig.Node{Name: name, IP: c.ip[name], BMC: clusterconfig.BMC{
 			Address:  fmt.Sprintf("redfish+https://%s:%s/redfish/v1/Systems/%s", bmcIP, bmcPort, name),
 			Username: bmcUser, PasswordFile: clusterconfig.SecretsDir + "/" + name + ".password", CertificateVerification: "Disabled",
@@ -228,6 +228,15 @@ func (c *cluster) installAgents(n nodeSetup, bin string) {
 		}
 		c.write(path, data, 0o755)
 	}
+}
+
+// bmcPassword is a new BMC password as hard to carry as the layer accepts (bmc.CheckPassword):
+// the longest Pacemaker's secret store reads back whole, white space first, the characters a
+// shell, a key=value line, YAML or JSON take for syntax, and UTF-8. Each scenario that fences,
+// or checks its fence devices, proves real Pacemaker hands it to them whole.
+func bmcPassword() string {
+	pw := " \t=:'\"$`\\#;&|<>{}[]*?!%~ üñ€ password=" + randomText(bmc.MaxPassword)
+	return pw[:bmc.MaxPassword]
 }
 
 func randomText(n int) string {

@@ -197,7 +197,7 @@ func (c *cluster) password(node string) string {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	return strings.TrimSpace(string(data))
+	return strings.TrimSuffix(string(data), "\n")
 }
 
 // standInPID is the PID of node's stand-in for resource (crio or kubelet), 0 when none runs.

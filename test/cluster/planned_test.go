@@ -394,7 +394,7 @@ func TestBMCCredentialRotation(t *testing.T) {
 	old := map[string]string{}
 	for _, n := range c.nodes {
 		old[n] = c.password(n)
-		pw := []byte(randomText(16) + "\n")
+		pw := []byte(bmcPassword() + "\n")
 		c.write(filepath.Join(c.dir, "bmc", n+".password"), pw, 0o600)
 		for _, on := range c.nodes {
 			c.write(filepath.Join(c.layout.Nodes[on].Dir, "disk", "etc", "tnf", "secrets", n+".password"), pw, 0o600)

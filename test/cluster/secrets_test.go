@@ -280,7 +280,7 @@ func TestSecretRotation(t *testing.T) {
 	old := map[string]string{}
 	for _, n := range c.nodes {
 		old[n] = c.password(n)
-		pw := randomText(16)
+		pw := bmcPassword()
 		c.write(filepath.Join(c.dir, "bmc", n+".password"), []byte(pw+"\n"), 0o600)
 		s, err := secrets.Get(ctx, clusterconfig.FencingSecret(n), metav1.GetOptions{})
 		if err != nil {
