@@ -101,16 +101,23 @@ STANDIN_TEST := TestStandInRHCOS
 LONGEST := ./test/etcdagent ./internal/build/buildlayer
 CLUSTER_PARALLEL ?= 3
 GOTEST = TNF_BIN=$(BIN) TNF_PREVIOUS_BIN=$(PREVIOUS_BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
+# failures ends a failed pass with what failed, last, where a CI log's tail shows it: the tests'
+# messages (file:line) and the failed tests and packages, from the pass's whole output in $(1).
+failures = { echo "== what failed (the whole output: $(1))"; \
+	grep -E -e '^(\[[^]]*\] )?\s*\S+\.go:[0-9]+:|DATA RACE|panic:|gofmt needed|^\[staticcheck\] ' $(1) | head -20; \
+	grep -E -e '--- FAIL|^(\[[^]]*\] )?FAIL' $(1) | head -20; exit 1; }
 test: SHELL := /bin/bash
 test: build previous-release
+	set -o pipefail; { \
 	( set -o pipefail; $(GOTEST) -run '^$(STANDIN_TEST)$$' -timeout 20m ./internal/build/buildlayer/ 2>&1 | sed -u 's/^/[stand-in] /' ) & standin=$$!; \
 	$(MAKE) --no-print-directory lint-vet; vet=$$?; \
 	( set -o pipefail; nice -n 19 $(STATICCHECK) 2>&1 | sed -u 's/^/[staticcheck] /' ) & staticcheck=$$!; \
 	( set -o pipefail; TNF_ETCD=$(BIN)/etcd-3.6/etcd $(GOTEST) -p 2 -timeout 10m ./test/etcdagent/ ./internal/node/etcd/etcdrun/podman/ 2>&1 | sed -u 's/^/[etcd 3.6] /' ) & etcd36=$$!; \
 	$(GOTEST) -p 2 -timeout 20m -skip '^$(STANDIN_TEST)$$' $(LONGEST) $$($(GO) list -tags "integration $(TAGS)" ./... | grep -v -e '/test/cluster$$' $(LONGEST:./%=-e '/%$$')); packages=$$?; \
 	wait $$etcd36; etcd36=$$?; wait $$standin; standin=$$?; wait $$staticcheck; staticcheck=$$?; \
-	[ $$vet -eq 0 ] && [ $$packages -eq 0 ] && [ $$etcd36 -eq 0 ] && [ $$standin -eq 0 ] && [ $$staticcheck -eq 0 ]
-	TNF_CLUSTER_SET=core $(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 15m ./test/cluster/
+	[ $$vet -eq 0 ] && [ $$packages -eq 0 ] && [ $$etcd36 -eq 0 ] && [ $$standin -eq 0 ] && [ $$staticcheck -eq 0 ]; \
+	} 2>&1 | tee $(BIN)/make-test.log || $(call failures,$(BIN)/make-test.log)
+	set -o pipefail; TNF_CLUSTER_SET=core $(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 15m ./test/cluster/ 2>&1 | tee $(BIN)/make-test-cluster.log || $(call failures,$(BIN)/make-test-cluster.log)
 
 # One package, or the tests of one package RUN matches, with the same tags and binaries:
 # make test-one PKG=./test/cluster RUN='^TestNodeFailure$$'
