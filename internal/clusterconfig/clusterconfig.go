@@ -329,7 +329,7 @@ func (c Config) Validate() error {
 		}
 	}
 	// The secrets' sync writes each password file from its Secret: a name another file of the
-	// folder holds (the other node's, the node's credential, the Corosync key) would be
+	// folder holds (the other node's, a credential, the Corosync key) would be
 	// overwritten with a BMC password, or overwrite it.
 	for i, n := range c.Nodes {
 		f := fmt.Sprintf("nodes[%d].bmc.passwordFile", i)
@@ -415,6 +415,9 @@ func (c Config) secretFiles() []secretFile {
 		{MetricsTLSCertFile, "the metrics certificate"}, {MetricsTLSKeyFile, "the metrics key"}}
 	if c.SecretsFromAPI != nil {
 		files = append(files, secretFile{c.SecretsFromAPI.KubeconfigFile, "secretsFromAPI.kubeconfigFile"})
+	}
+	if c.OutOfService.KubeconfigFile != "" {
+		files = append(files, secretFile{c.OutOfService.KubeconfigFile, "outOfService.kubeconfigFile"})
 	}
 	for i, n := range c.Nodes {
 		files = append(files, secretFile{n.BMC.PasswordFile, fmt.Sprintf("nodes[%d].bmc.passwordFile", i)})

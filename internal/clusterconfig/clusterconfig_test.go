@@ -354,7 +354,7 @@ func TestSizedWinner(t *testing.T) {
 }
 
 // TestPasswordFilesOfTheirOwn: a password file another secret of the node already names (the
-// other node's, the node's kubeconfig, the Corosync key) is refused: the secrets' sync would
+// other node's, a kubeconfig, the Corosync key) is refused: the secrets' sync would
 // write one over the other.
 func TestPasswordFilesOfTheirOwn(t *testing.T) {
 	base := Config{ClusterName: "lab", CorosyncAuthkeyFile: AuthkeyFile, Nodes: []Node{
@@ -369,10 +369,12 @@ func TestPasswordFilesOfTheirOwn(t *testing.T) {
 		{AuthkeyFile, "the Corosync key"},
 		{MetricsTLSKeyFile, "the metrics key"},
 		{SecretsDir + "/api.kubeconfig", "secretsFromAPI.kubeconfigFile"},
+		{SecretsDir + "/taint.kubeconfig", "outOfService.kubeconfigFile"},
 	} {
 		c := base
 		c.Nodes = append([]Node(nil), base.Nodes...)
 		c.SecretsFromAPI = &SecretsFromAPI{KubeconfigFile: SecretsDir + "/api.kubeconfig"}
+		c.OutOfService.KubeconfigFile = SecretsDir + "/taint.kubeconfig"
 		c.Nodes[0].BMC.PasswordFile = tc.file
 		c.Defaults()
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "nodes[0].bmc.passwordFile: "+tc.file+" is "+strings.TrimSuffix(tc.want, " too")) {
