@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,7 +263,7 @@ func TestPodmanRuntime(t *testing.T) {
 		l.t = t
 		w = l.coldBoot()
 		l.etcdInPodman(nodeNames...)
-		l.outOfServiceConfined("node1")
+		l.confinedUnits("node1")
 	})
 	ok = ok && t.Run("node_failure", func(t *testing.T) {
 		l.t = t
@@ -346,20 +347,64 @@ func (l *lab) etcdInPodman(nodes ...string) {
 	}
 }
 
-// outOfServiceConfined: tnf-out-of-service.service's confinement (its unit) lets through what a
-// pass does on the node: crm_mon over Pacemaker's IPC, and a file written under /var/lib/tnf.
-// The lab turns the taint off (it has no API), so a runtime drop-in runs those two steps once in
-// place of its command, in the unit's own sandbox, and is removed.
-func (l *lab) outOfServiceConfined(node string) {
+// confinedUnits: the sandbox of each unit the layer confines (its unit file) lets through what
+// its command does on the node: Pacemaker's and Corosync's IPC, systemctl, the folders it writes
+// in. The lab does not run those commands for real (it has no API, no installer's etcd, and
+// auto-unblock is off), so each unit runs, once, a script of the same steps in their place: a
+// runtime drop-in replaces its command, conditions and restarts, and is removed after. The last
+// step writes a mark in a folder the unit may write in: a unit its conditions skipped writes none.
+func (l *lab) confinedUnits(node string) {
 	l.t.Helper()
-	const dropIn = "/run/systemd/system/tnf-out-of-service.service.d/sandbox-check.conf"
-	l.run(node, `mkdir -p "$(dirname `+dropIn+`)" && printf '%s\n' '[Service]' 'Type=oneshot' 'Restart=no' 'ExecStart=' `+
-		`'ExecStart=/bin/sh -c "crm_mon -1 --output-as=xml | grep -q pacemaker-result && echo confined >/var/lib/tnf/sandbox-check"' >`+dropIn+` && `+
-		`systemctl daemon-reload && systemctl restart tnf-out-of-service.service; `+
-		`result=$(systemctl show -p Result --value tnf-out-of-service.service); `+
-		`rm -f `+dropIn+` && systemctl daemon-reload && systemctl restart tnf-out-of-service.service && `+
-		`test "$result" = success && grep -qx confined /var/lib/tnf/sandbox-check && rm /var/lib/tnf/sandbox-check || `+
-		`{ journalctl --no-pager -n 20 -u tnf-out-of-service.service; exit 1; }`)
+	// The installer leaves the kubelet's manifest folder, which tnf-handover.service writes in
+	// (its condition needs the manifest there); a lab may have none.
+	l.run(node, "mkdir -p /etc/kubernetes/manifests")
+	pacemaker := []string{"crm_mon -1 --output-as=xml | grep -q pacemaker-result",
+		"crm_attribute --type crm_config --name tnf-sandbox-check --update 1",
+		"crm_attribute --type crm_config --name tnf-sandbox-check --delete"}
+	// test -w is false on a read-only mount: the folders are checked, not written.
+	writable := "for d in /etc/kubernetes/manifests /var/lib/tnf /run/tnf /etc/tnf/secrets; do test -w $d; done"
+	checks := []struct {
+		unit, dir string
+		steps     []string
+	}{
+		{"tnf-out-of-service.service", "/var/lib/tnf", pacemaker[:1]},
+		{"tnf-handover.service", "/run/tnf", append(slices.Clone(pacemaker), writable)},
+		{"tnf-auto-unblock.service", "/run/tnf", append(slices.Clone(pacemaker), "corosync-quorumtool -s >/dev/null", "stonith_admin --list-registered >/dev/null")},
+		// A start of a unit already active: systemd's answer, and nothing changes.
+		{"tnf-installer-kubelet.service", "/run/tnf", []string{"systemctl start --no-block pacemaker.service"}},
+	}
+	quoted := func(ss ...string) string { return "'" + strings.Join(ss, "' '") + "'" }
+	var put, files, units []string
+	for _, c := range checks {
+		script, dropIn := "/run/tnf-sandbox-check-"+c.unit+".sh", "/run/systemd/system/"+c.unit+".d/sandbox-check.conf"
+		put = append(put, `printf '%s\n' `+quoted(append(append([]string{"set -e"}, c.steps...), "echo confined >"+c.dir+"/sandbox-check")...)+" >"+script,
+			`mkdir -p "$(dirname `+dropIn+`)"`,
+			`printf '%s\n' `+quoted("[Unit]", "ConditionPathExists=", "[Service]", "Type=oneshot", "Restart=no", "ExecStart=", "ExecStart=/bin/sh "+script)+" >"+dropIn)
+		files, units = append(files, script, dropIn), append(units, c.unit)
+	}
+	// One daemon-reload puts the drop-ins in place and one takes them away: a reload holds
+	// systemd for seconds on a TCG machine, and the etcd agent's monitor (podman) waits for it
+	// meanwhile; a reload before and after each unit's run made a monitor time out.
+	active := l.run(node, "systemctl is-active "+strings.Join(units, " ")+" || true")
+	l.run(node, strings.Join(put, " && ")+" && systemctl daemon-reload")
+	var failed []string
+	for _, c := range checks {
+		out := l.run(node, "systemctl restart "+c.unit+"; systemctl show -p Result --value "+c.unit+"; "+
+			"grep -x confined "+c.dir+"/sandbox-check && rm "+c.dir+"/sandbox-check; "+
+			"journalctl --no-pager -n 10 -u "+c.unit+" | grep -v '^--' || true")
+		if !strings.HasPrefix(out, "success\nconfined\n") {
+			failed = append(failed, c.unit+":\n"+out)
+		}
+	}
+	l.run(node, "rm -f "+strings.Join(files, " ")+" && systemctl daemon-reload")
+	for i, state := range strings.Fields(active) {
+		if state == "active" {
+			l.run(node, "systemctl restart "+units[i])
+		}
+	}
+	if len(failed) > 0 {
+		l.t.Fatalf("%s: confined units that could not do their steps:\n%s", node, strings.Join(failed, "\n"))
+	}
 }
 
 // get fetches scheme://addr/path as node sees it (through its SSH connection), presenting the
