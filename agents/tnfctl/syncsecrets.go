@@ -47,7 +47,11 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 			if err := applyRotation(cmd, cfg, changed); err != nil {
 				return err
 			}
-			if err := renewToken(cmd, cfg.SecretsFromAPI.KubeconfigFile); err != nil {
+			self, err := nf.name()
+			if err != nil {
+				return err
+			}
+			if err := renewToken(cmd, cfg.SecretsFromAPI.KubeconfigFile, self); err != nil {
 				return err
 			}
 			return keyErr
@@ -85,8 +89,9 @@ func applyRotation(cmd *cobra.Command, cfg clusterconfig.Config, changed []strin
 }
 
 // renewToken renews the node's bound token when half its lifetime has passed, and says how long
-// the one in use is good for.
-func renewToken(cmd *cobra.Command, path string) error {
+// the one in use is good for; self names the account a never-expiring token is to be replaced
+// with.
+func renewToken(cmd *cobra.Command, path, self string) error {
 	out := cmd.OutOrStdout()
 	r, err := nodetoken.Renew(cmd.Context(), path, time.Now())
 	if err != nil {
@@ -95,7 +100,7 @@ func renewToken(cmd *cobra.Command, path string) error {
 	switch {
 	case !r.Before.Bound:
 		fmt.Fprintf(out, "sync-secrets: %s: a token that never expires: replace it with a bound one the node renews "+
-			"(oc create token %s -n %s --duration=720h)\n", path, clusterconfig.NodeServiceAccount, clusterconfig.SecretsNamespace)
+			"(oc create token %s -n %s --duration=720h)\n", path, clusterconfig.NodeServiceAccount(self), clusterconfig.SecretsNamespace)
 	case r.Renewed:
 		fmt.Fprintf(out, "sync-secrets: %s: token renewed, valid until %s\n", path, r.After.Expires.UTC().Format(time.RFC3339))
 	default:

@@ -36,9 +36,10 @@ const (
 // there (cluster-etcd-operator, pkg/tnf/pkg/tools/secrets.go).
 const SecretsNamespace = "openshift-etcd"
 
-// NodeServiceAccount, in SecretsNamespace, is the identity of the nodes' credential
-// (NodeKubeconfig).
-const NodeServiceAccount = "tnf-node"
+// NodeServiceAccount, in SecretsNamespace, is the identity of a node's credential
+// (NodeKubeconfig): one per node, so that each may renew only its own token and taint only its
+// peer, and one node's credential is revoked without the other's.
+func NodeServiceAccount(node string) string { return "tnf-node-" + node }
 
 // FencingSecret is the Secret of a node's BMC credential, named and shaped as the installer
 // makes it: keys address, username, password and certificateVerification.
@@ -287,6 +288,11 @@ func (c Config) Validate() error {
 		f := fmt.Sprintf("nodes[%d]", i)
 		if errs := validation.IsDNS1123Subdomain(n.Name); len(errs) > 0 {
 			return fmt.Errorf("%s.name: %q is not a node name: %s", f, n.Name, strings.Join(errs, "; "))
+		}
+		// The longest API object name made from a node's: a Secret's or a ServiceAccount's name
+		// is a DNS subdomain too.
+		if errs := validation.IsDNS1123Subdomain(FencingSecret(n.Name)); len(errs) > 0 {
+			return fmt.Errorf("%s.name: %q is too long to name its fencing Secret %s: %s", f, n.Name, FencingSecret(n.Name), strings.Join(errs, "; "))
 		}
 		if names[n.Name] {
 			return fmt.Errorf("%s.name: %q is listed twice", f, n.Name)

@@ -140,6 +140,8 @@ func TestBadInputs(t *testing.T) {
 		{"name: node2", "name: \"node2\\nresource delete etcd\"", "nodes[0].name"},
 		{"name: node2", "name: \"node2\\tx\"", "nodes[0].name"},
 		{"name: node2", "name: Node_2", "nodes[0].name"},
+		// A node name fit for a Node but too long for the API objects named after it.
+		{"name: node2", "name: " + strings.Repeat(strings.Repeat("n", 60)+".", 3) + strings.Repeat("n", 55), "nodes[0].name: \"nnn"},
 		{"clusterName: lab", "clusterName: \"lab\\ntotem {\"", "clusterName"},
 		{"clusterName: lab", "clusterName: lab.example.com", "clusterName"},
 		{`"redfish+https://10.0.2.2:8443/redfish/v1/Systems/2"`, `"https://10.0.2.2/redfish/v1/Systems/2"`, "nodes[0].bmc.address"},

@@ -186,7 +186,7 @@ func (c *cluster) registerNodes() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs := c.apiClient(c.nodes[0])
-	_, err := cs.RbacV1().ClusterRoles().Create(ctx, outofservice.ClusterRole(c.nodes...), metav1.CreateOptions{})
+	_, err := cs.RbacV1().ClusterRoles().Create(ctx, outofservice.ClusterRole(outofservice.ClusterRoleName, c.nodes...), metav1.CreateOptions{})
 	if err == nil {
 		_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: outofservice.ClusterRoleName},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: outofservice.ClusterRoleName},

@@ -90,14 +90,14 @@ func (c *cluster) authkey() []byte {
 
 // waitAPIsAndDeliverSecrets waits until both API servers are ready, then does what an
 // administrator does once build-layer's manifests are written: applies the Secrets and the
-// nodes' ServiceAccount with its Role, and copies a kubeconfig of that ServiceAccount's token to
-// each node. Setup waits for both, then fetches the Secrets.
+// nodes' ServiceAccounts with their Roles, and copies a kubeconfig of each node's ServiceAccount's
+// token to that node. Setup waits for both, then fetches the Secrets.
 func (c *cluster) waitAPIsAndDeliverSecrets() {
 	c.t.Helper()
 	for _, n := range c.nodes {
 		c.waitAPIReady(n)
 	}
-	token := applySecrets(c.t, c.apiClient("node1"), c.input)
+	tokens := applySecrets(c.t, c.apiClient("node1"), c.input)
 	for _, name := range c.nodes {
 		// Through the running node's own view of its /etc: a file written into the overlay's
 		// upper folder behind its back may stay unseen.
@@ -106,7 +106,7 @@ func (c *cluster) waitAPIsAndDeliverSecrets() {
 			c.t.Fatalf("%s is off", name)
 		}
 		c.write(filepath.Join(fmt.Sprintf("/proc/%d/root", h), pkiDir, "node.kubeconfig"),
-			kubeconfig(c.t, "https://"+net.JoinHostPort(c.ip[name], apiPort), pkiDir+"/ca.crt", token), 0o600)
+			kubeconfig(c.t, "https://"+net.JoinHostPort(c.ip[name], apiPort), pkiDir+"/ca.crt", tokens[name]), 0o600)
 	}
 }
 

@@ -29,16 +29,14 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodetoken"
-	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
 // applySecrets creates what build-layer writes to deliver in's secrets (manifests.NodeSecrets:
-// the Secrets, the nodes' ServiceAccount, its Role and bindings) as an administrator applies
-// them, then requests a token for the ServiceAccount as `oc create token` does, and returns a
-// client configuration of that token for server (the kubeconfig an administrator copies to the
-// nodes).
-func applySecrets(t testing.TB, admin *kubernetes.Clientset, in clusterconfig.Input) string {
+// the Secrets, each node's ServiceAccount, its Role and bindings) as an administrator applies
+// them, then requests a token for each node's ServiceAccount as `oc create token` does, and
+// returns them by node (what goes into the kubeconfig an administrator copies to each node).
+func applySecrets(t testing.TB, admin *kubernetes.Clientset, in clusterconfig.Input) map[string]string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -57,6 +55,8 @@ func applySecrets(t testing.TB, admin *kubernetes.Clientset, in clusterconfig.In
 			_, err = admin.CoreV1().Secrets(ns).Create(ctx, o, metav1.CreateOptions{})
 		case *corev1.ServiceAccount:
 			_, err = admin.CoreV1().ServiceAccounts(ns).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			_, err = admin.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
 		case *rbacv1.Role:
 			_, err = admin.RbacV1().Roles(ns).Create(ctx, o, metav1.CreateOptions{})
 		case *rbacv1.RoleBinding:
@@ -70,12 +70,16 @@ func applySecrets(t testing.TB, admin *kubernetes.Clientset, in clusterconfig.In
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, manifests.NodeServiceAccount,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
+	tokens := map[string]string{}
+	for _, n := range in.Config.Nodes {
+		tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, clusterconfig.NodeServiceAccount(n.Name),
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[n.Name] = tr.Status.Token
 	}
-	return tr.Status.Token
+	return tokens
 }
 
 // secretsInput is a node configuration's input as build-layer reads it from tnf.yaml, with
@@ -110,8 +114,8 @@ func TestSecretsFromAPI(t *testing.T) {
 	api := startLoneAPI(t)
 	admin := api.Client("admin")
 	in := secretsInput(t)
-	token := applySecrets(t, admin, in)
-	node, err := kubernetes.NewForConfig(&rest.Config{Host: api.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: api.CAFile}})
+	// node1's credential.
+	node, err := kubernetes.NewForConfig(&rest.Config{Host: api.URL, BearerToken: applySecrets(t, admin, in)["node1"], TLSClientConfig: rest.TLSClientConfig{CAFile: api.CAFile}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +177,8 @@ func TestSecretsFromAPI(t *testing.T) {
 		t.Errorf("the node's credential reached kube-system: %v", err)
 	}
 
-	// The out-of-service taint: the credential patches the two nodes' Nodes, and no other
-	// Node, nor replaces, deletes or lists them (the ClusterRole as build-layer renders it).
-	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, outofservice.ClusterRole("node1", "node2"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// The out-of-service taint: node1's credential patches node2's Node (its peer), and no other
+	// Node, its own among them, nor replaces, deletes or lists them.
 	for _, name := range []string{"node1", "node2", "worker"} {
 		if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -187,8 +188,10 @@ func TestSecretsFromAPI(t *testing.T) {
 	if _, err := node.CoreV1().Nodes().Patch(ctx, "node2", types.MergePatchType, taint, metav1.PatchOptions{}); err != nil {
 		t.Errorf("the node's credential could not taint node2: %v", err)
 	}
-	if _, err := node.CoreV1().Nodes().Patch(ctx, "worker", types.MergePatchType, taint, metav1.PatchOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("the node's credential patched another Node: %v", err)
+	for _, other := range []string{"worker", "node1"} {
+		if _, err := node.CoreV1().Nodes().Patch(ctx, other, types.MergePatchType, taint, metav1.PatchOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("node1's credential patched the Node %s: %v", other, err)
+		}
 	}
 	n2, err := admin.CoreV1().Nodes().Get(ctx, "node2", metav1.GetOptions{})
 	if err != nil {
@@ -355,7 +358,7 @@ func TestNodeTokenRenewal(t *testing.T) {
 	api := startLoneAPI(t)
 	admin := api.Client("admin")
 	in := secretsInput(t)
-	token := applySecrets(t, admin, in) // a TokenRequest's, for an hour
+	token := applySecrets(t, admin, in)["node1"] // a TokenRequest's, for an hour
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "node.kubeconfig")
@@ -364,9 +367,9 @@ func TestNodeTokenRenewal(t *testing.T) {
 	}
 
 	r, err := nodetoken.Renew(ctx, path, time.Now())
-	if err != nil || r.Renewed || !r.Before.Bound || r.Before.Account != manifests.NodeServiceAccount ||
+	if err != nil || r.Renewed || !r.Before.Bound || r.Before.Account != clusterconfig.NodeServiceAccount("node1") ||
 		r.Before.Namespace != clusterconfig.SecretsNamespace || r.Before.Expires.Sub(r.Before.Issued) != time.Hour {
-		t.Fatalf("a fresh token: %+v, %v; want it kept, bound, %s/%s, an hour", r, err, clusterconfig.SecretsNamespace, manifests.NodeServiceAccount)
+		t.Fatalf("a fresh token: %+v, %v; want it kept, bound, %s/%s, an hour", r, err, clusterconfig.SecretsNamespace, clusterconfig.NodeServiceAccount("node1"))
 	}
 	r, err = nodetoken.Renew(ctx, path, r.Before.Issued.Add(31*time.Minute))
 	if err != nil || !r.Renewed || !r.After.Bound || r.After.Expires.Sub(r.After.Issued) != time.Hour || r.After.Expires.Before(r.Before.Expires) {
@@ -382,9 +385,11 @@ func TestNodeTokenRenewal(t *testing.T) {
 	if _, err := apisecrets.Fetch(ctx, node, in.Config); err != nil {
 		t.Fatalf("the renewed token: %v", err)
 	}
-	if _, err := node.CoreV1().ServiceAccounts(clusterconfig.SecretsNamespace).CreateToken(ctx, "default",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("the node's credential got a token of another account: %v", err)
+	for _, other := range []string{"default", clusterconfig.NodeServiceAccount("node2")} {
+		if _, err := node.CoreV1().ServiceAccounts(clusterconfig.SecretsNamespace).CreateToken(ctx, other,
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("node1's credential got a token of %s: %v", other, err)
+		}
 	}
 
 	static := filepath.Join(t.TempDir(), "static.kubeconfig")

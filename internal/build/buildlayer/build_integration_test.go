@@ -280,7 +280,7 @@ func TestLab(t *testing.T) {
 			t.Fatalf("%v\n%s", err, out)
 		}
 		for _, f := range []string{"build.json", "verify.json", "manifests/99-master-tnf-os-image.yaml", "manifests/99-master-tnf-node-config.yaml",
-			"manifests/secret-fencing-credentials-node1.yaml", "manifests/role-tnf-node-secrets.yaml", "manifests/prometheusrule-tnf-layer.yaml"} {
+			"manifests/secret-fencing-credentials-node1.yaml", "manifests/role-tnf-node-node1.yaml", "manifests/prometheusrule-tnf-layer.yaml"} {
 			if _, err := os.Stat(filepath.Join(artifacts, "lab", f)); err != nil {
 				t.Errorf("artifact %s: %v", f, err)
 			}

@@ -136,15 +136,19 @@ func TestDryRun(t *testing.T) {
 	}
 	// By default the secrets are Secrets: no MachineConfig, no other manifest and no build
 	// context carries one, and the second render kept the first one's Corosync key.
-	secretObjects := []string{"clusterrolebinding-tnf-node-auth-delegator.yaml", "clusterrolebinding-tnf-node-out-of-service.yaml", "role-tnf-node-secrets.yaml", "rolebinding-tnf-node-secrets.yaml",
-		"secret-fencing-credentials-node1.yaml", "secret-fencing-credentials-node2.yaml", "secret-tnf-corosync-authkey.yaml", "serviceaccount-tnf-node.yaml"}
+	// Each node has its own account, Role and taint role.
+	secretObjects := []string{"clusterrole-tnf-out-of-service-node1.yaml", "clusterrole-tnf-out-of-service-node2.yaml",
+		"clusterrolebinding-tnf-node-auth-delegator.yaml", "clusterrolebinding-tnf-out-of-service-node1.yaml", "clusterrolebinding-tnf-out-of-service-node2.yaml",
+		"role-tnf-node-node1.yaml", "role-tnf-node-node2.yaml", "rolebinding-tnf-node-node1.yaml", "rolebinding-tnf-node-node2.yaml",
+		"secret-fencing-credentials-node1.yaml", "secret-fencing-credentials-node2.yaml", "secret-tnf-corosync-authkey.yaml",
+		"serviceaccount-tnf-node-node1.yaml", "serviceaccount-tnf-node-node2.yaml"}
 	checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml",
-		"clusterrole-tnf-out-of-service.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
+		"prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
 	key := checkSecretsOnlyInSecrets(t, s.Manifests)
-	// The taint's role reaches the two nodes' Nodes by name, nothing else.
-	if role, err := os.ReadFile(filepath.Join(o.DryRun, "manifests", "clusterrole-tnf-out-of-service.yaml")); err != nil ||
-		!strings.Contains(string(role), "resourceNames:\n  - node1\n  - node2\n") {
-		t.Errorf("the out-of-service ClusterRole does not name node1 and node2 (%v):\n%s", err, role)
+	// A node's taint role reaches its peer's Node by name, nothing else.
+	if role, err := os.ReadFile(filepath.Join(o.DryRun, "manifests", "clusterrole-tnf-out-of-service-node1.yaml")); err != nil ||
+		!strings.Contains(string(role), "resourceNames:\n  - node2\n  resources") {
+		t.Errorf("node1's out-of-service ClusterRole does not name node2 alone (%v):\n%s", err, role)
 	}
 	if firstKey != nil && !bytes.Equal(key, firstKey) {
 		t.Errorf("the second render made a new Corosync key")
@@ -180,7 +184,7 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("on-cluster %s: the content does not name its release (%v):\n%s", ocp, err, cf)
 		}
 		checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "clusterrole-tnf-handover.yaml",
-			"clusterrole-tnf-out-of-service.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml",
+			"machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml",
 			"tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
 		checkSecretsOnlyInSecrets(t, s.Manifests)
 	}

@@ -274,10 +274,11 @@ func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string
 			return nil, err
 		}
 		objs["99-"+o.Pool+"-tnf-node-config.yaml"] = mc
-		if !in.Config.OutOfService.Disabled {
-			// What tnf-out-of-service.service may do through the API, for the identity it runs
-			// as: these two Nodes only.
-			objs["clusterrole-tnf-out-of-service.yaml"] = outofservice.ClusterRole(nodeNames(in.Config)...)
+		if !in.Config.OutOfService.Disabled && (o.SecretsIn != SecretsInSecret || in.Config.OutOfService.KubeconfigFile != "") {
+			// What tnf-out-of-service.service may do through the API, for the credential
+			// outOfService.kubeconfigFile names (the node's own has its role in NodeSecrets):
+			// these two Nodes only.
+			objs["clusterrole-tnf-out-of-service.yaml"] = outofservice.ClusterRole(outofservice.ClusterRoleName, nodeNames(in.Config)...)
 		}
 		svc, endpoints, monitor, err := manifests.MetricsScrape(in)
 		if err != nil {

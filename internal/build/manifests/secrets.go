@@ -20,16 +20,16 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 )
 
-// NodeServiceAccount is the identity of the nodes' credential (apisecrets.Kubeconfig).
-const NodeServiceAccount = clusterconfig.NodeServiceAccount
-
-// SecretsRoleName names the Role (and its binding) that lets NodeServiceAccount get the layer's
-// Secrets by name.
-const SecretsRoleName = "tnf-node-secrets"
+// SecretsRoleName names a node's Role (and its binding): the Secrets its ServiceAccount may get
+// by name, and its own token it may renew.
+func SecretsRoleName(node string) string { return clusterconfig.NodeServiceAccount(node) }
 
 // authDelegator is Kubernetes' bootstrap ClusterRole for TokenReviews and SubjectAccessReviews:
 // what the metrics endpoint asks about its callers.
 const authDelegator = "system:auth-delegator"
+
+// AuthDelegatorBinding names the binding of both nodes' ServiceAccounts to authDelegator.
+const AuthDelegatorBinding = "tnf-node-auth-delegator"
 
 // AuthkeyManifest is the Corosync key's Secret, in a folder of its own under the manifests: it
 // is created once (oc create) and never applied again, and `oc apply -f` of the manifests'
@@ -40,10 +40,12 @@ const AuthkeyManifest = "create-once/secret-" + clusterconfig.AuthkeySecret + ".
 // instead of a MachineConfig, keyed by file name: one Secret per node's BMC credential in the
 // installer's own name and shape (fencing-credentials-<node>: address, username, password,
 // certificateVerification; an installer's Secret of that name is the same object), the
-// Corosync key's Secret, the nodes' ServiceAccount, a Role that may get exactly those Secrets
-// (and the metrics endpoint's serving certificate) by name and renew the account's own bound
-// token, and the bindings, the out-of-service ClusterRole's among them unless cluster.yaml names
-// another credential for the taint.
+// Corosync key's Secret, and per node a ServiceAccount (clusterconfig.NodeServiceAccount), a
+// Role that may get exactly those Secrets (and the metrics endpoint's serving certificate) by
+// name and renew the account's own bound token, and the bindings, among them, unless cluster.yaml
+// names another credential for the taint, a ClusterRole that may taint the peer's Node alone.
+// Both nodes get both BMC passwords: each checks either BMC (tnfctl fence-check --target, its
+// own BMC's identity among them) and writes both into Pacemaker's cibsecret store.
 func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 	values := map[string][]byte{}
 	for _, s := range in.Secrets {
@@ -68,30 +70,38 @@ func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 	objs[AuthkeyManifest] = secret(clusterconfig.AuthkeySecret, map[string][]byte{clusterconfig.AuthkeySecretKey: key})
 	names = append(names, clusterconfig.AuthkeySecret, clusterconfig.MetricsTLSSecret)
 	ns := clusterconfig.SecretsNamespace
-	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: NodeServiceAccount, Namespace: ns}
-	objs["serviceaccount-"+NodeServiceAccount+".yaml"] = &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-		ObjectMeta: metav1.ObjectMeta{Name: NodeServiceAccount, Namespace: ns}}
-	objs["role-"+SecretsRoleName+".yaml"] = &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
-		ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName, Namespace: ns},
-		// get by name only: no list or watch, which would reveal every Secret of the namespace.
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: names},
-			// Its bound token renewed by the node, with the token itself (nodetoken).
-			{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{NodeServiceAccount}}}}
-	objs["rolebinding-"+SecretsRoleName+".yaml"] = &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName, Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: SecretsRoleName}, Subjects: []rbacv1.Subject{subject}}
-	bind := func(name, clusterRole string) {
-		objs["clusterrolebinding-"+name+".yaml"] = &rbacv1.ClusterRoleBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole}, Subjects: []rbacv1.Subject{subject}}
+	var everyNode []rbacv1.Subject
+	for i, n := range in.Config.Nodes {
+		account := clusterconfig.NodeServiceAccount(n.Name)
+		subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: ns}
+		everyNode = append(everyNode, subject)
+		objs["serviceaccount-"+account+".yaml"] = &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+			ObjectMeta: metav1.ObjectMeta{Name: account, Namespace: ns}}
+		role := SecretsRoleName(n.Name)
+		objs["role-"+role+".yaml"] = &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
+			ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns},
+			// get by name only: no list or watch, which would reveal every Secret of the namespace.
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: names},
+				// Its own bound token renewed by the node, with the token itself (nodetoken).
+				{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{account}}}}
+		objs["rolebinding-"+role+".yaml"] = &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role}, Subjects: []rbacv1.Subject{subject}}
+		if !in.Config.OutOfService.Disabled && in.Config.OutOfService.KubeconfigFile == "" {
+			// tnf-out-of-service.service runs with the node's credential by default (FromAPI).
+			name := outofservice.NodeClusterRoleName(n.Name)
+			objs["clusterrole-"+name+".yaml"] = outofservice.ClusterRole(name, in.Config.Nodes[1-i].Name)
+			objs["clusterrolebinding-"+name+".yaml"] = clusterRoleBinding(name, name, subject)
+		}
 	}
-	bind(NodeServiceAccount+"-auth-delegator", authDelegator)
-	if !in.Config.OutOfService.Disabled && in.Config.OutOfService.KubeconfigFile == "" {
-		// tnf-out-of-service.service runs with the node's credential by default (FromAPI).
-		bind(NodeServiceAccount+"-out-of-service", outofservice.ClusterRoleName)
-	}
+	objs["clusterrolebinding-"+AuthDelegatorBinding+".yaml"] = clusterRoleBinding(AuthDelegatorBinding, authDelegator, everyNode...)
 	return objs, nil
+}
+
+func clusterRoleBinding(name, clusterRole string, subjects ...rbacv1.Subject) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole}, Subjects: subjects}
 }
 
 func secret(name string, data map[string][]byte) *corev1.Secret {

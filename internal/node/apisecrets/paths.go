@@ -6,9 +6,9 @@ package apisecrets
 
 import "github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 
-// Kubeconfig is the node's credential for the API: a token of the ServiceAccount
-// openshift-etcd/tnf-node, which may get the layer's Secrets by name and review tokens and
-// access (the metrics endpoint's callers), nothing else. An administrator copies it to each node over SSH.
+// Kubeconfig is the node's credential for the API: a token of the node's own ServiceAccount
+// (openshift-etcd/tnf-node-<node>), which may get the layer's Secrets by name, review tokens and
+// access (the metrics endpoint's callers), renew its own token and taint its peer, nothing else. An administrator copies it to each node over SSH.
 const Kubeconfig = clusterconfig.NodeKubeconfig
 
 // Namespace holds the Secrets: the installer's fencing credentials live there.

@@ -10,7 +10,7 @@ import (
 // one node and none unavailable, and MCO then reboots the survivor for an update while its peer
 // is away (design.md, "Updates while one node is down").
 func TestClusterRoleNeverRemovesANode(t *testing.T) {
-	for _, rule := range ClusterRole("node1", "node2").Rules {
+	for _, rule := range ClusterRole(ClusterRoleName, "node1", "node2").Rules {
 		if !slices.Contains(rule.Resources, "nodes") && !slices.Contains(rule.Resources, "*") {
 			continue
 		}
