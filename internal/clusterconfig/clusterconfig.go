@@ -104,6 +104,23 @@ type OutOfService struct {
 	KubeconfigFile string `json:"kubeconfigFile,omitempty"`
 }
 
+// hiddenFromServices are the folders the layer's confined services cannot see (ProtectHome=yes).
+var hiddenFromServices = []string{"/root", "/home", "/run/user"}
+
+// kubeconfigPath checks a kubeconfig's path: clean, absolute, and where the services that read
+// it (tnf-metrics, tnf-out-of-service) can see it.
+func kubeconfigPath(field, path string) error {
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path {
+		return fmt.Errorf("%s: %q is not a clean absolute path", field, path)
+	}
+	for _, dir := range hiddenFromServices {
+		if path == dir || strings.HasPrefix(path, dir+"/") {
+			return fmt.Errorf("%s: %q is under %s, which the layer's services cannot read: put it under %s", field, path, dir, SecretsDir)
+		}
+	}
+	return nil
+}
+
 // OutOfServiceKubeconfig is the taint's credential: the one outOfService names, else the node's
 // own (SecretsFromAPI's), which the layer's manifests bind to the taint's ClusterRole only, else
 // LocalhostKubeconfig, which is system:masters, past any RBAC. Left empty in the configuration,
@@ -351,11 +368,15 @@ func (c Config) Validate() error {
 	if f := c.EtcdPodManifestFile; f != "" && f != EtcdPodManifest {
 		return fmt.Errorf("etcdPodManifestFile: %q, want %s", f, EtcdPodManifest)
 	}
-	if s := c.SecretsFromAPI; s != nil && (!filepath.IsAbs(s.KubeconfigFile) || filepath.Clean(s.KubeconfigFile) != s.KubeconfigFile) {
-		return fmt.Errorf("secretsFromAPI.kubeconfigFile: %q is not a clean absolute path", s.KubeconfigFile)
+	if s := c.SecretsFromAPI; s != nil {
+		if err := kubeconfigPath("secretsFromAPI.kubeconfigFile", s.KubeconfigFile); err != nil {
+			return err
+		}
 	}
-	if f := c.OutOfService.KubeconfigFile; f != "" && (!filepath.IsAbs(f) || filepath.Clean(f) != f) {
-		return fmt.Errorf("outOfService.kubeconfigFile: %q is not a clean absolute path", f)
+	if f := c.OutOfService.KubeconfigFile; f != "" {
+		if err := kubeconfigPath("outOfService.kubeconfigFile", f); err != nil {
+			return err
+		}
 	}
 	if !names[c.FenceRaceWinner] {
 		return fmt.Errorf("fenceRaceWinner: %q is not one of the nodes", c.FenceRaceWinner)

@@ -171,6 +171,9 @@ func TestBadInputs(t *testing.T) {
 		{"clusterName: lab", "clusterName: lab\noutOfService: {kubeconfigFile: kubeconfig}", "outOfService.kubeconfigFile"},
 		{"clusterName: lab", "clusterName: lab\noutOfService: {kubeconfigFile: /etc/../kubeconfig}", "outOfService.kubeconfigFile"},
 		{"clusterName: lab", "clusterName: lab\nsecretsFromAPI: {kubeconfigFile: node.kubeconfig}", "secretsFromAPI.kubeconfigFile"},
+		// Where the confined services that read them see nothing.
+		{"clusterName: lab", "clusterName: lab\nsecretsFromAPI: {kubeconfigFile: /root/node.kubeconfig}", "secretsFromAPI.kubeconfigFile: \"/root/node.kubeconfig\" is under /root"},
+		{"clusterName: lab", "clusterName: lab\noutOfService: {kubeconfigFile: /home/admin/taint.kubeconfig}", "outOfService.kubeconfigFile: \"/home/admin/taint.kubeconfig\" is under /home"},
 		// A certificate pin that is no SHA-256, or on a BMC without TLS.
 		{"username: admin, passwordFile: pw2", "username: admin, passwordFile: pw2, certificateSHA256: abc", "nodes[0].bmc.certificateSHA256"},
 		{`"redfish+https://10.0.2.2:8443/redfish/v1/Systems/2", username: admin, passwordFile: pw2`,
