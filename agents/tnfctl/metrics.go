@@ -26,6 +26,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics/metricsauth"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodetoken"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
 )
@@ -221,6 +222,11 @@ func readNode(ctx context.Context, nf *nodeFlags, node string) metrics.Reading {
 		r.Etcd, _ = etcd.members(ctx) // nil when no member answers: tnf_up says so
 	}
 	r.Setup.State, r.Setup.Reason = nodesetup.State()
+	if cfg, err := clusterconfig.Load(nf.config); err == nil && cfg.SecretsFromAPI != nil {
+		if t, err := nodetoken.Read(cfg.SecretsFromAPI.KubeconfigFile); err == nil && t.Bound {
+			r.CredentialIssued, r.CredentialExpires = t.Issued, t.Expires
+		}
+	}
 	r.AloneSince, _ = unblock.AloneSince(unblock.AloneSinceFile)
 	if d, err := unblock.ReadDecisions(unblock.DecisionsFile); err == nil {
 		r.AutoUnblock = d

@@ -378,6 +378,10 @@ func TestNodeTokenRenewal(t *testing.T) {
 	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("the kubeconfig after the renewal: %v, %v", st, err)
 	}
+	// What the metrics endpoint reads of it (tnf_node_credential_*).
+	if got, err := nodetoken.Read(path); err != nil || got != r.After {
+		t.Errorf("the renewed kubeconfig reads %+v, %v; want %+v", got, err, r.After)
+	}
 	node, err := apisecrets.Client(path)
 	if err != nil {
 		t.Fatal(err)

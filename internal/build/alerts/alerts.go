@@ -124,6 +124,16 @@ var all = []alert{
 		summary:     "auto-unblock keeps refusing to start a node alone.",
 		description: "{{ $labels.node }} waits alone, and the peer's BMC did not prove the peer powered off in 3 or more checks within 30 minutes. If the peer is off, confirm it (tnfctl confirm-peer-down).",
 	},
+	// The node renews its token once half its lifetime has passed (tnf-keys-sync, every 5
+	// minutes): a quarter left means the renewals have failed for a quarter of its lifetime. It
+	// must fire before the token expires: after, the endpoint lets no scraper in.
+	{
+		name:     "TNFNodeCredentialExpiring",
+		expr:     `min by (node) ((tnf_node_credential_expiry_timestamp_seconds - time()) / (tnf_node_credential_expiry_timestamp_seconds - tnf_node_credential_issued_timestamp_seconds)) < 0.25`,
+		severity: warning, forDuration: "10m",
+		summary:     "A node's API token expires soon: its renewal keeps failing.",
+		description: "The API token of {{ $labels.node }} has less than a quarter of its lifetime left; the node renews it once half has passed, so every renewal since has failed. When it expires the node fetches no Secret (a rotated BMC password no longer reaches its fence devices), cannot taint a fenced peer, and its metrics endpoint lets no scraper in, which silences this node's alerts.",
+	},
 }
 
 // Rules are the alerting rules.

@@ -52,7 +52,10 @@ type Reading struct {
 	Node        string       // this node
 	Layer       string       // the layer version of this binary
 	Release     string       // the OpenShift release the layer's OS was built on ("" for none)
-	ReadSeconds float64
+	// CredentialIssued and CredentialExpires bound the node's API token (zero without a token
+	// that expires).
+	CredentialIssued, CredentialExpires time.Time
+	ReadSeconds                         float64
 	// Readings counts the readings the endpoint has taken since it started (Shared).
 	Readings uint64
 }
@@ -123,6 +126,8 @@ var (
 	aloneSince    = desc("tnf_waiting_alone_since_seconds", "When this node was first seen waiting alone (booted alone, or alone with the peer's fencing failing), Unix time; absent while it does not wait", "node")
 	unblockPasses = desc("tnf_auto_unblock_decisions_total", "auto-unblock's passes that asked the peer's BMC since the node booted, by outcome (confirmed, refused)", "node", "outcome")
 	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, waiting_for_peer, failed, done); 1 for the state", "node", "state")
+	credIssued    = desc("tnf_node_credential_issued_timestamp_seconds", "When the node's API token (secretsFromAPI.kubeconfigFile) was issued, Unix time; absent without a token that expires", "node")
+	credExpires   = desc("tnf_node_credential_expiry_timestamp_seconds", "When the node's API token expires, Unix time: the node renews it once half its lifetime has passed; absent without a token that expires", "node")
 	readSeconds   = desc("tnf_scrape_duration_seconds", "How long reading Corosync and Pacemaker took for this scrape")
 	readings      = desc("tnf_scrape_readings_total", "Readings of the node's state the endpoint has taken since it started: scrapes close together share one")
 )
@@ -132,7 +137,7 @@ func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
 		up, etcdMembers, layerInfo, layerRelease, etcdRole, etcdDecision, forced, copiesDropped, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
-		aloneSince, unblockPasses, setupState, readSeconds, readings}
+		aloneSince, unblockPasses, setupState, credIssued, credExpires, readSeconds, readings}
 }
 
 // Metrics turns a reading into metrics.
@@ -161,6 +166,10 @@ func Metrics(r Reading) []prometheus.Metric {
 	}
 	if !r.AloneSince.IsZero() {
 		add(aloneSince, prometheus.GaugeValue, float64(r.AloneSince.Unix()), r.Node)
+	}
+	if !r.CredentialExpires.IsZero() {
+		add(credIssued, prometheus.GaugeValue, float64(r.CredentialIssued.Unix()), r.Node)
+		add(credExpires, prometheus.GaugeValue, float64(r.CredentialExpires.Unix()), r.Node)
 	}
 	for _, o := range unblock.Outcomes {
 		add(unblockPasses, prometheus.CounterValue, float64(r.AutoUnblock[o]), r.Node, o)

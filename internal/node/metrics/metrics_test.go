@@ -45,7 +45,8 @@ func render(t *testing.T, r Reading) string {
 func TestSurvivorAlone(t *testing.T) {
 	r := Reading{
 		Node: "node1", Layer: "4.19.7-2", Release: "4.19.7", ReadSeconds: 0.25,
-		Setup: Setup{State: nodesetup.StateDone},
+		Setup:            Setup{State: nodesetup.StateDone},
+		CredentialIssued: time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC), CredentialExpires: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC),
 		Corosync: &pcmk.Membership{Nodes: map[string]bool{"node1": true, "node2": false}, Quorate: true,
 			Votes:   map[string]int{"Expected votes": 2, "Highest expected": 2, "Total votes": 1, "Quorum": 1},
 			Members: []pcmk.Member{{ID: "1", Name: "node1", Votes: 1, Local: true}}},

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/node/kubeconfig"
@@ -51,16 +52,10 @@ type Renewal struct {
 // 0600). The token's claims are read without checking its signature: the API checks it when the
 // token is used, and nothing is granted here on what they say.
 func Renew(ctx context.Context, path string, now time.Time) (Renewal, error) {
-	cfg, err := clientcmd.LoadFromFile(path)
+	cfg, user, err := load(path)
 	if err != nil {
-		return Renewal{}, fmt.Errorf("kubeconfig %s: %w", path, err)
+		return Renewal{}, err
 	}
-	ctxName := cfg.CurrentContext
-	kctx, ok := cfg.Contexts[ctxName]
-	if !ok || cfg.AuthInfos[kctx.AuthInfo] == nil {
-		return Renewal{}, fmt.Errorf("kubeconfig %s: current-context %q names no user", path, ctxName)
-	}
-	user := cfg.AuthInfos[kctx.AuthInfo]
 	before := parse(user.Token)
 	r := Renewal{Before: before, After: before}
 	lifetime := before.Expires.Sub(before.Issued)
@@ -91,6 +86,28 @@ func Renew(ctx context.Context, path string, now time.Time) (Renewal, error) {
 	}
 	r.After, r.Renewed = parse(tr.Status.Token), true
 	return r, nil
+}
+
+// Read is what the token of the kubeconfig at path says of itself.
+func Read(path string) (Token, error) {
+	_, user, err := load(path)
+	if err != nil {
+		return Token{}, err
+	}
+	return parse(user.Token), nil
+}
+
+// load reads the kubeconfig at path and the user its current context names.
+func load(path string) (*clientcmdapi.Config, *clientcmdapi.AuthInfo, error) {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	kctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok || cfg.AuthInfos[kctx.AuthInfo] == nil {
+		return nil, nil, fmt.Errorf("kubeconfig %s: current-context %q names no user", path, cfg.CurrentContext)
+	}
+	return cfg, cfg.AuthInfos[kctx.AuthInfo], nil
 }
 
 // parse reads a token's claims; a token that is no JWT of a ServiceAccount with an expiry reads
