@@ -386,12 +386,12 @@ func (n nodeSetup) startAPI(bin string) error {
 }
 
 // startClusterOnceConfigured is startCluster for a node whose setup writes its configuration
-// late: Corosync starts once setup wrote the cluster's corosync.conf (the host's own shows
-// through the overlay from the start), Pacemaker once Corosync
-// answers; each waits at most 10 minutes (setup's own wait).
+// late: Corosync starts once a cluster's corosync.conf is there (setup's, or the one the
+// cluster-etcd-operator's jobs wrote, cluster TNF; the host's own shows through the overlay from
+// the start), Pacemaker once Corosync answers; each waits at most 10 minutes (setup's own wait).
 func (n nodeSetup) startClusterOnceConfigured() error {
 	const wait = `for i in $(seq 1200); do if %s; then exec "$@"; fi; sleep 0.5; done; exit 1`
-	if err := n.daemon("corosync", "sh", "-c", fmt.Sprintf(wait, "grep -qs 'cluster_name: tnf-test' /etc/corosync/corosync.conf"), "corosync", "corosync", "-f"); err != nil {
+	if err := n.daemon("corosync", "sh", "-c", fmt.Sprintf(wait, "grep -qsE 'cluster_name: (tnf-test|TNF)$' /etc/corosync/corosync.conf"), "corosync", "corosync", "-f"); err != nil {
 		return err
 	}
 	return n.daemon("pacemakerd", "sh", "-c", fmt.Sprintf(wait, "corosync-cmapctl -g totem.cluster_name >/dev/null 2>&1"), "pacemakerd", "pacemakerd")
