@@ -11,12 +11,15 @@ import (
 
 // Status is Pacemaker's view (crm_mon's XML output), the parts tnfctl status shows.
 type Status struct {
-	DC             string         `json:"dc,omitempty"`
-	WithQuorum     bool           `json:"withQuorum"`
-	StonithEnabled bool           `json:"stonithEnabled"`
-	Nodes          []NodeStatus   `json:"nodes"`
-	Resources      []ResourceRole `json:"resources"`
-	Fencing        FenceHistory   `json:"fencing"`
+	DC             string `json:"dc,omitempty"`
+	WithQuorum     bool   `json:"withQuorum"`
+	StonithEnabled bool   `json:"stonithEnabled"`
+	// MaintenanceMode: Pacemaker's cluster-wide maintenance-mode, in which it watches, starts,
+	// stops and fences nothing.
+	MaintenanceMode bool           `json:"maintenanceMode,omitempty"`
+	Nodes           []NodeStatus   `json:"nodes"`
+	Resources       []ResourceRole `json:"resources"`
+	Fencing         FenceHistory   `json:"fencing"`
 	// History is each node's resource history: fail counts and migration thresholds.
 	History []ResourceHistory `json:"history,omitempty"`
 }
@@ -68,6 +71,9 @@ type ResourceRole struct {
 	Orphaned       bool `json:"orphaned,omitempty"`
 	Blocked        bool `json:"blocked,omitempty"`
 	FailureIgnored bool `json:"failureIgnored,omitempty"`
+	// TargetRole is the role an administrator set (pcs resource disable: Stopped); empty when
+	// none was.
+	TargetRole string `json:"targetRole,omitempty"`
 }
 
 // FenceStatus is how a fencing action stands, as crm_mon names it.
@@ -154,7 +160,8 @@ type crmMon struct {
 			WithQuorum bool   `xml:"with_quorum,attr"`
 		} `xml:"current_dc"`
 		Options struct {
-			StonithEnabled bool `xml:"stonith-enabled,attr"`
+			StonithEnabled  bool `xml:"stonith-enabled,attr"`
+			MaintenanceMode bool `xml:"maintenance-mode,attr"`
 		} `xml:"cluster_options"`
 	} `xml:"summary"`
 	Nodes []struct {
@@ -216,6 +223,7 @@ type crmResource struct {
 	Orphaned       bool   `xml:"orphaned,attr"`
 	Blocked        bool   `xml:"blocked,attr"`
 	FailureIgnored bool   `xml:"failure_ignored,attr"`
+	TargetRole     string `xml:"target_role,attr"`
 	Nodes          []struct {
 		Name string `xml:"name,attr"`
 	} `xml:"node"`
@@ -241,7 +249,8 @@ func parseStatus(data []byte) (Status, error) {
 	if err := xml.Unmarshal(data, &m); err != nil {
 		return Status{}, fmt.Errorf("crm_mon output: %w", err)
 	}
-	s := Status{WithQuorum: m.Summary.DC.WithQuorum, StonithEnabled: m.Summary.Options.StonithEnabled, Nodes: []NodeStatus{}, Resources: []ResourceRole{}, Fencing: FenceHistory{}}
+	s := Status{WithQuorum: m.Summary.DC.WithQuorum, StonithEnabled: m.Summary.Options.StonithEnabled,
+		MaintenanceMode: m.Summary.Options.MaintenanceMode, Nodes: []NodeStatus{}, Resources: []ResourceRole{}, Fencing: FenceHistory{}}
 	if m.Summary.DC.Present {
 		s.DC = m.Summary.DC.Name
 	}
@@ -262,7 +271,8 @@ func parseStatus(data []byte) (Status, error) {
 	}
 	add := func(r crmResource, clone, group string) {
 		role := ResourceRole{ID: r.ID, Agent: r.Agent, Role: r.Role, Failed: r.Failed, Clone: clone, Group: group,
-			Active: r.Active, Unmanaged: !r.Managed, Orphaned: r.Orphaned, Blocked: r.Blocked, FailureIgnored: r.FailureIgnored}
+			Active: r.Active, Unmanaged: !r.Managed, Orphaned: r.Orphaned, Blocked: r.Blocked, FailureIgnored: r.FailureIgnored,
+			TargetRole: r.TargetRole}
 		if len(r.Nodes) == 0 {
 			s.Resources = append(s.Resources, role)
 		}

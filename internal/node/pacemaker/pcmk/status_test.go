@@ -171,3 +171,37 @@ func TestParseStatusForMetrics(t *testing.T) {
 		t.Errorf("a bad fail count: %v", err)
 	}
 }
+
+// TestParseStatusFailoverOff: what an administrator turns off, from crm_mon 2.1.5's own output
+// for a CIB with maintenance-mode=true, stonith-enabled=false, a resource disabled and unmanaged
+// and a clone disabled (an instance carries its clone's target_role and managed).
+func TestParseStatusFailoverOff(t *testing.T) {
+	xml := `<pacemaker-result api-version="2.25" request="crm_mon --one-shot --inactive --output-as=xml">
+  <summary>
+    <current_dc present="false"/>
+    <cluster_options stonith-enabled="false" symmetric-cluster="true" no-quorum-policy="stop" maintenance-mode="true" stop-all-resources="false" stonith-timeout-ms="60000" priority-fencing-delay-ms="0"/>
+  </summary>
+  <nodes/>
+  <resources>
+    <resource id="d1" resource_agent="ocf:pacemaker:Dummy" role="Stopped" target_role="Stopped" active="false" orphaned="false" blocked="false" managed="false" failed="false" failure_ignored="false" nodes_running_on="0"/>
+    <clone id="d2-clone" multi_state="false" unique="false" managed="false" disabled="true" failed="false" failure_ignored="false" target_role="Stopped">
+      <resource id="d2" resource_agent="ocf:pacemaker:Dummy" role="Stopped" target_role="Stopped" active="false" orphaned="false" blocked="false" managed="false" failed="false" failure_ignored="false" nodes_running_on="0"/>
+    </clone>
+  </resources>
+  <status code="0" message="OK"/>
+</pacemaker-result>`
+	st, err := parseStatus([]byte(xml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.StonithEnabled || !st.MaintenanceMode {
+		t.Errorf("stonith-enabled %v, maintenance-mode %v; want false, true", st.StonithEnabled, st.MaintenanceMode)
+	}
+	want := []ResourceRole{
+		{ID: "d1", Agent: "ocf:pacemaker:Dummy", Role: "Stopped", Unmanaged: true, TargetRole: "Stopped"},
+		{ID: "d2", Agent: "ocf:pacemaker:Dummy", Role: "Stopped", Clone: "d2-clone", Unmanaged: true, TargetRole: "Stopped"},
+	}
+	if !reflect.DeepEqual(st.Resources, want) {
+		t.Errorf("resources:\n got %+v\nwant %+v", st.Resources, want)
+	}
+}
