@@ -8,11 +8,11 @@ import (
 
 // Exit codes, for scripts: the contract tnfctl --help states.
 const (
-	exitError      = 1 // something could not be read or done
-	exitNotProven  = 2 // auto-unblock: the peer's BMC did not prove it off
-	exitRefused    = 3 // the action would be unsafe, or was not confirmed
-	exitDegraded   = 4 // status: serving, without redundancy (one node alone, or recovering)
-	exitNotServing = 5 // status: this cluster serves nothing from here (inert, blocked, setup failed, Pacemaker down)
+	exitError     = 1 // something could not be read or done
+	exitNotProven = 2 // auto-unblock: the peer's BMC did not prove it off
+	exitRefused   = 3 // the action would be unsafe, or was not confirmed
+	// status's own, by state: health.ExitDegraded (4), health.ExitNotServing (5),
+	// health.ExitFailoverOff (6).
 )
 
 // exitCoder is an error with its own exit code.
@@ -46,14 +46,3 @@ type stateExit int
 func (stateExit) Error() string { return "" }
 
 func (s stateExit) ExitCode() int { return int(s) }
-
-// stateExitCode is the exit code of a state assess names.
-func stateExitCode(state string) int {
-	switch state {
-	case stateHealthy:
-		return 0
-	case stateDegraded, stateRecovering, stateInstallerEtcd:
-		return exitDegraded
-	}
-	return exitNotServing
-}

@@ -100,11 +100,7 @@ func gatherItems(nf *nodeFlags, node string) ([]gather.Item, [][]byte) {
 	}
 	items := []gather.Item{
 		{Name: "status.json", Collect: func(ctx context.Context) ([]byte, error) {
-			st, err := readStatus(ctx, nf)
-			if err != nil {
-				return nil, err
-			}
-			return json.MarshalIndent(st, "", "  ")
+			return json.MarshalIndent(readStatus(ctx, nf), "", "  ")
 		}},
 		{Name: "pacemaker/crm_mon.xml", Collect: func(ctx context.Context) ([]byte, error) {
 			out, err := tools.StatusXML(ctx)

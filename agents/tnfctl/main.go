@@ -60,8 +60,9 @@ func rootCommand() *cobra.Command {
 			"tools; it needs root.\n\nExit codes, for scripts: 0 done (status: healthy); 1 an error: something " +
 			"could not be read or done; 2 auto-unblock did not start this node, the peer's BMC did not prove it off; " +
 			"3 refused: the action would be unsafe (the peer is a Corosync member, no older data to give up) or was " +
-			"not confirmed; status only: 4 degraded or recovering (serving without redundancy), 5 not serving " +
-			"(inert, blocked, setup failed, Pacemaker not answering).",
+			"not confirmed; status only: 4 degraded, recovering or installer-etcd (serving without redundancy), 5 not " +
+			"serving (inert, blocked, setup failed, Pacemaker or Corosync not answering), 6 failover off (an " +
+			"administrator's setting keeps Pacemaker from recovering a fault).",
 		SilenceUsage:  true,
 		SilenceErrors: true, // main prints them: status's verdict is a code without a message
 		Version:       version.Describe(),

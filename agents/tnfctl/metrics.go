@@ -23,6 +23,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
+	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics/metricsauth"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
@@ -227,6 +228,9 @@ func readNode(ctx context.Context, nf *nodeFlags, node string) metrics.Reading {
 			r.CredentialIssued, r.CredentialExpires = t.Issued, t.Expires
 		}
 	}
+	o := health.Observation{Corosync: r.Corosync, Pacemaker: r.Pacemaker, SetupState: r.Setup.State, FencingFails: health.FencingFails(r.Corosync, r.Pacemaker)}
+	o.Handover, o.InstallerKubelet = readLocal()
+	r.Health = health.Assess(o)
 	r.AloneSince, _ = unblock.AloneSince(unblock.AloneSinceFile)
 	if d, err := unblock.ReadDecisions(unblock.DecisionsFile); err == nil {
 		r.AutoUnblock = d

@@ -19,20 +19,24 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
 // clusterStatus is what tnfctl status shows.
 type clusterStatus struct {
-	// State and Summary are assess's: where the cluster stands, and what to do next.
-	State   string `json:"state"`
-	Summary string `json:"summary"`
+	// State and Summary are health.Assess's: where the cluster stands, and what to do next;
+	// FailoverOff, what keeps Pacemaker from failing over.
+	State       health.State   `json:"state"`
+	Summary     string         `json:"summary"`
+	FailoverOff []health.Cause `json:"failoverOff,omitempty"`
 	// Self is the node status runs on (--node, else the host name).
-	Self      string          `json:"self,omitempty"`
-	Corosync  pcmk.Membership `json:"corosync"`
-	Pacemaker *pcmk.Status    `json:"pacemaker,omitempty"`
-	Error     string          `json:"pacemakerError,omitempty"`
+	Self          string          `json:"self,omitempty"`
+	Corosync      pcmk.Membership `json:"corosync"`
+	CorosyncError string          `json:"corosyncError,omitempty"`
+	Pacemaker     *pcmk.Status    `json:"pacemaker,omitempty"`
+	Error         string          `json:"pacemakerError,omitempty"`
 	// FencingFails is set while the fencing of the absent peer keeps failing.
 	FencingFails *fencingFails `json:"fencingFails,omitempty"`
 	Setup        setupStatus   `json:"setup"`
@@ -87,34 +91,48 @@ func peerPower(ctx context.Context, peer clusterconfig.Node) string {
 	return bmc.ReadPower(ctx, cred, bmc.Options{Timeout: bmcReadTimeout, UserAgent: "tnfctl"}).Describe(cred.Address.Host)
 }
 
-// readStatus reads what tnfctl status shows; it fails only when Corosync does not answer.
-func readStatus(ctx context.Context, nf *nodeFlags) (clusterStatus, error) {
+// readStatus reads what tnfctl status shows, whatever answers.
+func readStatus(ctx context.Context, nf *nodeFlags) clusterStatus {
 	tools := pcmk.Tools{}
 	var st clusterStatus
 	st.Setup.State, st.Setup.Reason = nodesetup.State()
 	st.Self, _ = nf.name() // without a name, no node is marked as this one
-	_, err := os.Stat(staticpod.KubeletMarker)
-	st.InstallerKubelet = err == nil
-	if h, ok, err := handover.ReadState(handover.StateFile); err != nil {
-		st.Handover = &handover.State{Waiting: err.Error()}
-	} else if ok && !h.Done() {
-		st.Handover = &h
-	}
+	st.Handover, st.InstallerKubelet = readLocal()
+	var err error
 	if st.Corosync, err = tools.Members(ctx); err != nil {
-		// A setup that failed before it started Corosync is the likely why.
-		if st.Setup.State == nodesetup.StateFailed {
-			return st, fmt.Errorf("corosync: %w; tnfctl setup failed: %s", err, st.Setup.Reason)
-		}
-		return st, fmt.Errorf("corosync: %w", err)
-	}
-	if p, err := tools.Status(ctx); err != nil {
+		st.CorosyncError = err.Error()
+	} else if p, err := tools.Status(ctx); err != nil {
 		st.Error = err.Error()
 	} else {
 		st.Pacemaker = &p
 	}
 	st.FencingFails = peerFencingFails(ctx, nf, st)
-	st.State, st.Summary = assess(st)
-	return st, nil
+	st.assess()
+	return st
+}
+
+// assess fills in the state from what was read.
+func (st *clusterStatus) assess() {
+	var c *pcmk.Membership
+	if st.CorosyncError == "" {
+		c = &st.Corosync
+	}
+	a := health.Assess(health.Observation{Corosync: c, Pacemaker: st.Pacemaker, SetupState: st.Setup.State,
+		FencingFails: health.FencingFails(c, st.Pacemaker), Handover: st.Handover, InstallerKubelet: st.InstallerKubelet})
+	st.State, st.Summary, st.FailoverOff = a.State, a.Line, a.FailoverOff
+}
+
+// readLocal reads this node's handover, while it is not done, and whether cri-o and kubelet run
+// the installer's etcd here.
+func readLocal() (h *handover.State, installerKubelet bool) {
+	_, err := os.Stat(staticpod.KubeletMarker)
+	installerKubelet = err == nil
+	if st, ok, err := handover.ReadState(handover.StateFile); err != nil {
+		h = &handover.State{Waiting: err.Error()}
+	} else if ok && !st.Done() {
+		h = &st
+	}
+	return h, installerKubelet
 }
 
 func statusCommand(nf *nodeFlags) *cobra.Command {
@@ -125,11 +143,15 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Membership, quorum and wait-for-all, each resource's role per node, the fencing history",
-		Long: "The first line says where the cluster stands and what to do next (-o json: state and summary): " +
-			"healthy, degraded, recovering, inert, installer-etcd, blocked, setup-failed or pacemaker-down. Then Corosync's " +
+		Long: "The first line says where the cluster stands and what to do next (-o json: state and summary), in every " +
+			"format and whatever answers: " + stateList() + ". failover-off: both nodes may serve, but an administrator's " +
+			"setting (maintenance mode, fencing disabled, a node in standby or maintenance, a resource unmanaged or " +
+			"disabled) keeps Pacemaker from recovering a fault; each such setting is listed with the command that undoes " +
+			"it (-o json: failoverOff). Then Corosync's " +
 			"membership as this node sees it, quorum, each node in Pacemaker (this node marked) with its layer version, why its etcd " +
 			"agent waits or refuses and what runs on it, what runs on no node, and the newest fencing events (times in UTC). Exit code: 0 " +
-			"healthy, 4 degraded, recovering or installer-etcd, 5 not serving, 1 when the state could not be read.",
+			"healthy, 4 degraded, recovering or installer-etcd, 6 failover-off, 5 not serving (any other state), 1 when the " +
+			"output could not be written.",
 		Example: `  tnfctl status
   tnfctl status -o json | jq -r .state`,
 		Args: cobra.NoArgs,
@@ -137,14 +159,11 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 			if asJSON {
 				format = "json"
 			}
-			st, err := readStatus(cmd.Context(), nf)
-			if err != nil {
-				return err
-			}
+			st := readStatus(cmd.Context(), nf)
 			if err := output.Print(cmd.OutOrStdout(), format, st, func(w io.Writer) { printStatus(w, st) }); err != nil {
 				return err
 			}
-			if code := stateExitCode(st.State); code != 0 {
+			if code := st.State.ExitCode(); code != 0 {
 				return stateExit(code)
 			}
 			return nil
@@ -167,6 +186,11 @@ func yesNo(b bool) string {
 
 func printStatus(w io.Writer, st clusterStatus) {
 	fmt.Fprintln(w, st.Summary)
+	if st.CorosyncError != "" {
+		printSetup(w, st.Setup)
+		fmt.Fprintf(w, "Corosync:  %s\n", st.CorosyncError)
+		return
+	}
 	var names []string
 	for n := range st.Corosync.Nodes {
 		names = append(names, n)
@@ -182,15 +206,19 @@ func printStatus(w io.Writer, st clusterStatus) {
 	}
 	fmt.Fprintf(w, "Corosync:  %s\n", strings.Join(members, ", "))
 	fmt.Fprintf(w, "Quorum:    quorate %s, waiting for all nodes %s\n", yesNo(st.Corosync.Quorate), yesNo(st.Corosync.WaitingForAll))
-	if st.Setup.State == nodesetup.StateFailed {
-		fmt.Fprintf(w, "Setup:     FAILED: %s (tnf-setup.service retries; tnfctl setup runs it now)\n", st.Setup.Reason)
-	}
+	printSetup(w, st.Setup)
 	if h := st.Handover; h != nil {
 		fmt.Fprintf(w, "Handover:  waiting for %s since %s: %s (tnf-handover.service)\n", orNone(h.Step), fencewait.Stamp(h.Since), h.Waiting)
 	}
 	if st.Pacemaker == nil {
 		fmt.Fprintf(w, "Pacemaker: %s\n", st.Error)
 		return
+	}
+	if len(st.FailoverOff) > 0 {
+		fmt.Fprintln(w, "Failover:  OFF")
+		for _, c := range st.FailoverOff {
+			fmt.Fprintf(w, "  %s (undo: %s)\n", c, c.Undo)
+		}
 	}
 	p := st.Pacemaker
 	fmt.Fprintf(w, "Pacemaker: DC %s, with quorum %s\n", orNone(p.DC), yesNo(p.WithQuorum))
@@ -259,6 +287,13 @@ func printStatus(w io.Writer, st clusterStatus) {
 	}
 }
 
+// printSetup prints a failed setup's reason.
+func printSetup(w io.Writer, s setupStatus) {
+	if s.State == nodesetup.StateFailed {
+		fmt.Fprintf(w, "Setup:     FAILED: %s (tnf-setup.service retries; tnfctl setup runs it now)\n", s.Reason)
+	}
+}
+
 func failedMark(r pcmk.ResourceRole) string {
 	if r.Failed {
 		return " FAILED"
@@ -314,4 +349,13 @@ func etcdUpgradeWarning(nodes []pcmk.NodeStatus) string {
 	return fmt.Sprintf("etcd %s beside %s: etcd's upgrade guide asks every 3.5 member to run %s or later before any runs 3.6; "+
 		"update the 3.5 node's layer next, and change no member by hand meanwhile",
 		strings.Join(old, ", "), strings.Join(newer, ", "), etcdBefore36)
+}
+
+// stateList is the states, for the help.
+func stateList() string {
+	names := make([]string, len(health.States))
+	for i, s := range health.States {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
@@ -37,6 +38,12 @@ func TestStatusText(t *testing.T) {
 		{ID: "kubelet", Agent: "systemd:kubelet", Role: "Stopped"},
 		{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped"},
 	}
+	unmanaged := func(rs []pcmk.ResourceRole) []pcmk.ResourceRole {
+		for i := range rs {
+			rs[i].Unmanaged = true
+		}
+		return rs
+	}
 	// n reboots of master-1 by master-0, one a day, newest first.
 	fencing := func(n int) []pcmk.FenceEvent {
 		var events []pcmk.FenceEvent
@@ -48,40 +55,40 @@ func TestStatusText(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		state string
+		state health.State
 		st    clusterStatus
 	}{
-		{"both-serving", stateHealthy, clusterStatus{
+		{"both-serving", health.Healthy, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
 		}},
-		{"rolling-update", stateHealthy, clusterStatus{
+		{"rolling-update", health.Healthy, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-2"}},
 					{Name: "master-1", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-1"}}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
 		}},
-		{"etcd-35-beside-36", stateHealthy, clusterStatus{
+		{"etcd-35-beside-36", health.Healthy, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{
 					{Name: "master-0", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.21.0-1", etcdnode.AttrEtcdVersion: "3.6.5"}},
 					{Name: "master-1", Online: true, Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.20.8-1", etcdnode.AttrEtcdVersion: "3.5.21"}}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
 		}},
-		{"survivor-alone", stateDegraded, clusterStatus{
+		{"survivor-alone", health.Degraded, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1"}},
 				Resources: append(stack("master-0", "Promoted"), stopped...),
 				Fencing:   fencing(7)},
 		}},
-		{"fencing-fails", stateBlocked, clusterStatus{
+		{"fencing-fails", health.Blocked, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
 				Resources: append(stack("master-0", "Promoted"), stopped...),
 				Fencing: []pcmk.FenceEvent{{Action: "reboot", Target: "master-1", Delegate: "master-0", Status: "failed",
@@ -90,103 +97,119 @@ func TestStatusText(t *testing.T) {
 				Advice: fencewait.Failing{Target: "master-1", Since: time.Date(2026, 11, 22, 14, 2, 11, 0, time.UTC), Attempts: 2, Retrying: true}.
 					Describe("BMC 192.0.2.21 unreachable")},
 		}},
-		{"fencing-not-done", stateBlocked, clusterStatus{
+		{"fencing-not-done", health.Blocked, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...)},
 		}},
-		{"waiting-for-peer", stateInert, clusterStatus{
+		{"waiting-for-peer", health.Inert, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
-			Pacemaker: &pcmk.Status{DC: "master-0",
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0",
 				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Unclean: true}},
 				Resources: stopped},
 		}},
 		// The layer's first setup has not applied the cluster configuration: no resources.
-		{"installer-etcd", stateInstallerEtcd, clusterStatus{
+		{"installer-etcd", health.InstallerEtcd, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
-			Pacemaker: &pcmk.Status{DC: "master-0",
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0",
 				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1"}}},
 			Setup:            setupStatus{State: nodesetup.StateWaiting},
 			InstallerKubelet: true,
 		}},
-		{"refusing-older-data", stateBlocked, clusterStatus{
+		{"refusing-older-data", health.Blocked, clusterStatus{
 			Self:     "master-1",
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": false, "master-1": true}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-1", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-1", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0"}, {Name: "master-1", Online: true,
 					Attributes: map[string]string{etcdnode.AttrDecision: "refuse: the local member left its cluster (graceful leave): its data never leads, it joins the peer"}}},
 				Resources: append(stack("master-1", "Unpromoted"), stopped...)},
 		}},
-		{"etcd-too-old", stateBlocked, clusterStatus{
+		{"etcd-too-old", health.Blocked, clusterStatus{
 			Self:     "master-1",
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true,
 					Attributes: map[string]string{etcdnode.AttrDecision: "refuse: peer master-0 serves a cluster of etcd version 3.6.0, which this node's etcd 3.5.21 " +
 						decision.EtcdTooOld + ": update this node's layer to a release with etcd 3.6 or later; nothing is moved aside meanwhile"}}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Unpromoted")...)},
 		}},
-		{"refusing-served-cluster", stateBlocked, clusterStatus{
+		{"refusing-served-cluster", health.Blocked, clusterStatus{
 			Self:     "master-0",
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{
 					{Name: "master-0", Online: true, Attributes: map[string]string{etcdnode.AttrDecision: "refuse: " + decision.ServedWithoutData +
 						" 5e1c0a7b9d2f4e61: never create an empty one in its place (did a data disk not mount?); bring its data back, or give it up with tnfctl start-empty --give-up 5e1c0a7b9d2f4e61"}},
 					{Name: "master-1", Online: true, Attributes: map[string]string{etcdnode.AttrDecision: "wait: neither node has data; master-0 bootstraps the cluster (first by name)"}}},
 				Resources: append(stack("master-0", "Unpromoted"), stack("master-1", "Unpromoted")...)},
 		}},
-		{"peer-contract-unreadable", stateBlocked, clusterStatus{
+		{"peer-contract-unreadable", health.Blocked, clusterStatus{
 			Self:     "master-1",
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": false, "master-1": true}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-1", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-1", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0"}, {Name: "master-1", Online: true,
 					Attributes: map[string]string{etcdnode.AttrDecision: "wait: " + contract.Unreadable("master-0", contract.Version+2)}}},
 				Resources: append(stack("master-1", "Unpromoted"), stopped...)},
 		}},
-		{"setup-failed", stateSetupFailed, clusterStatus{
+		{"setup-failed", health.SetupFailed, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": false}, WaitingForAll: true},
 			Error:    "crm_mon: exit status 102: Error: cluster is not available on this node",
 			Setup: setupStatus{State: "failed",
 				Reason: "checking the BMC credentials: master-1 (https://192.0.2.21): the BMC rejects the credentials (HTTP 401)"},
 		}},
-		{"learner-catching-up", stateRecovering, clusterStatus{
+		{"learner-catching-up", health.Recovering, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true,
 					Attributes: map[string]string{etcdnode.AttrCopiesDropped: etcdnode.FormatTally(etcdnode.Tally{Count: 1, Last: time.Date(2026, 11, 22, 10, 14, 2, 0, time.UTC)})}}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Unpromoted")...)},
 		}},
-		{"handover", stateRecovering, clusterStatus{
+		{"handover", health.Recovering, clusterStatus{
 			Self:     "master-1",
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
-			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
 				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true,
 					Attributes: map[string]string{etcdnode.AttrDecision: "wait: the installer's etcd (the static pod's etcd container, or an etcd this agent did not launch holding its ports) runs on this node: nothing starts here until the handover takes it out (tnfctl handover)"}}},
 				Resources: append(stack("master-0", "Promoted"), stack("master-1", "Unpromoted")...)},
 			Handover: &handover.State{Step: handover.StepInstaller, Since: time.Date(2026, 11, 22, 10, 15, 2, 0, time.UTC),
 				Waiting: "the operator has not rolled out the static pod without etcd on this node yet"},
 		}},
-		{"pacemaker-down", statePacemakerDown, clusterStatus{
+		{"pacemaker-down", health.PacemakerDown, clusterStatus{
 			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
 			Error:    "crm_mon: exit status 102: Error: cluster is not available on this node",
+		}},
+		{"corosync-down", health.CorosyncDown, clusterStatus{
+			CorosyncError: "corosync-cmapctl -b nodelist.node.: exit 1: Failed to initialize the cmap API. Error CS_ERR_LIBRARY",
+		}},
+		// What an administrator leaves behind after maintenance.
+		{"maintenance-mode", health.FailoverOff, clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{StonithEnabled: true, MaintenanceMode: true, DC: "master-0", WithQuorum: true,
+				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true}},
+				Resources: unmanaged(append(stack("master-0", "Promoted"), stack("master-1", "Promoted")...))},
+		}},
+		{"standby-fencing-disabled", health.FailoverOff, clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{DC: "master-0", WithQuorum: true,
+				Nodes:     []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true, Standby: true}},
+				Resources: append(stack("master-0", "Promoted"), stopped...)},
+		}},
+		{"etcd-disabled", health.FailoverOff, clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
+				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true}},
+				Resources: []pcmk.ResourceRole{{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone", TargetRole: "Stopped"},
+					{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone", TargetRole: "Stopped"}}},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.st.Self == "" {
 				tc.st.Self = "master-0"
 			}
-			tc.st.State, tc.st.Summary = assess(tc.st)
+			tc.st.assess()
 			if tc.st.State != tc.state {
 				t.Errorf("state %q, want %q", tc.st.State, tc.state)
-			}
-			wantCode := map[string]int{stateHealthy: 0, stateDegraded: 4, stateRecovering: 4, stateInstallerEtcd: 4}[tc.state]
-			if wantCode == 0 && tc.state != stateHealthy {
-				wantCode = 5
-			}
-			if got := stateExitCode(tc.state); got != wantCode {
-				t.Errorf("exit code %d, want %d", got, wantCode)
 			}
 			var out bytes.Buffer
 			printStatus(&out, tc.st)

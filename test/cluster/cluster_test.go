@@ -27,6 +27,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 	"github.com/tnf-layer/tnf-layer/test/poll"
@@ -414,11 +415,11 @@ func exitedWith(err error, code int) bool {
 	return errors.As(err, &ee) && ee.ExitCode() == code
 }
 
-// statusRun is tnfctl status on node, and its exit code: 4 (degraded) and 5 (not serving) are
-// the state it read, not an error.
+// statusRun is tnfctl status on node, and its exit code: 4 (degraded), 5 (not serving) and 6
+// (failover off) are the state it read, not an error.
 func (c *cluster) statusRun(node string, args ...string) (string, int, error) {
 	out, err := c.tnfctl(node, append([]string{"status"}, args...)...)
-	for _, code := range []int{4, 5} {
+	for _, code := range []int{health.ExitDegraded, health.ExitNotServing, health.ExitFailoverOff} {
 		if exitedWith(err, code) {
 			return out, code, nil
 		}
@@ -426,7 +427,7 @@ func (c *cluster) statusRun(node string, args ...string) (string, int, error) {
 	return out, 0, err
 }
 
-// waitState waits until tnfctl status on node reads the state (assess's: "blocked"…).
+// waitState waits until tnfctl status on node reads the state (health's: "blocked"…).
 func (c *cluster) waitState(node, state string) {
 	c.t.Helper()
 	c.waitFor(fmt.Sprintf("tnfctl status on %s: %s", node, state), settle, func() (bool, string) {

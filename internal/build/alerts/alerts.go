@@ -124,6 +124,15 @@ var all = []alert{
 		summary:     "auto-unblock keeps refusing to start a node alone.",
 		description: "{{ $labels.node }} waits alone, and the peer's BMC did not prove the peer powered off in 3 or more checks within 30 minutes. If the peer is off, confirm it (tnfctl confirm-peer-down).",
 	},
+	// An administrator's setting, not a fault: an hour covers a maintenance window's work, and
+	// what outlasts it is what is left behind. Every node serves the same Pacemaker view.
+	{
+		name:     "TNFFailoverOff",
+		expr:     `max by (cause, subject) (tnf_failover_off) == 1`,
+		severity: warning, forDuration: "1h",
+		summary:     "Pacemaker will not fail over: a setting has kept it off for an hour.",
+		description: "{{ $labels.cause }}{{ with $labels.subject }} ({{ . }}){{ end }} has been set for an hour: Pacemaker does not recover a fault it covers (a node lost is not fenced and replaced, or a failed service not restarted). tnfctl status lists each such setting with the command that undoes it.",
+	},
 	// The node renews its token once half its lifetime has passed (tnf-keys-sync, every 5
 	// minutes): a quarter left means the renewals have failed for a quarter of its lifetime. It
 	// must fire before the token expires: after, the endpoint lets no scraper in.

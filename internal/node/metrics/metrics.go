@@ -20,6 +20,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
+	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
@@ -52,6 +53,8 @@ type Reading struct {
 	Node        string       // this node
 	Layer       string       // the layer version of this binary
 	Release     string       // the OpenShift release the layer's OS was built on ("" for none)
+	// Health is the state tnfctl status gives from this reading (health.Assess).
+	Health health.Assessment
 	// CredentialIssued and CredentialExpires bound the node's API token (zero without a token
 	// that expires).
 	CredentialIssued, CredentialExpires time.Time
@@ -126,6 +129,8 @@ var (
 	aloneSince    = desc("tnf_waiting_alone_since_seconds", "When this node was first seen waiting alone (booted alone, or alone with the peer's fencing failing), Unix time; absent while it does not wait", "node")
 	unblockPasses = desc("tnf_auto_unblock_decisions_total", "auto-unblock's passes that asked the peer's BMC since the node booted, by outcome (confirmed, refused)", "node", "outcome")
 	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, waiting_for_peer, failed, done); 1 for the state", "node", "state")
+	healthState   = desc("tnf_health_state", "Where the cluster stands as this node sees it, tnfctl status's state (healthy, degraded, failover-off, ...); 1 for the state", "node", "state")
+	failoverOff   = desc("tnf_failover_off", "A setting that keeps Pacemaker from failing over (cause: maintenance-mode, fencing-disabled, node-standby, node-maintenance, unmanaged, disabled; subject: the node or resource); 1 while it is set", "cause", "subject")
 	credIssued    = desc("tnf_node_credential_issued_timestamp_seconds", "When the node's API token (secretsFromAPI.kubeconfigFile) was issued, Unix time; absent without a token that expires", "node")
 	credExpires   = desc("tnf_node_credential_expiry_timestamp_seconds", "When the node's API token expires, Unix time: the node renews it once half its lifetime has passed; absent without a token that expires", "node")
 	readSeconds   = desc("tnf_scrape_duration_seconds", "How long reading Corosync and Pacemaker took for this scrape")
@@ -137,7 +142,7 @@ func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
 		up, etcdMembers, layerInfo, layerRelease, etcdRole, etcdDecision, forced, copiesDropped, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
-		aloneSince, unblockPasses, setupState, credIssued, credExpires, readSeconds, readings}
+		aloneSince, unblockPasses, setupState, healthState, failoverOff, credIssued, credExpires, readSeconds, readings}
 }
 
 // Metrics turns a reading into metrics.
@@ -166,6 +171,12 @@ func Metrics(r Reading) []prometheus.Metric {
 	}
 	if !r.AloneSince.IsZero() {
 		add(aloneSince, prometheus.GaugeValue, float64(r.AloneSince.Unix()), r.Node)
+	}
+	for _, st := range health.States {
+		gauge(healthState, r.Health.State == st, r.Node, string(st))
+	}
+	for _, c := range r.Health.FailoverOff {
+		add(failoverOff, prometheus.GaugeValue, 1, c.Kind, c.Subject)
 	}
 	if !r.CredentialExpires.IsZero() {
 		add(credIssued, prometheus.GaugeValue, float64(r.CredentialIssued.Unix()), r.Node)

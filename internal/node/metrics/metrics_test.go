@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
@@ -71,6 +72,10 @@ func TestSurvivorAlone(t *testing.T) {
 			},
 		},
 	}
+	r.Health = health.Assess(health.Observation{Corosync: r.Corosync, Pacemaker: r.Pacemaker, SetupState: r.Setup.State})
+	if r.Health.State != health.Degraded {
+		t.Fatalf("the reading assesses as %s", r.Health.State)
+	}
 	golden.Check(t, "survivor-alone.txt", render(t, r))
 }
 
@@ -84,6 +89,7 @@ func TestInertSetupFailed(t *testing.T) {
 		AloneSince:  time.Date(2026, 11, 24, 19, 0, 0, 0, time.UTC),
 		AutoUnblock: map[string]int{"refused": 3},
 	}
+	r.Health = health.Assess(health.Observation{Corosync: r.Corosync, SetupState: r.Setup.State})
 	golden.Check(t, "inert-setup-failed.txt", render(t, r))
 }
 
@@ -103,5 +109,21 @@ func TestForcedNotTheAgents(t *testing.T) {
 	}
 	if strings.Contains(text, `tnf_etcd_forced_clusters_total{node="node1"}`) {
 		t.Errorf("a forced count for node1 from %q:\n%s", "twice", text)
+	}
+}
+
+// TestFailoverOffSeries: maintenance mode and a node in standby, each a tnf_failover_off series,
+// and the state failover-off.
+func TestFailoverOffSeries(t *testing.T) {
+	r := Reading{Node: "node1", Corosync: &pcmk.Membership{Nodes: map[string]bool{"node1": true, "node2": true}, Quorate: true},
+		Pacemaker: &pcmk.Status{StonithEnabled: true, MaintenanceMode: true, Nodes: []pcmk.NodeStatus{{Name: "node1", Online: true}, {Name: "node2", Online: true, Standby: true}}},
+		Setup:     Setup{State: nodesetup.StateDone}}
+	r.Health = health.Assess(health.Observation{Corosync: r.Corosync, Pacemaker: r.Pacemaker, SetupState: r.Setup.State})
+	text := render(t, r)
+	for _, want := range []string{`tnf_failover_off{cause="maintenance-mode",subject=""} 1`, `tnf_failover_off{cause="node-standby",subject="node2"} 1`,
+		`tnf_health_state{node="node1",state="failover-off"} 1`, `tnf_health_state{node="node1",state="healthy"} 0`} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("no %s in:\n%s", want, text)
+		}
 	}
 }

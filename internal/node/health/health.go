@@ -1,0 +1,270 @@
+// Package health is the one reading of where a two-node cluster stands, from what a node reads
+// of it (Corosync, Pacemaker, the etcd agent's attributes, setup and the handover): a state, a
+// line that names the cause and the next step, and an exit code. tnfctl status prints it, the
+// metrics carry it, and the alerts read the metrics: none of them decides on its own what
+// "healthy" means. Assess is a pure function.
+package health
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/contract"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
+	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+)
+
+// State is where the cluster stands as one node sees it: status's first word, -o json's
+// "state", tnf_health_state's label.
+type State string
+
+const (
+	Healthy       State = "healthy"        // both nodes serve, etcd has two voters, Pacemaker would fail over
+	Degraded      State = "degraded"       // one node serves alone
+	Recovering    State = "recovering"     // both members, Pacemaker still bringing etcd up
+	FailoverOff   State = "failover-off"   // an administrator's setting keeps Pacemaker from failing over
+	InstallerEtcd State = "installer-etcd" // waits for the peer; the installer's etcd runs here meanwhile
+	Inert         State = "inert"          // booted alone, waits for the peer
+	Blocked       State = "blocked"        // the fencing fails, or etcd refuses its data
+	SetupFailed   State = "setup-failed"   // tnfctl setup failed on this node
+	PacemakerDown State = "pacemaker-down" // Corosync answers, Pacemaker does not
+	CorosyncDown  State = "corosync-down"  // Corosync does not answer
+)
+
+// States are every state, in the order help texts list them.
+var States = []State{Healthy, Degraded, Recovering, FailoverOff, InstallerEtcd, Inert, Blocked, SetupFailed, PacemakerDown, CorosyncDown}
+
+// Exit codes of tnfctl status, for scripts.
+const (
+	ExitHealthy     = 0
+	ExitDegraded    = 4 // serving, without redundancy (one node alone, or recovering)
+	ExitNotServing  = 5 // this cluster serves nothing from here
+	ExitFailoverOff = 6 // serving, but a fault would not fail over
+)
+
+// ExitCode is the state's exit code.
+func (s State) ExitCode() int {
+	switch s {
+	case Healthy:
+		return ExitHealthy
+	case Degraded, Recovering, InstallerEtcd:
+		return ExitDegraded
+	case FailoverOff:
+		return ExitFailoverOff
+	}
+	return ExitNotServing
+}
+
+// Observation is what a node read.
+type Observation struct {
+	Corosync   *pcmk.Membership // nil when Corosync did not answer
+	Pacemaker  *pcmk.Status     // nil when Pacemaker did not answer
+	SetupState string           // one of nodesetup.States
+	// FencingFails: the fencing of the absent peer has failed since its last success.
+	FencingFails bool
+	// Handover is this node's handover from the installer's etcd while it is not done.
+	Handover *handover.State
+	// InstallerKubelet: cri-o and kubelet run the installer's etcd here until the handover.
+	InstallerKubelet bool
+}
+
+// Cause is one setting that keeps Pacemaker from failing over, with the command that undoes it.
+type Cause struct {
+	Kind    string `json:"kind"`              // one of the Cause kinds below
+	Subject string `json:"subject,omitempty"` // the node or resource it applies to
+	Undo    string `json:"undo"`
+}
+
+// Cause kinds, as tnf_failover_off's cause label names them.
+const (
+	CauseMaintenanceMode = "maintenance-mode" // Pacemaker watches and recovers nothing
+	CauseFencingDisabled = "fencing-disabled" // stonith-enabled=false: no node can be proven off
+	CauseNodeStandby     = "node-standby"     // nothing runs on the node
+	CauseNodeMaintenance = "node-maintenance" // nothing on the node is watched
+	CauseUnmanaged       = "unmanaged"        // the resource is neither watched nor recovered
+	CauseDisabled        = "disabled"         // the resource is kept stopped
+)
+
+// CauseKinds are every Cause kind.
+var CauseKinds = []string{CauseMaintenanceMode, CauseFencingDisabled, CauseNodeStandby, CauseNodeMaintenance, CauseUnmanaged, CauseDisabled}
+
+func (c Cause) String() string {
+	switch c.Kind {
+	case CauseMaintenanceMode:
+		return "Pacemaker is in maintenance mode: it watches, recovers and fences nothing"
+	case CauseFencingDisabled:
+		return "fencing is disabled (stonith-enabled=false): no lost node can be proven off, so none is replaced"
+	case CauseNodeStandby:
+		return c.Subject + " is in standby: nothing runs there"
+	case CauseNodeMaintenance:
+		return c.Subject + " is in maintenance: nothing there is watched"
+	case CauseUnmanaged:
+		return c.Subject + " is unmanaged: Pacemaker neither watches nor recovers it"
+	case CauseDisabled:
+		return c.Subject + " is disabled: Pacemaker keeps it stopped"
+	}
+	return c.Kind
+}
+
+// FailoverOffCauses lists the settings in p that keep Pacemaker from failing over, once each: the
+// cluster's maintenance mode and fencing, nodes in standby or maintenance, and resources (a
+// clone by its name) unmanaged or disabled. What maintenance mode implies (every resource
+// unmanaged) is not listed again.
+func FailoverOffCauses(p *pcmk.Status) []Cause {
+	if p == nil {
+		return nil
+	}
+	var causes []Cause
+	add := func(c Cause) {
+		if !slices.Contains(causes, c) {
+			causes = append(causes, c)
+		}
+	}
+	if p.MaintenanceMode {
+		add(Cause{Kind: CauseMaintenanceMode, Undo: "pcs property set maintenance-mode=false"})
+	}
+	if !p.StonithEnabled {
+		add(Cause{Kind: CauseFencingDisabled, Undo: "pcs property set stonith-enabled=true"})
+	}
+	for _, n := range p.Nodes {
+		if n.Standby {
+			add(Cause{Kind: CauseNodeStandby, Subject: n.Name, Undo: "pcs node unstandby " + n.Name})
+		}
+		if n.Maintenance && !p.MaintenanceMode {
+			add(Cause{Kind: CauseNodeMaintenance, Subject: n.Name, Undo: "pcs node unmaintenance " + n.Name})
+		}
+	}
+	for _, r := range p.Resources {
+		name := r.ID
+		if r.Clone != "" {
+			name = r.Clone
+		}
+		if r.Unmanaged && !p.MaintenanceMode && !slices.ContainsFunc(p.Nodes, func(n pcmk.NodeStatus) bool { return n.Maintenance && n.Name == r.Node }) {
+			add(Cause{Kind: CauseUnmanaged, Subject: name, Undo: "pcs resource manage " + name})
+		}
+		if r.TargetRole == "Stopped" {
+			add(Cause{Kind: CauseDisabled, Subject: name, Undo: "pcs resource enable " + name})
+		}
+	}
+	return causes
+}
+
+// FencingFails says whether the fencing of a node absent from Corosync has failed since its last
+// success.
+func FencingFails(c *pcmk.Membership, p *pcmk.Status) bool {
+	if c == nil || p == nil {
+		return false
+	}
+	for n, joined := range c.Nodes {
+		if _, failing := fencewait.Find(p.Fencing, n); !joined && failing {
+			return true
+		}
+	}
+	return false
+}
+
+// Assessment is a state, the line that says why and what to do, and the settings that keep
+// Pacemaker from failing over (also listed when another state leads).
+type Assessment struct {
+	State       State
+	Line        string
+	FailoverOff []Cause
+}
+
+// Assess says where the cluster stands and what to do next. The local node is the one Corosync
+// shows joined when only one is: a node always sees itself as a member.
+func Assess(o Observation) Assessment {
+	off := FailoverOffCauses(o.Pacemaker)
+	state, line := assess(o, off)
+	return Assessment{State: state, Line: line, FailoverOff: off}
+}
+
+func assess(o Observation, off []Cause) (State, string) {
+	switch {
+	case o.SetupState == nodesetup.StateFailed:
+		return SetupFailed, "SETUP FAILED on this node (see Setup below); fix what it names, then `tnfctl setup` runs it again."
+	case o.Corosync == nil:
+		return CorosyncDown, "COROSYNC NOT ANSWERING on this node (see Corosync below): nothing of the cluster runs here. " +
+			"`systemctl status corosync`; `tnfctl gather` for support."
+	case o.Pacemaker == nil:
+		return PacemakerDown, "PACEMAKER NOT ANSWERING on this node: `systemctl status pacemaker`; `tnfctl gather` for support."
+	}
+	var members, absent []string
+	for n, joined := range o.Corosync.Nodes {
+		if joined {
+			members = append(members, n)
+		} else {
+			absent = append(absent, n)
+		}
+	}
+	slices.Sort(members)
+	slices.Sort(absent)
+	peer := "the peer"
+	if len(absent) == 1 {
+		peer = absent[0]
+	}
+	switch {
+	case o.Corosync.WaitingForAll && !o.Corosync.Quorate && o.InstallerKubelet:
+		return InstallerEtcd, fmt.Sprintf("INSTALLER'S ETCD: waits for %s to join; meanwhile cri-o and kubelet run the installer's etcd here, "+
+			"as before the layer, until the handover. Do not confirm %s down: its etcd is the installer's other member.", peer, peer)
+	case o.Corosync.WaitingForAll && !o.Corosync.Quorate:
+		return Inert, fmt.Sprintf("INERT: waits for %s to join; no cri-o, kubelet or etcd here. If %s is off for good: `tnfctl confirm-peer-down`.", peer, peer)
+	case o.FencingFails:
+		return Blocked, fmt.Sprintf("BLOCKED: the fencing of %s fails, so etcd waits (see Fencing below). If %s is powered off: `tnfctl confirm-peer-down`.", peer, peer)
+	}
+	// A peer Pacemaker holds unclean is not proven off: etcd runs without a leader, whatever its
+	// role says, until a fencing completes, and one may not have been tried yet (the fencing
+	// waits for the transition that schedules it, and a busy node's transitions take time).
+	for _, n := range o.Pacemaker.Nodes {
+		if n.Unclean && !o.Corosync.Nodes[n.Name] {
+			return Blocked, fmt.Sprintf("BLOCKED: %s is not fenced yet, so etcd waits. If %s is powered off: `tnfctl confirm-peer-down`.", n.Name, n.Name)
+		}
+	}
+	for _, n := range o.Pacemaker.Nodes {
+		switch why := n.Attributes[etcdnode.AttrDecision]; {
+		case strings.Contains(why, decision.ServedWithoutData):
+			return Blocked, "BLOCKED: neither node has etcd data, but this cluster served a cluster (see below). Mount the data disks; " +
+				"if the data is gone for good: `tnfctl start-empty` (gives up everything it held)."
+		case strings.Contains(why, decision.EtcdTooOld):
+			return Blocked, fmt.Sprintf("BLOCKED: etcd on %s is older than the cluster's, which it cannot join (see below). "+
+				"Update %s's layer (MCO's rollout does, in an update); never give data up for this.", n.Name, n.Name)
+		case strings.Contains(why, contract.UnreadableReason):
+			return Blocked, fmt.Sprintf("BLOCKED: etcd on %s cannot read what %s publishes: their layers are more than one contract apart (see below). "+
+				"Update the older node's layer; with the API down, by hand (docs/operate.md#two-layers-too-far-apart).", n.Name, peer)
+		case strings.HasPrefix(why, "refuse"):
+			return Blocked, fmt.Sprintf("BLOCKED: etcd on %s refuses its data (see below). Bring %s back; if it is gone for good: `tnfctl accept-data-loss` (gives up its newer writes).", n.Name, peer)
+		}
+	}
+	// An administrator's setting explains the rest (a node in standby serves nothing, a disabled
+	// etcd no voter): saying "recovering" would send the reader to wait for what never comes.
+	if len(off) > 0 {
+		undo := make([]string, len(off))
+		for i, c := range off {
+			undo[i] = "`" + c.Undo + "`"
+		}
+		return FailoverOff, fmt.Sprintf("NO FAILOVER: %s (see Failover below); Pacemaker recovers no fault it covers. When the work is done: %s.",
+			off[0], strings.Join(undo, ", "))
+	}
+	var voters []string
+	for _, r := range o.Pacemaker.Resources {
+		if r.Agent == "ocf:tnf:etcd" && r.Role == "Promoted" && o.Corosync.Nodes[r.Node] {
+			voters = append(voters, r.Node)
+		}
+	}
+	switch {
+	case len(absent) == 0 && len(voters) == 2:
+		return Healthy, "HEALTHY: both nodes serve; etcd has two voters."
+	case len(absent) == 1 && len(voters) == 1:
+		return Degraded, fmt.Sprintf("DEGRADED: %s serves alone; %s is away. Power it on or repair it: it rejoins by itself.", voters[0], peer)
+	}
+	if h := o.Handover; h != nil {
+		return Recovering, fmt.Sprintf("RECOVERING: etcd is being handed over from the installer's static pod; this node waits for %s (see Handover). "+
+			"The agent's etcd serves on %d of %d members.", h.Step, len(voters), len(members))
+	}
+	return Recovering, fmt.Sprintf("RECOVERING: etcd serves on %d of %d members; Pacemaker is acting (see Resources). Look again in a minute.", len(voters), len(members))
+}

@@ -1,0 +1,185 @@
+package health
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+)
+
+// serving is both nodes members and serving, fencing on: the healthy baseline each case changes.
+func serving() Observation {
+	return Observation{
+		Corosync: &pcmk.Membership{Nodes: map[string]bool{"n1": true, "n2": true}, Quorate: true},
+		Pacemaker: &pcmk.Status{StonithEnabled: true, WithQuorum: true,
+			Nodes: []pcmk.NodeStatus{{Name: "n1", Online: true}, {Name: "n2", Online: true}},
+			Resources: []pcmk.ResourceRole{
+				{ID: "kubelet", Agent: "systemd:kubelet", Role: "Started", Node: "n1", Clone: "kubelet-clone"},
+				{ID: "kubelet", Agent: "systemd:kubelet", Role: "Started", Node: "n2", Clone: "kubelet-clone"},
+				{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Promoted", Node: "n1", Clone: "etcd-clone"},
+				{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Promoted", Node: "n2", Clone: "etcd-clone"},
+			}},
+		SetupState: nodesetup.StateDone,
+	}
+}
+
+// TestAssess: every state, each from the reading that leads to it, with the cause and the next
+// step in its line; what outranks what; and every setting that turns failover off, listed once
+// with the command that undoes it.
+func TestAssess(t *testing.T) {
+	with := func(change func(*Observation)) Observation {
+		o := serving()
+		change(&o)
+		return o
+	}
+	n2Gone := func(o *Observation) {
+		o.Corosync.Nodes["n2"] = false
+		o.Pacemaker.Nodes[1].Online = false
+		o.Pacemaker.Resources = slices.DeleteFunc(o.Pacemaker.Resources, func(r pcmk.ResourceRole) bool { return r.Node == "n2" })
+	}
+	for _, tc := range []struct {
+		name  string
+		o     Observation
+		state State
+		line  []string // in the line, in order
+		off   []string // the causes' kinds
+	}{
+		{"both serving", serving(), Healthy, []string{"HEALTHY"}, nil},
+		{"alone after a fencing", with(n2Gone), Degraded, []string{"DEGRADED: n1 serves alone; n2 is away"}, nil},
+		{"a learner catching up", with(func(o *Observation) { o.Pacemaker.Resources[3].Role = "Unpromoted" }), Recovering,
+			[]string{"RECOVERING: etcd serves on 1 of 2 members", "Look again in a minute"}, nil},
+		{"the handover", with(func(o *Observation) {
+			o.Pacemaker.Resources[3].Role = "Unpromoted"
+			o.Handover = &handover.State{Step: handover.StepInstaller}
+		}), Recovering, []string{"handed over", string(handover.StepInstaller)}, nil},
+		{"inert", with(func(o *Observation) {
+			n2Gone(o)
+			o.Corosync.Quorate, o.Corosync.WaitingForAll = false, true
+		}), Inert, []string{"INERT: waits for n2", "tnfctl confirm-peer-down"}, nil},
+		{"the installer's etcd", with(func(o *Observation) {
+			n2Gone(o)
+			o.Corosync.Quorate, o.Corosync.WaitingForAll, o.InstallerKubelet = false, true, true
+		}), InstallerEtcd, []string{"INSTALLER'S ETCD", "Do not confirm n2 down"}, nil},
+		{"fencing fails", with(func(o *Observation) { n2Gone(o); o.FencingFails = true }), Blocked,
+			[]string{"BLOCKED: the fencing of n2 fails", "tnfctl confirm-peer-down"}, nil},
+		{"not fenced yet", with(func(o *Observation) { n2Gone(o); o.Pacemaker.Nodes[1].Unclean = true }), Blocked,
+			[]string{"BLOCKED: n2 is not fenced yet"}, nil},
+		{"refusing its data", with(func(o *Observation) {
+			o.Pacemaker.Nodes[0].Attributes = map[string]string{etcdnode.AttrDecision: "refuse: older data"}
+		}), Blocked, []string{"BLOCKED: etcd on n1 refuses its data", "tnfctl accept-data-loss"}, nil},
+		{"setup failed", with(func(o *Observation) { o.SetupState = nodesetup.StateFailed }), SetupFailed, []string{"SETUP FAILED", "tnfctl setup"}, nil},
+		{"setup failed, Corosync down", with(func(o *Observation) { o.SetupState, o.Corosync, o.Pacemaker = nodesetup.StateFailed, nil, nil }),
+			SetupFailed, []string{"SETUP FAILED"}, nil},
+		{"Corosync down", with(func(o *Observation) { o.Corosync, o.Pacemaker = nil, nil }), CorosyncDown,
+			[]string{"COROSYNC NOT ANSWERING", "systemctl status corosync"}, nil},
+		{"Pacemaker down", with(func(o *Observation) { o.Pacemaker = nil }), PacemakerDown, []string{"PACEMAKER NOT ANSWERING"}, nil},
+
+		// What an administrator leaves behind after maintenance reads as such, never as healthy
+		// or as recovering.
+		{"maintenance mode", with(func(o *Observation) {
+			o.Pacemaker.MaintenanceMode = true
+			for i := range o.Pacemaker.Resources {
+				o.Pacemaker.Resources[i].Unmanaged = true // crm_mon marks every resource so
+			}
+		}), FailoverOff, []string{"NO FAILOVER: Pacemaker is in maintenance mode", "`pcs property set maintenance-mode=false`"}, []string{CauseMaintenanceMode}},
+		{"fencing disabled", with(func(o *Observation) { o.Pacemaker.StonithEnabled = false }), FailoverOff,
+			[]string{"NO FAILOVER: fencing is disabled", "`pcs property set stonith-enabled=true`"}, []string{CauseFencingDisabled}},
+		{"a node in standby", with(func(o *Observation) {
+			o.Pacemaker.Nodes[1].Standby = true
+			o.Pacemaker.Resources = slices.DeleteFunc(o.Pacemaker.Resources, func(r pcmk.ResourceRole) bool { return r.Node == "n2" })
+		}), FailoverOff, []string{"NO FAILOVER: n2 is in standby", "`pcs node unstandby n2`"}, []string{CauseNodeStandby}},
+		{"a node in maintenance", with(func(o *Observation) {
+			o.Pacemaker.Nodes[1].Maintenance = true
+			o.Pacemaker.Resources[1].Unmanaged, o.Pacemaker.Resources[3].Unmanaged = true, true
+		}), FailoverOff, []string{"NO FAILOVER: n2 is in maintenance", "`pcs node unmaintenance n2`"}, []string{CauseNodeMaintenance}},
+		{"etcd unmanaged", with(func(o *Observation) {
+			o.Pacemaker.Resources[2].Unmanaged, o.Pacemaker.Resources[3].Unmanaged = true, true
+		}),
+			FailoverOff, []string{"NO FAILOVER: etcd-clone is unmanaged", "`pcs resource manage etcd-clone`"}, []string{CauseUnmanaged}},
+		{"kubelet disabled", with(func(o *Observation) {
+			o.Pacemaker.Resources = []pcmk.ResourceRole{
+				{ID: "kubelet", Agent: "systemd:kubelet", Role: "Stopped", Clone: "kubelet-clone", TargetRole: "Stopped"},
+				{ID: "kubelet", Agent: "systemd:kubelet", Role: "Stopped", Clone: "kubelet-clone", TargetRole: "Stopped"},
+				{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone"},
+				{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone"}}
+		}), FailoverOff, []string{"NO FAILOVER: kubelet-clone is disabled", "`pcs resource enable kubelet-clone`"}, []string{CauseDisabled}},
+		{"a fence device disabled", with(func(o *Observation) {
+			o.Pacemaker.Resources = append(o.Pacemaker.Resources, pcmk.ResourceRole{ID: "fence-n2", Agent: "stonith:fence_tnf_redfish", Role: "Stopped", TargetRole: "Stopped"})
+		}), FailoverOff, []string{"fence-n2 is disabled", "`pcs resource enable fence-n2`"}, []string{CauseDisabled}},
+		{"all of them at once, each listed", with(func(o *Observation) {
+			o.Pacemaker.StonithEnabled = false
+			o.Pacemaker.Nodes[1].Standby = true
+			o.Pacemaker.Resources[2].TargetRole, o.Pacemaker.Resources[3].TargetRole = "Stopped", "Stopped"
+		}), FailoverOff, []string{"NO FAILOVER: fencing is disabled", "`pcs property set stonith-enabled=true`, `pcs node unstandby n2`, `pcs resource enable etcd-clone`"},
+			[]string{CauseFencingDisabled, CauseNodeStandby, CauseDisabled}},
+		// A fault outranks the setting, which is still listed: the fault is what to act on first.
+		{"alone, fencing disabled", with(func(o *Observation) {
+			n2Gone(o)
+			o.Pacemaker.StonithEnabled = false
+			o.Pacemaker.Nodes[1].Unclean = true
+		}),
+			Blocked, []string{"BLOCKED: n2 is not fenced yet"}, []string{CauseFencingDisabled}},
+		{"inert in maintenance mode", with(func(o *Observation) {
+			n2Gone(o)
+			o.Corosync.Quorate, o.Corosync.WaitingForAll, o.Pacemaker.MaintenanceMode = false, true, true
+		}), Inert, []string{"INERT"}, []string{CauseMaintenanceMode}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Assess(tc.o)
+			if a.State != tc.state {
+				t.Errorf("state %s, want %s (%s)", a.State, tc.state, a.Line)
+			}
+			rest := a.Line
+			for _, want := range tc.line {
+				i := strings.Index(rest, want)
+				if i < 0 {
+					t.Errorf("line %q lacks %q (or not in order)", a.Line, want)
+					break
+				}
+				rest = rest[i+len(want):]
+			}
+			var kinds []string
+			for _, c := range a.FailoverOff {
+				kinds = append(kinds, c.Kind)
+			}
+			if !reflect.DeepEqual(kinds, tc.off) {
+				t.Errorf("failover off for %v, want %v", kinds, tc.off)
+			}
+		})
+	}
+}
+
+// TestEveryStateHasAnExitCode: the exit codes status's help documents, one per state.
+func TestEveryStateHasAnExitCode(t *testing.T) {
+	want := map[State]int{Healthy: 0, Degraded: 4, Recovering: 4, InstallerEtcd: 4, FailoverOff: 6,
+		Inert: 5, Blocked: 5, SetupFailed: 5, PacemakerDown: 5, CorosyncDown: 5}
+	if len(want) != len(States) {
+		t.Fatalf("%d states, %d exit codes known to the test", len(States), len(want))
+	}
+	for _, s := range States {
+		if got := s.ExitCode(); got != want[s] {
+			t.Errorf("%s: exit %d, want %d", s, got, want[s])
+		}
+	}
+}
+
+// TestCauseKinds: every cause kind has its own text.
+func TestCauseKinds(t *testing.T) {
+	seen := map[string]bool{}
+	for _, k := range CauseKinds {
+		text := Cause{Kind: k, Subject: "x"}.String()
+		if text == k || seen[text] {
+			t.Errorf("%s: %q", k, text)
+		}
+		seen[text] = true
+	}
+	if got := fmt.Sprint(Cause{Kind: CauseDisabled, Subject: "etcd-clone"}); got != "etcd-clone is disabled: Pacemaker keeps it stopped" {
+		t.Errorf("%q", got)
+	}
+}
