@@ -228,9 +228,9 @@ func readNode(ctx context.Context, nf *nodeFlags, node string) metrics.Reading {
 			r.CredentialIssued, r.CredentialExpires = t.Issued, t.Expires
 		}
 	}
-	o := health.Observation{Corosync: r.Corosync, Pacemaker: r.Pacemaker, SetupState: r.Setup.State, FencingFails: health.FencingFails(r.Corosync, r.Pacemaker)}
-	o.Handover, o.InstallerKubelet = readLocal()
-	r.Health = health.Assess(o)
+	o := observeLocal()
+	o.Corosync, o.Pacemaker, o.FencingFails = r.Corosync, r.Pacemaker, health.FencingFails(r.Corosync, r.Pacemaker)
+	r.Health, r.HandoverPending = health.Assess(o), o.HandoverPending()
 	r.AloneSince, _ = unblock.AloneSince(unblock.AloneSinceFile)
 	if d, err := unblock.ReadDecisions(unblock.DecisionsFile); err == nil {
 		r.AutoUnblock = d

@@ -52,6 +52,8 @@ type clusterStatus struct {
 type setupStatus struct {
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
+	// DoneBefore: a setup completed here once; a failed later run leaves the node serving.
+	DoneBefore bool `json:"doneBefore,omitempty"`
 }
 
 // fencingFails is a failing fencing, what the peer's BMC answers now, and the advice.
@@ -95,9 +97,11 @@ func peerPower(ctx context.Context, peer clusterconfig.Node) string {
 func readStatus(ctx context.Context, nf *nodeFlags) clusterStatus {
 	tools := pcmk.Tools{}
 	var st clusterStatus
+	local := observeLocal()
 	st.Setup.State, st.Setup.Reason = nodesetup.State()
+	st.Setup.DoneBefore = local.SetUpBefore
 	st.Self, _ = nf.name() // without a name, no node is marked as this one
-	st.Handover, st.InstallerKubelet = readLocal()
+	st.Handover, st.InstallerKubelet = local.Handover, local.InstallerKubelet
 	var err error
 	if st.Corosync, err = tools.Members(ctx); err != nil {
 		st.CorosyncError = err.Error()
@@ -117,22 +121,25 @@ func (st *clusterStatus) assess() {
 	if st.CorosyncError == "" {
 		c = &st.Corosync
 	}
-	a := health.Assess(health.Observation{Corosync: c, Pacemaker: st.Pacemaker, SetupState: st.Setup.State,
+	a := health.Assess(health.Observation{Corosync: c, Pacemaker: st.Pacemaker, SetupState: st.Setup.State, SetUpBefore: st.Setup.DoneBefore,
 		FencingFails: health.FencingFails(c, st.Pacemaker), Handover: st.Handover, InstallerKubelet: st.InstallerKubelet})
 	st.State, st.Summary, st.FailoverOff = a.State, a.Line, a.FailoverOff
 }
 
-// readLocal reads this node's handover, while it is not done, and whether cri-o and kubelet run
-// the installer's etcd here.
-func readLocal() (h *handover.State, installerKubelet bool) {
+// observeLocal is what this node's own files say, for health.Assess: where setup stands, the
+// handover while it is not done, and whether cri-o and kubelet run the installer's etcd here.
+func observeLocal() health.Observation {
+	var o health.Observation
+	o.SetupState, _ = nodesetup.State()
+	o.SetUpBefore = nodesetup.SetUpBefore()
 	_, err := os.Stat(staticpod.KubeletMarker)
-	installerKubelet = err == nil
+	o.InstallerKubelet = err == nil
 	if st, ok, err := handover.ReadState(handover.StateFile); err != nil {
-		h = &handover.State{Waiting: err.Error()}
+		o.Handover = &handover.State{Waiting: err.Error()}
 	} else if ok && !st.Done() {
-		h = &st
+		o.Handover = &st
 	}
-	return h, installerKubelet
+	return o
 }
 
 func statusCommand(nf *nodeFlags) *cobra.Command {

@@ -244,6 +244,7 @@ func TestHandover(t *testing.T) {
 		if out, _, err := c.statusRun(node); err != nil || !strings.Contains(out, "Handover:  waiting for "+handover.StepInstaller) {
 			t.Errorf("tnfctl status on %s (%v) does not say where the handover waits:\n%s", node, err, out)
 		}
+		c.checkHandoverPending(node, true) // which keeps TNFEtcdNotVoter and TNFNodeInert quiet
 	}
 	gaps := map[string]time.Duration{}
 	for _, node := range c.nodes {
@@ -258,6 +259,9 @@ func TestHandover(t *testing.T) {
 			etcdWrites.LongestGap(began, time.Now()).Round(time.Millisecond))
 	}
 	c.waitHandoverCompleted(etcds)
+	for _, node := range c.nodes {
+		c.checkHandoverPending(node, false)
+	}
 
 	relists := c.stopAPIClients(apiWrites)
 	c.stopAndCheck(etcdWrites)

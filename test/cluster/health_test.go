@@ -99,17 +99,27 @@ func (c *cluster) waitHealth(state health.State) {
 	}
 }
 
-// healthSeries are node's tnf_health_state and tnf_failover_off series.
+// healthSeries are node's tnf_health_state, tnf_failover_off and tnf_handover_pending series.
 func (c *cluster) healthSeries(node string) ([]string, error) {
 	families, err := c.scrape(c.metricsAddr(node))
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, name := range []string{"tnf_health_state", "tnf_failover_off"} {
+	for _, name := range []string{"tnf_health_state", "tnf_failover_off", "tnf_handover_pending"} {
 		if f, ok := families[name]; ok {
 			out = append(out, series(f)...)
 		}
 	}
 	return out, nil
+}
+
+// checkHandoverPending checks that node's metrics say whether its handover is pending.
+func (c *cluster) checkHandoverPending(node string, pending bool) {
+	c.t.Helper()
+	want := fmt.Sprintf(`tnf_handover_pending{node=%q} %d`, node, map[bool]int{false: 0, true: 1}[pending])
+	c.waitFor(node+": "+want, settle, func() (bool, string) {
+		series, err := c.healthSeries(node)
+		return err == nil && slices.Contains(series, want), fmt.Sprint(series, err)
+	})
 }

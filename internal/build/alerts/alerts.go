@@ -56,8 +56,10 @@ var all = []alert{
 		description: "{{ $labels.node }} has not been a member of the two-node cluster for 10 minutes: the control plane runs on one node, and a second fault stops it.",
 	},
 	{
-		name:     "TNFNodeInert",
-		expr:     `max by (node) (tnf_inert) == 1`,
+		name: "TNFNodeInert",
+		// A node rolled out before its peer waits with the installer's etcd serving on it: that
+		// is the rollout, not a node kept out.
+		expr:     `max by (node) (tnf_inert) == 1 unless on (node) max by (node) (tnf_handover_pending) == 1`,
 		severity: warning, forDuration: "10m",
 		summary:     "A node has waited inert for its peer for 10 minutes.",
 		description: "{{ $labels.node }} booted without seeing its peer and keeps cri-o, kubelet and etcd stopped until the peer joins or an administrator confirms it powered off (tnfctl confirm-peer-down).",
@@ -80,8 +82,9 @@ var all = []alert{
 		description: "Pacemaker's check of the fence device {{ $labels.resource }} (the BMC's status read with the configured credentials) has kept failing for 5 minutes: if its node fails now, it cannot be fenced and its peer stops serving. tnfctl fence-check reproduces the check.",
 	},
 	{
-		name:     "TNFEtcdNotVoter",
-		expr:     `max by (node) (tnf_etcd_role{role="voter"}) == 0 and on (node) min by (node) (tnf_cluster_member) == 1`,
+		name: "TNFEtcdNotVoter",
+		// Until a node's handover is done the installer's etcd serves there, not the agent's.
+		expr:     `max by (node) (tnf_etcd_role{role="voter"}) == 0 and on (node) min by (node) (tnf_cluster_member) == 1 unless on (node) max by (node) (tnf_handover_pending) == 1`,
 		severity: warning, forDuration: "15m",
 		summary:     "etcd is not a voting member on a node of the cluster.",
 		description: "{{ $labels.node }} is a member of the cluster, but its etcd has not been promoted for 15 minutes: the cluster has no etcd redundancy. tnfctl status shows why the etcd agent waits.",
@@ -111,8 +114,10 @@ var all = []alert{
 		description: "The layer on {{ $labels.node }} was built on OpenShift {{ $labels.release }}, and the cluster runs or is updating to another release: with the out-of-cluster rollout an OpenShift update does not change the nodes' operating system (its kubelet included) until the layer is built for the new release and its MachineConfig applied.",
 	},
 	{
-		name:     "TNFSetupFailed",
-		expr:     `max by (node) (tnf_setup_state{state="failed"}) == 1`,
+		name: "TNFSetupFailed",
+		// Only where the failure keeps the node out: a later run that failed on a node set up
+		// before (a password applied by hand while the peer is away) leaves it serving.
+		expr:     `max by (node) (tnf_health_state{state="setup-failed"}) == 1`,
 		severity: critical, forDuration: "1m",
 		summary:     "The cluster setup failed on a node.",
 		description: "tnfctl setup failed on {{ $labels.node }}: tnfctl status there says why. It retries every 30 s; the node stays inert meanwhile.",

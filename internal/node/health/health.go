@@ -65,6 +65,9 @@ type Observation struct {
 	Corosync   *pcmk.Membership // nil when Corosync did not answer
 	Pacemaker  *pcmk.Status     // nil when Pacemaker did not answer
 	SetupState string           // one of nodesetup.States
+	// SetUpBefore: a setup completed on this node once (nodesetup.Marker). A later run that
+	// failed (a reconfiguration, a password applied by hand) leaves a node that serves.
+	SetUpBefore bool
 	// FencingFails: the fencing of the absent peer has failed since its last success.
 	FencingFails bool
 	// Handover is this node's handover from the installer's etcd while it is not done.
@@ -168,6 +171,10 @@ func FencingFails(c *pcmk.Membership, p *pcmk.Status) bool {
 	return false
 }
 
+// HandoverPending says whether etcd on this node is still the installer's, or being handed over:
+// the agent's etcd is not meant to serve here yet.
+func (o Observation) HandoverPending() bool { return o.InstallerKubelet || o.Handover != nil }
+
 // Assessment is a state, the line that says why and what to do, and the settings that keep
 // Pacemaker from failing over (also listed when another state leads).
 type Assessment struct {
@@ -186,7 +193,7 @@ func Assess(o Observation) Assessment {
 
 func assess(o Observation, off []Cause) (State, string) {
 	switch {
-	case o.SetupState == nodesetup.StateFailed:
+	case o.SetupState == nodesetup.StateFailed && !o.SetUpBefore:
 		return SetupFailed, "SETUP FAILED on this node (see Setup below); fix what it names, then `tnfctl setup` runs it again."
 	case o.Corosync == nil:
 		return CorosyncDown, "COROSYNC NOT ANSWERING on this node (see Corosync below): nothing of the cluster runs here. " +
@@ -261,6 +268,13 @@ func assess(o Observation, off []Cause) (State, string) {
 		return Healthy, "HEALTHY: both nodes serve; etcd has two voters."
 	case len(absent) == 1 && len(voters) == 1:
 		return Degraded, fmt.Sprintf("DEGRADED: %s serves alone; %s is away. Power it on or repair it: it rejoins by itself.", voters[0], peer)
+	}
+	// Until its handover starts, the installer's etcd serves here and the agent's etcd waits
+	// for it: nothing is recovering.
+	if o.InstallerKubelet && o.Handover == nil {
+		return InstallerEtcd, fmt.Sprintf("INSTALLER'S ETCD: cri-o and kubelet run the installer's etcd here, as before the layer, until "+
+			"the handover (tnf-handover.service) moves etcd into Pacemaker; the agent's etcd waits for it. The agent's etcd serves on %d of %d members.",
+			len(voters), len(members))
 	}
 	if h := o.Handover; h != nil {
 		return Recovering, fmt.Sprintf("RECOVERING: etcd is being handed over from the installer's static pod; this node waits for %s (see Handover). "+

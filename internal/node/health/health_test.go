@@ -66,6 +66,12 @@ func TestAssess(t *testing.T) {
 			n2Gone(o)
 			o.Corosync.Quorate, o.Corosync.WaitingForAll, o.InstallerKubelet = false, true, true
 		}), InstallerEtcd, []string{"INSTALLER'S ETCD", "Do not confirm n2 down"}, nil},
+		// The peer has joined, setup is done, the handover has not started: the installer's etcd
+		// serves, nothing recovers.
+		{"the installer's etcd before the handover", with(func(o *Observation) {
+			o.InstallerKubelet = true
+			o.Pacemaker.Resources[2].Role, o.Pacemaker.Resources[3].Role = "Unpromoted", "Unpromoted"
+		}), InstallerEtcd, []string{"INSTALLER'S ETCD: cri-o and kubelet run the installer's etcd here", "tnf-handover.service"}, nil},
 		{"fencing fails", with(func(o *Observation) { n2Gone(o); o.FencingFails = true }), Blocked,
 			[]string{"BLOCKED: the fencing of n2 fails", "tnfctl confirm-peer-down"}, nil},
 		{"not fenced yet", with(func(o *Observation) { n2Gone(o); o.Pacemaker.Nodes[1].Unclean = true }), Blocked,
@@ -74,6 +80,10 @@ func TestAssess(t *testing.T) {
 			o.Pacemaker.Nodes[0].Attributes = map[string]string{etcdnode.AttrDecision: "refuse: older data"}
 		}), Blocked, []string{"BLOCKED: etcd on n1 refuses its data", "tnfctl accept-data-loss"}, nil},
 		{"setup failed", with(func(o *Observation) { o.SetupState = nodesetup.StateFailed }), SetupFailed, []string{"SETUP FAILED", "tnfctl setup"}, nil},
+		// A run after a completed one failed (a password applied by hand while the peer is away):
+		// the node was set up and serves, and says so.
+		{"a later setup failed, serving alone", with(func(o *Observation) { n2Gone(o); o.SetupState, o.SetUpBefore = nodesetup.StateFailed, true }),
+			Degraded, []string{"DEGRADED: n1 serves alone"}, nil},
 		{"setup failed, Corosync down", with(func(o *Observation) { o.SetupState, o.Corosync, o.Pacemaker = nodesetup.StateFailed, nil, nil }),
 			SetupFailed, []string{"SETUP FAILED"}, nil},
 		{"Corosync down", with(func(o *Observation) { o.Corosync, o.Pacemaker = nil, nil }), CorosyncDown,
@@ -181,5 +191,22 @@ func TestCauseKinds(t *testing.T) {
 	}
 	if got := fmt.Sprint(Cause{Kind: CauseDisabled, Subject: "etcd-clone"}); got != "etcd-clone is disabled: Pacemaker keeps it stopped" {
 		t.Errorf("%q", got)
+	}
+}
+
+// TestHandoverPending: etcd here is the installer's, or being handed over, until the handover is
+// done.
+func TestHandoverPending(t *testing.T) {
+	for _, tc := range []struct {
+		o    Observation
+		want bool
+	}{
+		{Observation{}, false},
+		{Observation{InstallerKubelet: true}, true},
+		{Observation{Handover: &handover.State{Step: handover.StepInstaller}}, true},
+	} {
+		if got := tc.o.HandoverPending(); got != tc.want {
+			t.Errorf("%+v: %v, want %v", tc.o, got, tc.want)
+		}
 	}
 }

@@ -53,8 +53,10 @@ type Reading struct {
 	Node        string       // this node
 	Layer       string       // the layer version of this binary
 	Release     string       // the OpenShift release the layer's OS was built on ("" for none)
-	// Health is the state tnfctl status gives from this reading (health.Assess).
-	Health health.Assessment
+	// Health is the state tnfctl status gives from this reading (health.Assess);
+	// HandoverPending, whether etcd here is still the installer's or being handed over.
+	Health          health.Assessment
+	HandoverPending bool
 	// CredentialIssued and CredentialExpires bound the node's API token (zero without a token
 	// that expires).
 	CredentialIssued, CredentialExpires time.Time
@@ -130,6 +132,7 @@ var (
 	unblockPasses = desc("tnf_auto_unblock_decisions_total", "auto-unblock's passes that asked the peer's BMC since the node booted, by outcome (confirmed, refused)", "node", "outcome")
 	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, waiting_for_peer, failed, done); 1 for the state", "node", "state")
 	healthState   = desc("tnf_health_state", "Where the cluster stands as this node sees it, tnfctl status's state (healthy, degraded, failover-off, ...); 1 for the state", "node", "state")
+	handover      = desc("tnf_handover_pending", "Whether etcd on this node is still the installer's, or being handed over to Pacemaker: the agent's etcd is not meant to serve here yet", "node")
 	failoverOff   = desc("tnf_failover_off", "A setting that keeps Pacemaker from failing over (cause: maintenance-mode, fencing-disabled, node-standby, node-maintenance, unmanaged, disabled; subject: the node or resource); 1 while it is set", "cause", "subject")
 	credIssued    = desc("tnf_node_credential_issued_timestamp_seconds", "When the node's API token (secretsFromAPI.kubeconfigFile) was issued, Unix time; absent without a token that expires", "node")
 	credExpires   = desc("tnf_node_credential_expiry_timestamp_seconds", "When the node's API token expires, Unix time: the node renews it once half its lifetime has passed; absent without a token that expires", "node")
@@ -142,7 +145,7 @@ func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
 		up, etcdMembers, layerInfo, layerRelease, etcdRole, etcdDecision, forced, copiesDropped, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
-		aloneSince, unblockPasses, setupState, healthState, failoverOff, credIssued, credExpires, readSeconds, readings}
+		aloneSince, unblockPasses, setupState, healthState, handover, failoverOff, credIssued, credExpires, readSeconds, readings}
 }
 
 // Metrics turns a reading into metrics.
@@ -175,6 +178,7 @@ func Metrics(r Reading) []prometheus.Metric {
 	for _, st := range health.States {
 		gauge(healthState, r.Health.State == st, r.Node, string(st))
 	}
+	gauge(handover, r.HandoverPending, r.Node)
 	for _, c := range r.Health.FailoverOff {
 		add(failoverOff, prometheus.GaugeValue, 1, c.Kind, c.Subject)
 	}

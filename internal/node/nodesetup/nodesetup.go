@@ -71,6 +71,13 @@ func State() (state, reason string) {
 	return StateNotRun, ""
 }
 
+// SetUpBefore says whether a run completed on this node once: a later run that failed leaves a
+// node set up, which may serve.
+func SetUpBefore() bool {
+	_, err := os.Stat(Marker)
+	return err == nil
+}
+
 // Options tune a run.
 type Options struct {
 	Config   string        // cluster.yaml
