@@ -69,6 +69,12 @@ func rootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&nf.config, "config", clusterconfig.Path, "the node configuration")
 	root.PersistentFlags().StringVar(&nf.node, "node", "", "this node's name (default: the host name)")
+	// Declared here so that cobra adds no -v: in oc and kubectl, -v is verbosity.
+	root.Flags().Bool("version", false, "print tnfctl's version (the layer's)")
+	root.AddCommand(&cobra.Command{Use: "version", Short: "Print tnfctl's version (the layer's), as --version does", Args: cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "tnfctl version "+version.Describe())
+		}})
 	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), startEmptyCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), handoverCommand(&nf), installerKubeletCommand(&nf), syncSecretsCommand(&nf), metricsCommand(&nf), powerWatchCommand(&nf), gatherCommand(&nf))
 	return root
 }

@@ -35,6 +35,9 @@ func buildCommand() *cobra.Command {
   build-layer build --layer lab --push oci:out/lab:latest -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().NFlag() == 0 {
+				return cmd.Help()
+			}
 			o, err := in.options()
 			if err != nil {
 				return err

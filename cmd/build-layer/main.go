@@ -37,17 +37,25 @@ func main() {
 
 // rootCommand is build-layer with every subcommand: the binary runs it, the reference is
 // generated from it and the documentation is checked against it.
+//
+// Without a subcommand it builds, as build does: `build-layer --ocp 4.19 --push …` is the form the
+// tool was specified in and CI jobs are written for.
 func rootCommand() *cobra.Command {
-	root := &cobra.Command{
-		Use:   "build-layer",
-		Short: "Build the OS layer of a two-node OpenShift cluster with fencing, and the manifests that roll it out",
-		Long: "build-layer resolves a layer definition (layers/ocp-VERSION.yaml, or layers/NAME.yaml), compiles the " +
-			"agents for the target, renders the Containerfile and the manifests, builds the layer with buildah and " +
-			"pushes it with containers/image, and verifies a pushed layer.\n\n" +
-			"Exit codes: 0 done; 1 an error (bad input, an unreachable registry, a failed build); " +
-			"2 verify found problems in the image.",
-		SilenceUsage: true,
-	}
+	root := buildCommand()
+	root.Use = "build-layer [build flags] | build-layer COMMAND"
+	root.Short = "Build the OS layer of a two-node OpenShift cluster with fencing, and the manifests that roll it out"
+	root.Long = "build-layer resolves a layer definition (layers/ocp-VERSION.yaml, or layers/NAME.yaml), compiles the " +
+		"agents for the target, renders the Containerfile and the manifests, builds the layer with buildah and " +
+		"pushes it with containers/image, and verifies a pushed layer. Without a command it builds, as " +
+		"`build-layer build` does, with the same flags.\n\n" +
+		"Exit codes: 0 done; 1 an error (bad input, an unreachable registry, a failed build); " +
+		"2 verify found problems in the image."
+	root.Example = `  build-layer --ocp 4.19 --push docker://registry.example.com/tnf/layer:4.19 --authfile auth.json
+  build-layer render --layer lab --dir out/lab`
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
+	// Declared here so that cobra adds no -v: in oc and kubectl, -v is verbosity.
+	root.Flags().Bool("version", false, "print build-layer's own version")
 	root.AddCommand(buildCommand(), renderCommand(), verifyCommand(), labBaseCommand(), versionCommand())
 	return root
 }
