@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
+	"github.com/tnf-layer/tnf-layer/internal/build/layerdef"
 	"github.com/tnf-layer/tnf-layer/internal/build/manifests"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/bootdisk"
@@ -110,7 +111,7 @@ func (img *labImage) makePodmanDisk() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	mc, err := manifests.NodeConfig("master", in)
+	mc, err := manifests.NodeConfig("master", in, layerdef.LabIgnition)
 	if err != nil {
 		return "", err
 	}

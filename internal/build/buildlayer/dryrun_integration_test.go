@@ -187,7 +187,16 @@ func TestDryRun(t *testing.T) {
 			"machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml",
 			"tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
 		checkSecretsOnlyInSecrets(t, s.Manifests)
+		checkIgnitionSpec(t, s.Manifests, "3.5.0")
 	}
+	// 4.18's MCO accepts Ignition up to 3.4 (out-of-cluster only: its release has no extension).
+	old := o
+	old.OCP, old.DryRun = "4.18", filepath.Join(dir, "out-of-cluster-4.18")
+	s418, err := DryRun(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkIgnitionSpec(t, s418.Manifests, "3.4.0")
 	err = filepath.Walk(filepath.Join(dir, "out", "context"), func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
 			if data, _ := os.ReadFile(p); strings.Contains(string(data), "secret-pw") {
@@ -419,5 +428,28 @@ func TestDryRunResolvesTheRelease(t *testing.T) {
 	}
 	if cached, _ := filepath.Glob(filepath.Join(dir, "cache", "releases", "*.json")); len(cached) != 1 {
 		t.Fatalf("cache: %v", cached)
+	}
+}
+
+// checkIgnitionSpec: the node configuration MachineConfig among the manifests carries spec.
+func checkIgnitionSpec(t *testing.T, manifests []string, spec string) {
+	t.Helper()
+	i := slices.IndexFunc(manifests, func(m string) bool { return strings.HasSuffix(m, "-tnf-node-config.yaml") })
+	if i < 0 {
+		t.Fatalf("no node configuration among %v", manifests)
+	}
+	data, err := os.ReadFile(manifests[i])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mc struct {
+		Spec struct {
+			Config struct {
+				Ignition struct{ Version string } `json:"ignition"`
+			} `json:"config"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &mc); err != nil || mc.Spec.Config.Ignition.Version != spec {
+		t.Errorf("%s: ignition.version %q (%v), want %s", manifests[i], mc.Spec.Config.Ignition.Version, err, spec)
 	}
 }

@@ -269,7 +269,7 @@ func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string
 		default:
 			return nil, fmt.Errorf("--secrets-in: %q is neither %s nor %s", o.SecretsIn, SecretsInSecret, SecretsInMachineConfig)
 		}
-		mc, err := manifests.NodeConfig(o.Pool, in)
+		mc, err := manifests.NodeConfig(o.Pool, in, l.IgnitionVersion())
 		if err != nil {
 			return nil, err
 		}

@@ -60,6 +60,23 @@ type Release struct {
 	// Etcd is the etcd minor version of the release's etcd image, which the agent's podman
 	// runtime runs; the agent is tested on each of EtcdVersions.
 	Etcd string `json:"etcd"`
+	// Ignition is the newest Ignition spec the release's MCO accepts in a MachineConfig, one of
+	// IgnitionVersions: the node configuration MachineConfig carries that spec.
+	Ignition string `json:"ignition"`
+}
+
+// IgnitionVersions are the Ignition specs the node configuration can be rendered in.
+var IgnitionVersions = []string{"3.4.0", "3.5.0"}
+
+// LabIgnition is the lab layer's Ignition spec (no MCO reads it).
+const LabIgnition = "3.5.0"
+
+// IgnitionVersion is the Ignition spec of the layer's node configuration MachineConfig.
+func (l Layer) IgnitionVersion() string {
+	if l.Release == nil {
+		return LabIgnition
+	}
+	return l.Release.Ignition
 }
 
 // EtcdVersions are the etcd minor versions the agent is tested on (make test: tools/etcd-3.6
@@ -144,6 +161,9 @@ func (l Layer) validate() error {
 		}
 		if !slices.Contains(EtcdVersions, l.Release.Etcd) {
 			return fmt.Errorf("release.etcd: %q is not one of the etcd versions the agent is tested on (%s)", l.Release.Etcd, strings.Join(EtcdVersions, ", "))
+		}
+		if !slices.Contains(IgnitionVersions, l.Release.Ignition) {
+			return fmt.Errorf("release.ignition: %q is not one of the Ignition specs the node configuration is rendered in (%s)", l.Release.Ignition, strings.Join(IgnitionVersions, ", "))
 		}
 		if l.Base != "" {
 			return fmt.Errorf("base: kind rhcos takes its base from the release (use --base to override)")

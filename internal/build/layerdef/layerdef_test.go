@@ -16,6 +16,9 @@ func TestShippedLayersParse(t *testing.T) {
 	}
 	// The etcd each release ships: 3.6 from 4.21 on (openshift/etcd openshift-4.21: 3.6.5).
 	etcd := map[string]string{"ocp-4.18": "3.5", "ocp-4.19": "3.5", "ocp-4.20": "3.5", "ocp-4.21": "3.6"}
+	// The newest Ignition spec each release's MCO accepts: 3.5 from 4.19 on
+	// (openshift/machine-config-operator #4903).
+	ignition := map[string]string{"ocp-4.18": "3.4.0", "ocp-4.19": "3.5.0", "ocp-4.20": "3.5.0", "ocp-4.21": "3.5.0"}
 	for _, n := range names {
 		data, _ := fs.ReadFile(tnflayer.Layers, n)
 		l, err := Parse(n, data)
@@ -28,6 +31,9 @@ func TestShippedLayersParse(t *testing.T) {
 		if l.Release != nil && l.Release.Etcd != etcd[l.Name] {
 			t.Errorf("%s: release.etcd %q, want %q", n, l.Release.Etcd, etcd[l.Name])
 		}
+		if l.Release != nil && l.Release.Ignition != ignition[l.Name] {
+			t.Errorf("%s: release.ignition %q, want %q", n, l.Release.Ignition, ignition[l.Name])
+		}
 		if got := l.Binaries(); len(got) < 3 {
 			t.Errorf("%s: binaries %v", n, got)
 		}
@@ -37,7 +43,7 @@ func TestShippedLayersParse(t *testing.T) {
 func TestBadLayers(t *testing.T) {
 	good := `name: x
 kind: rhcos
-release: {version: "4.19", image: quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64, etcd: "3.5"}
+release: {version: "4.19", image: quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64, etcd: "3.5", ignition: "3.5.0"}
 os: {id: rhel, version: "9.6"}
 packages: {source: rhcos-extensions, names: [pacemaker], command: dnf, extension: two-node-ha}
 files: [{from: bin/tnfctl, to: /usr/bin/tnfctl, mode: "0755"}]
@@ -58,6 +64,8 @@ finalize: bootc-lint
 		{`version: "4.19"`, `version: "four"`, "release.version"},
 		{"image: quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64", "image: 'not an image'", "release.image"},
 		{`etcd: "3.5"`, `etcd: "3.4"`, "release.etcd"},
+		{`ignition: "3.5.0"`, `ignition: "3.6.0"`, "release.ignition"},
+		{`, ignition: "3.5.0"`, ``, "release.ignition"},
 		{`, etcd: "3.5"`, ``, "release.etcd"},
 		{"source: rhcos-extensions", "source: apt", "packages.source"},
 		{"names: [pacemaker]", "names: []", "packages.names"},

@@ -3,6 +3,7 @@ package manifests
 import (
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"maps"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	ign34 "github.com/coreos/ignition/v2/config/v3_4"
 	ign "github.com/coreos/ignition/v2/config/v3_5"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -285,12 +287,41 @@ func TestNodeDisruptionPolicy(t *testing.T) {
 	}
 }
 
+// TestNodeConfigIgnitionSpec: each release's node configuration carries the Ignition spec its
+// MCO accepts (3.4.0 up to 4.18, 3.5.0 from 4.19), and that spec's own parser accepts it, as
+// that MCO's does; a spec no layer names is refused.
+func TestNodeConfigIgnitionSpec(t *testing.T) {
+	in := installConfigInput(t)
+	for _, spec := range []string{"3.4.0", "3.5.0"} {
+		mc, err := NodeConfig("master", in, spec)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		var head struct {
+			Ignition struct{ Version string } `json:"ignition"`
+		}
+		if err := json.Unmarshal(mc.Spec.Config.Raw, &head); err != nil || head.Ignition.Version != spec {
+			t.Errorf("rendered in %s: ignition.version %q (%v)", spec, head.Ignition.Version, err)
+		}
+		parse := map[string]func([]byte) error{
+			"3.4.0": func(raw []byte) error { _, _, err := ign34.Parse(raw); return err },
+			"3.5.0": func(raw []byte) error { _, _, err := ign.Parse(raw); return err },
+		}[spec]
+		if err := parse(mc.Spec.Config.Raw); err != nil {
+			t.Errorf("%s's parser refuses its config: %v", spec, err)
+		}
+	}
+	if _, err := NodeConfig("master", in, "3.6.0"); err == nil || !strings.Contains(err.Error(), `ignition spec "3.6.0"`) {
+		t.Errorf("3.6.0: %v", err)
+	}
+}
+
 // TestNodeConfig: the node configuration from an install-config becomes a MachineConfig whose
 // Ignition 3.5 writes cluster.yaml (no secret in it) and one 0600 file per password.
 func TestNodeConfig(t *testing.T) {
 	in := installConfigInput(t)
 	in.Files = append(in.Files, clusterconfig.File{Path: clusterconfig.EtcdPodManifest, Data: []byte("kind: Pod\n")})
-	mc, err := NodeConfig("master", in)
+	mc, err := NodeConfig("master", in, "3.5.0")
 	if err != nil {
 		t.Fatal(err)
 	}

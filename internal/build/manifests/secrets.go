@@ -149,7 +149,8 @@ func EarlierAuthkey(dir, pool string) ([]byte, error) {
 	if err := yaml.UnmarshalStrict(data, &mc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	cfg, _, err := ign.Parse(mc.Spec.Config.Raw)
+	// Any spec the node configuration is rendered in, read as 3.5.
+	cfg, _, err := ign.ParseCompatibleVersion(mc.Spec.Config.Raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: spec.config: %w", path, err)
 	}
