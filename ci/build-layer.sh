@@ -13,7 +13,8 @@
 #   NODE_IPS            its nodes' addresses, "NAME=IP NAME=IP"
 #   SECRETS_IN          secret (default: the BMC passwords and the Corosync key as Secrets the
 #                       nodes fetch through the API) or machineconfig (a lab without an API)
-#   RELEASE_IMAGE       the exact release payload to build for (default: the layer definition's)
+#   RELEASE_IMAGE       the exact release payload to build for (needed for a release entry:
+#                       build-layer does not guess the z-stream the image's label names)
 #   ARCH                the target architecture, GOARCH (default: this machine's)
 #   ROLLOUT             out-of-cluster (default: a MachineConfig with the layer as osImageURL) or
 #                       on-cluster (a MachineOSConfig and the two-node-ha extension MachineConfig)

@@ -27,7 +27,8 @@ func storeFlag(f *pflag.FlagSet, store *string) {
 func inputFlags(f *pflag.FlagSet, o *buildlayer.Options) {
 	f.StringVar(&o.Base, "base", "", "base image, pinned by digest")
 	f.StringVar(&o.Extensions, "extensions", "", "the release's rhel-coreos-extensions image, pinned by digest")
-	f.StringVar(&o.ReleaseImage, "release-image", "", "release payload to resolve the base from (default: the layer's)")
+	f.StringVar(&o.ReleaseImage, "release-image", "", "the release payload the cluster runs, to resolve the base, the extensions and the exact release from (rhcos layers: this, or --base, --extensions and --release)")
+	f.StringVar(&o.Release, "release", "", "the exact release (4.19.7) --base and --extensions come from, for the image's release label")
 	f.StringVar(&o.Source, "source", ".", "repository to compile the agents from")
 	f.StringVar(&o.Arch, "arch", "", "target architecture (GOARCH; default: this machine's)")
 	f.StringVar(&o.Commit, "commit", "", "source commit for the image label (default: git HEAD of --source)")

@@ -87,7 +87,7 @@ func hashFiles(t *testing.T, dir string) map[string][32]byte {
 // labelled with its release.
 func TestDryRun(t *testing.T) {
 	dir := t.TempDir()
-	o := Options{OCP: "4.19", Base: base, Extensions: extensions, Source: repoRoot(t), Commit: "abc123",
+	o := Options{OCP: "4.19", Base: base, Extensions: extensions, Release: "4.19.7", Source: repoRoot(t), Commit: "abc123",
 		Cluster: tnfYAML(t, dir), LayerImage: layerImage, PushSpec: "registry.example.com/tnf/os-image:latest", PushSecret: "push",
 		DryRun: filepath.Join(dir, "out")}
 	s, err := DryRun(o)
@@ -129,7 +129,7 @@ func TestDryRun(t *testing.T) {
 		t.Fatalf("tnfctl in the tree: %v %v", st, err)
 	}
 	cf, _ := os.ReadFile(s.Containerfile)
-	for _, want := range []string{"FROM " + base, "from=" + extensions, "RUN bootc container lint", `io.tnf-layer.release="4.19"`, "COPY tree/ /"} {
+	for _, want := range []string{"FROM " + base, "from=" + extensions, "RUN bootc container lint", `io.tnf-layer.release="4.19.7"`, "COPY tree/ /"} {
 		if !strings.Contains(string(cf), want) {
 			t.Errorf("Containerfile lacks %q:\n%s", want, cf)
 		}
@@ -175,12 +175,12 @@ func TestDryRun(t *testing.T) {
 	}
 	for _, ocp := range []string{"4.19", "4.20", "4.21"} {
 		on := o
-		on.OCP, on.Rollout, on.DryRun = ocp, RolloutOnCluster, filepath.Join(dir, "on-cluster-"+ocp)
+		on.OCP, on.Release, on.Rollout, on.DryRun = ocp, ocp+".3", RolloutOnCluster, filepath.Join(dir, "on-cluster-"+ocp)
 		s, err := DryRun(on)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cf, err := os.ReadFile(s.Containerfile); err != nil || !strings.Contains(string(cf), `io.tnf-layer.release="`+ocp+`"`) {
+		if cf, err := os.ReadFile(s.Containerfile); err != nil || !strings.Contains(string(cf), `io.tnf-layer.release="`+ocp+`.3"`) {
 			t.Errorf("on-cluster %s: the content does not name its release (%v):\n%s", ocp, err, cf)
 		}
 		checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "clusterrole-tnf-handover.yaml",
@@ -191,7 +191,7 @@ func TestDryRun(t *testing.T) {
 	}
 	// 4.18's MCO accepts Ignition up to 3.4 (out-of-cluster only: its release has no extension).
 	old := o
-	old.OCP, old.DryRun = "4.18", filepath.Join(dir, "out-of-cluster-4.18")
+	old.OCP, old.Release, old.DryRun = "4.18", "4.18.9", filepath.Join(dir, "out-of-cluster-4.18")
 	s418, err := DryRun(old)
 	if err != nil {
 		t.Fatal(err)
@@ -327,13 +327,18 @@ func TestDryRunBadInput(t *testing.T) {
 	if err := os.WriteFile(ic, []byte("metadata: {name: x}\ncontrolPlane: {name: master}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	good := Options{OCP: "4.19", Base: base, Extensions: extensions, Source: repoRoot(t)}
+	good := Options{OCP: "4.19", Base: base, Extensions: extensions, Release: "4.19.7", Source: repoRoot(t)}
 	rows := []struct {
 		name string
 		edit func(*Options)
 		want string
 	}{
 		{"unknown release", func(o *Options) { o.OCP = "9.99" }, "layers/ocp-9.99.yaml"},
+		// The image's release label is never guessed.
+		{"--base and --extensions without --release", func(o *Options) { o.Release = "" }, "--release: missing"},
+		{"--release of another minor", func(o *Options) { o.Release = "4.20.1" }, `--release: "4.20.1" is not a release of OpenShift 4.19`},
+		{"--release not exact", func(o *Options) { o.Release = "4.19" }, `--release: "4.19" is not a release`},
+		{"no payload and no base", func(o *Options) { o.Base, o.Extensions = "", "" }, "--release-image: missing"},
 		{"both --ocp and --layer", func(o *Options) { o.Layer = "lab" }, "exclude"},
 		{"release not found", func(o *Options) {
 			o.Base = ""
@@ -353,7 +358,7 @@ func TestDryRunBadInput(t *testing.T) {
 		{"layer image by tag", func(o *Options) { o.LayerImage = "registry.example.com/tnf/layer:latest" }, "digest"},
 		{"unknown rollout", func(o *Options) { o.LayerImage = layerImage; o.Rollout = "both" }, "--rollout"},
 		{"on-cluster without the extension", func(o *Options) {
-			o.OCP = "4.18"
+			o.OCP, o.Release = "4.18", "4.18.9"
 			o.LayerImage, o.Rollout, o.PushSpec, o.PushSecret = layerImage, RolloutOnCluster, "registry.example.com/tnf/os-image:latest", "push"
 		}, "--rollout on-cluster: layer ocp-4.18 has no RHCOS extension"},
 		{"upper-case pool", func(o *Options) { o.LayerImage = layerImage; o.Pool = "Master" }, "--pool"},
@@ -428,6 +433,11 @@ func TestDryRunResolvesTheRelease(t *testing.T) {
 	}
 	if cached, _ := filepath.Glob(filepath.Join(dir, "cache", "releases", "*.json")); len(cached) != 1 {
 		t.Fatalf("cache: %v", cached)
+	}
+	// A --release the payload does not name is refused, not relabelled.
+	o.Release, o.DryRun = "4.19.9", filepath.Join(dir, "out-mismatch")
+	if _, err := DryRun(o); err == nil || !strings.Contains(err.Error(), "--release: 4.19.9, but --release-image") {
+		t.Errorf("--release 4.19.9 with a 4.19.7 payload: %v", err)
 	}
 }
 

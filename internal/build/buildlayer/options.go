@@ -27,7 +27,7 @@ type Options struct {
 	Base          string // override the base image (digest-pinned)
 	Extensions    string // the release's rhel-coreos-extensions image (digest-pinned)
 	ReleaseImage  string // override the layer's release payload
-	Release       string // the exact release its payload names (filled when the payload is read)
+	Release       string // the exact release: --release, or what its payload names (filled when the payload is read)
 	AuthFile      string // registry credentials (default: the usual locations)
 	SkipTLSVerify bool   // do not verify registries' certificates (a registry on loopback)
 	CacheDir      string // where resolved releases are kept

@@ -203,7 +203,7 @@ func TestStandInRHCOS(t *testing.T) {
 
 	pushed := map[string]string{}
 	for _, ocp := range []string{"4.19", "4.18"} {
-		o := Options{OCP: ocp, Base: base, Extensions: extensions, Source: repoRoot(t), Store: storeDir, Commit: "test", Version: "1.0",
+		o := Options{OCP: ocp, Base: base, Extensions: extensions, Release: ocp + ".1", Source: repoRoot(t), Store: storeDir, Commit: "test", Version: "1.0",
 			SkipTLSVerify: true, Push: "docker://" + registry + "/tnf/layer:ocp-" + ocp}
 		if ocp == "4.19" {
 			o.EmitManifests, o.Rollout = filepath.Join(dir, "manifests"), RolloutOnCluster
