@@ -71,6 +71,9 @@ func Build(ctx context.Context, o Options, out Output) (BuildSummary, error) {
 	if o.Push == "" {
 		return s, fmt.Errorf("--push: needed (docker://…, oci:…, oci-archive:… or dir:…)")
 	}
+	if err := o.CheckSource(); err != nil {
+		return s, err
+	}
 	if o.Commit == "" {
 		return s, fmt.Errorf("--commit: needed (--source %s is not a git repository)", o.Source)
 	}

@@ -334,6 +334,8 @@ func TestDryRunBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown release", func(o *Options) { o.OCP = "9.99" }, "layers/ocp-9.99.yaml"},
+		// Outside a checkout, go build's own "go.mod file not found" named no flag.
+		{"--source not a checkout", func(o *Options) { o.Source = dir }, "--source " + dir + ": no go.mod"},
 		// The image's release label is never guessed.
 		{"--base and --extensions without --release", func(o *Options) { o.Release = "" }, "--release: missing"},
 		{"--release of another minor", func(o *Options) { o.Release = "4.20.1" }, `--release: "4.20.1" is not a release of OpenShift 4.19`},

@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 
+	"golang.org/x/mod/modfile"
+
 	tnflayer "github.com/tnf-layer/tnf-layer"
 	"github.com/tnf-layer/tnf-layer/internal/build/layerdef"
 )
@@ -145,6 +147,23 @@ func (o Options) LoadLayer() (layerdef.Layer, error) {
 		return layerdef.Layer{}, fmt.Errorf("no layer definition %s (known: %s)", file, strings.Join(knownLayers(), ", "))
 	}
 	return layerdef.Parse(file, data)
+}
+
+// modulePath is the module build-layer compiles the agents from.
+const modulePath = "github.com/tnf-layer/tnf-layer"
+
+// CheckSource says whether --source is a checkout of the module the agents are compiled from:
+// outside one, go build would fail with its own words, which name no flag.
+func (o Options) CheckSource() error {
+	file := filepath.Join(o.Source, "go.mod")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("--source %s: no go.mod: build-layer compiles the agents from a checkout of %s; run it in one, or give its folder with --source", o.Source, modulePath)
+	}
+	if got := modfile.ModulePath(data); got != modulePath {
+		return fmt.Errorf("--source %s: %s is module %q, not %s", o.Source, file, got, modulePath)
+	}
+	return nil
 }
 
 func knownLayers() []string {

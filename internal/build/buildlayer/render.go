@@ -57,6 +57,9 @@ func DryRun(o Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if err := o.CheckSource(); err != nil {
+		return Summary{}, err
+	}
 	rel, err := resolveBase(context.Background(), &o, l)
 	if err != nil {
 		return Summary{}, err
