@@ -46,7 +46,8 @@ func gatherCommand(nf *nodeFlags) *cobra.Command {
 		Use:   "gather",
 		Short: "Write a support bundle (.tar.gz): status, Pacemaker and Corosync state, logs, etcd, versions; never a secret",
 		Example: `  tnfctl gather                     # /var/tmp/tnf-gather-<node>-<time>.tar.gz
-  tnfctl gather --dest-dir /root/case-0421`,
+  tnfctl gather --dest-dir /root/case-0421
+  tnfctl gather --file /root/case-0421/master-0.tar.gz`,
 		Long: "Collects what support needs from this node into one .tar.gz: tnfctl status -o json, crm_mon's XML with the " +
 			"whole fencing history, the CIB, corosync.conf and Corosync's runtime state, the journals of the cluster's " +
 			"units since boot, the Pacemaker, Corosync and etcd logs, the etcd agent's state, etcd's members and " +
@@ -76,10 +77,15 @@ func gatherCommand(nf *nodeFlags) *cobra.Command {
 			return nil
 		},
 	}
-	// Not -o: oc's -o is an output format; oc adm must-gather takes --dest-dir.
+	// No -o nor --output: those are an output format in oc and in status; oc adm must-gather
+	// takes --dest-dir.
 	cmd.Flags().StringVar(&destDir, "dest-dir", "/var/tmp", "the folder the bundle tnf-gather-<node>-<time>.tar.gz is written to")
-	cmd.Flags().StringVar(&output, "output", "", "the bundle's whole path instead")
-	cmd.MarkFlagsMutuallyExclusive("dest-dir", "output")
+	cmd.Flags().StringVar(&output, "file", "", "the bundle's whole path instead")
+	cmd.Flags().StringVar(&output, "output", "", "the bundle's whole path")
+	if err := cmd.Flags().MarkDeprecated("output", "use --file (--output is a format elsewhere)"); err != nil {
+		panic(err)
+	}
+	cmd.MarkFlagsMutuallyExclusive("dest-dir", "file", "output")
 	return cmd
 }
 

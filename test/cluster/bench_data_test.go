@@ -54,7 +54,7 @@ func BenchmarkGatherLargeData(b *testing.B) {
 		for i := range 3 {
 			path := filepath.Join(c.dir, "gather-"+strconv.Itoa(i)+".tar.gz")
 			began := time.Now()
-			out, err := c.run("node1", peak.Wrap(c.tnfctlPath("node1"), "gather", "--output", path)...)
+			out, err := c.run("node1", peak.Wrap(c.tnfctlPath("node1"), "gather", "--file", path)...)
 			if err != nil {
 				b.Fatalf("tnfctl gather: %v\n%s", err, out)
 			}

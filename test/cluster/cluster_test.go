@@ -446,11 +446,15 @@ func (c *cluster) status(node string) (pcmk.Membership, *pcmk.Status, error) {
 		return pcmk.Membership{}, nil, fmt.Errorf("%v: %s", err, out)
 	}
 	var st struct {
-		Corosync  pcmk.Membership `json:"corosync"`
-		Pacemaker *pcmk.Status    `json:"pacemaker"`
+		Corosync      pcmk.Membership `json:"corosync"`
+		CorosyncError string          `json:"corosyncError"`
+		Pacemaker     *pcmk.Status    `json:"pacemaker"`
 	}
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		return pcmk.Membership{}, nil, fmt.Errorf("%v: %s", err, out)
+	}
+	if st.CorosyncError != "" {
+		return pcmk.Membership{}, nil, fmt.Errorf("corosync: %s", st.CorosyncError)
 	}
 	return st.Corosync, st.Pacemaker, nil
 }

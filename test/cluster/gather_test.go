@@ -51,10 +51,14 @@ func TestGather(t *testing.T) {
 
 	c.power("cluster-stop", "node2")
 	stopped := c.gather("node2")
-	for _, name := range []string{"status.json", "pacemaker/crm_mon.xml", "pacemaker/cib.xml"} {
+	for _, name := range []string{"pacemaker/crm_mon.xml", "pacemaker/cib.xml"} {
 		if stopped.missing[name] == "" {
 			t.Errorf("node2's bundle, Pacemaker and Corosync stopped: %s not listed as missing (collected: %.500s)", name, stopped.members[name])
 		}
+	}
+	// The status says so itself.
+	if !strings.Contains(string(stopped.members["status.json"]), `"state": "corosync-down"`) {
+		t.Errorf("node2's bundle, Corosync stopped: status.json %.500s (missing: %s)", stopped.members["status.json"], stopped.missing["status.json"])
 	}
 	if !strings.Contains(string(stopped.members["metrics.txt"]), `tnf_up{node="node2",source="pacemaker"} 0`) {
 		t.Errorf("node2's metrics in its bundle:\n%s", stopped.members["metrics.txt"])
@@ -123,7 +127,7 @@ type bundle struct {
 func (c *cluster) gather(node string) bundle {
 	c.t.Helper()
 	path := filepath.Join(c.dir, node+"-gather.tar.gz")
-	out, err := c.tnfctl(node, "gather", "--output", path)
+	out, err := c.tnfctl(node, "gather", "--file", path)
 	if err != nil {
 		c.t.Fatalf("tnfctl gather on %s: %v\n%s", node, err, out)
 	}
