@@ -138,6 +138,16 @@ var all = []alert{
 		summary:     "Pacemaker will not fail over: a setting has kept it off for an hour.",
 		description: "{{ $labels.cause }}{{ with $labels.subject }} ({{ . }}){{ end }} has been set for an hour: Pacemaker does not recover a fault it covers (a node lost is not fenced and replaced, or a failed service not restarted). tnfctl status lists each such setting with the command that undoes it.",
 	},
+	// TNFEtcdNotVoter and TNFNodeInert are silent while a handover is pending: a handover that
+	// never completes would leave the node without the agent's etcd and nothing saying so. A
+	// rollout and the operator's revision take about an hour; six cover a slow one.
+	{
+		name:     "TNFHandoverWaiting",
+		expr:     `max by (node) (tnf_handover_pending) == 1`,
+		severity: warning, forDuration: "6h",
+		summary:     "A node's etcd has not been handed over to Pacemaker for 6 hours.",
+		description: "etcd on {{ $labels.node }} is still the installer's static pod, or in its handover, after 6 hours: Pacemaker does not manage it, and no failover covers it yet. tnfctl status there says what the handover waits for.",
+	},
 	// The node renews its token once half its lifetime has passed (tnf-keys-sync, every 5
 	// minutes): a quarter left means the renewals have failed for a quarter of its lifetime. It
 	// must fire before the token expires: after, the endpoint lets no scraper in.
