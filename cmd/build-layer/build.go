@@ -83,10 +83,12 @@ func renderCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "render (--ocp VERSION | --layer NAME) --dir DIR [flags]",
 		Short: "Render the build context and the manifests into a folder; no build, no push",
-		Long: "render writes what build would build from, and the manifests, into DIR: the Containerfile, a tree/ of " +
-			"the layer's files with the agents compiled for the target, and manifests/. The folder is written whole or " +
-			"not at all, and only a new or empty folder, or one an earlier render wrote, is replaced. Without " +
-			"--layer-image the rollout's image manifests are left out (no image was pushed).",
+		Long: "render writes what build would build from, and the manifests, into DIR: context/ (the Containerfile and " +
+			"a tree/ of the layer's files with the agents compiled for the target) and manifests/. The folder is written " +
+			"whole or not at all, and only a new or empty folder, or one an earlier render wrote, is replaced. Without " +
+			"--layer-image the rollout's manifests that need the pushed image are left out (the os-image MachineConfig or " +
+			"the MachineOSConfig and the extension's, the PrometheusRule, the handover's ClusterRole); " +
+			"machineconfiguration-cluster.yaml only comes with --secrets-in machineconfig (docs/reference: Manifests).",
 		Example: `  build-layer render --ocp 4.19 --dir out/4.19
   build-layer render --ocp 4.19 --dir out/render --node-config tnf.yaml   # the node configuration again`,
 		Args: cobra.NoArgs,
