@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun/podman"
 	"github.com/tnf-layer/tnf-layer/internal/node/metrics"
@@ -27,9 +28,14 @@ func loadEtcdNodes(nf *nodeFlags) (etcdNodes, error) {
 	if err != nil {
 		return etcdNodes{}, err
 	}
+	return etcdNodesOf(nf.config, nc)
+}
+
+// etcdNodesOf is loadEtcdNodes for a node configuration already read from file.
+func etcdNodesOf(file string, nc clusterconfig.NodeConfig) (etcdNodes, error) {
 	agent, err := etcdnode.ConfigOf(nc.Self.Name, nc.Config.NodeIPMap(), nc.Config.Resources.Etcd)
 	if err != nil {
-		return etcdNodes{}, fmt.Errorf("%s: resources.etcd: %w", nf.config, err)
+		return etcdNodes{}, fmt.Errorf("%s: resources.etcd: %w", file, err)
 	}
 	// The podman runtime without TLS parameters: the certificates of the pod manifest's etcd, as
 	// the agent takes them; the files etcd was launched with while the manifest is unusable (the

@@ -219,16 +219,19 @@ func readNode(ctx context.Context, nf *nodeFlags, node string) metrics.Reading {
 	if p, err := tools.Status(ctx); err == nil {
 		r.Pacemaker = &p
 	}
-	if etcd, err := loadEtcdNodes(nf); err == nil {
-		r.Etcd, _ = etcd.members(ctx) // nil when no member answers: tnf_up says so
-	}
-	r.Setup.State, r.Setup.Reason = nodesetup.State()
-	if cfg, err := clusterconfig.Load(nf.config); err == nil && cfg.SecretsFromAPI != nil {
-		if t, err := nodetoken.Read(cfg.SecretsFromAPI.KubeconfigFile); err == nil && t.Bound {
-			r.CredentialIssued, r.CredentialExpires = t.Issued, t.Expires
+	if nc, err := nf.load(); err == nil {
+		if etcd, err := etcdNodesOf(nf.config, nc); err == nil {
+			r.Etcd, _ = etcd.members(ctx) // nil when no member answers: tnf_up says so
+		}
+		if s := nc.Config.SecretsFromAPI; s != nil {
+			if t, err := nodetoken.Read(s.KubeconfigFile); err == nil && t.Bound {
+				r.CredentialIssued, r.CredentialExpires = t.Issued, t.Expires
+			}
 		}
 	}
+	r.Setup.State, r.Setup.Reason = nodesetup.State()
 	o := observeLocal()
+	o.SetupState = r.Setup.State
 	o.Corosync, o.Pacemaker, o.FencingFails = r.Corosync, r.Pacemaker, health.FencingFails(r.Corosync, r.Pacemaker)
 	r.Health, r.HandoverPending = health.Assess(o), o.HandoverPending()
 	r.AloneSince, _ = unblock.AloneSince(unblock.AloneSinceFile)

@@ -126,11 +126,11 @@ func (st *clusterStatus) assess() {
 	st.State, st.Summary, st.FailoverOff = a.State, a.Line, a.FailoverOff
 }
 
-// observeLocal is what this node's own files say, for health.Assess: where setup stands, the
-// handover while it is not done, and whether cri-o and kubelet run the installer's etcd here.
+// observeLocal is what this node's own files say, for health.Assess: whether a setup completed
+// here once, the handover while it is not done, and whether cri-o and kubelet run the
+// installer's etcd here. The caller, which reads setup's state with its reason, adds the state.
 func observeLocal() health.Observation {
 	var o health.Observation
-	o.SetupState, _ = nodesetup.State()
 	o.SetUpBefore = nodesetup.SetUpBefore()
 	_, err := os.Stat(staticpod.KubeletMarker)
 	o.InstallerKubelet = err == nil

@@ -65,7 +65,7 @@ func State() (state, reason string) {
 	if data, err := os.ReadFile(FailedMarker); err == nil {
 		return StateFailed, strings.TrimSpace(string(data))
 	}
-	if _, err := os.Stat(Marker); err == nil {
+	if SetUpBefore() {
 		return StateDone, ""
 	}
 	return StateNotRun, ""
