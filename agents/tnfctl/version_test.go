@@ -1,23 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/testutil/clitest"
 )
 
 // TestVersion: --version and the version command print the same line, and -v is no flag (it is
 // verbosity in oc and kubectl).
 func TestVersion(t *testing.T) {
-	run := func(args ...string) (string, error) {
-		root := rootCommand()
-		var out bytes.Buffer
-		root.SetOut(&out)
-		root.SetErr(&out)
-		root.SetArgs(args)
-		err := root.Execute()
-		return out.String(), err
-	}
+	run := func(args ...string) (string, error) { return clitest.Execute(rootCommand(), args...) }
 	flag, err1 := run("--version")
 	sub, err2 := run("version")
 	if err1 != nil || err2 != nil || flag != sub || !strings.HasPrefix(flag, "tnfctl version ") {

@@ -1,24 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/tnf-layer/tnf-layer/internal/testutil/clitest"
 )
 
 // TestRootBuilds: `build-layer --ocp 4.19`, the form in which the tool was specified, builds as
 // `build-layer build` does (here it stops at the missing --push, before anything is built);
 // without flags it shows the help; --version and version print the same line.
 func TestRootBuilds(t *testing.T) {
-	run := func(args ...string) (string, error) {
-		root := rootCommand()
-		var out bytes.Buffer
-		root.SetOut(&out)
-		root.SetErr(&out)
-		root.SetArgs(args)
-		err := root.Execute()
-		return out.String(), err
-	}
+	run := func(args ...string) (string, error) { return clitest.Execute(rootCommand(), args...) }
 	for _, args := range [][]string{{"--ocp", "4.19"}, {"build", "--ocp", "4.19"}} {
 		if _, err := run(args...); err == nil || !strings.HasPrefix(err.Error(), "--push: missing") {
 			t.Errorf("build-layer %s: %v, want the build's missing --push", strings.Join(args, " "), err)
