@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/gather"
+	"github.com/tnf-layer/tnf-layer/internal/node/health"
 )
 
 // TestGather: tnfctl gather on a serving node and on a node whose Corosync and Pacemaker are
@@ -91,6 +92,13 @@ func TestGather(t *testing.T) {
 		t.Errorf("tnfctl status on node1 after a failed setup:\n%s", out)
 	}
 	c.assertMetric("node1", `tnf_setup_state{node="node1",state="failed"} 1`)
+	// node1 was set up before and serves alone: its status leads with that, not "setup failed",
+	// and TNFSetupFailed (critical: "the node stays inert"), which reads tnf_health_state, stays
+	// silent.
+	if st, err := c.statusJSON("node1"); err != nil || st.State != health.Degraded {
+		t.Errorf("tnfctl status on node1, serving alone after a failed re-run of setup: %+v, %v; want %s", st, err, health.Degraded)
+	}
+	c.assertMetric("node1", `tnf_health_state{node="node1",state="setup-failed"} 0`)
 	failedSetup := c.gather("node1")
 	t.Logf("node1's tnf/setup.failed: %s", failedSetup.members["tnf/setup.failed"])
 	if len(failedSetup.members["tnf/setup.failed"]) == 0 {
