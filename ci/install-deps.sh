@@ -7,13 +7,16 @@ apt-get update -qq
 # rpm (rpmbuild) and createrepo-c: the stand-in RHCOS extensions' RPM repository (internal/build/buildlayer).
 # prometheus (with promtool) and prometheus-hacluster-exporter: the alert tests and the metrics
 # compared with ha_cluster_exporter's (test/cluster). time: the benchmarks' peak memory (test/testproc).
+# podman, runc, gojq and busybox-static: OpenShift's own two-node stack on the cluster harness
+# (test/cluster/field_test.go: podman-etcd runs etcd in podman, reads JSON with jq, and needs true in its image).
 apt-get install -y -qq --no-install-recommends \
 	make git ca-certificates jq \
 	resource-agents libxml2-utils pacemaker-cli-utils \
 	fence-agents qemu-system-x86 qemu-utils docker-registry debootstrap \
 	pacemaker corosync pcs iproute2 systemd \
 	rpm createrepo-c time \
-	prometheus prometheus-hacluster-exporter >/dev/null
+	prometheus prometheus-hacluster-exporter \
+	podman runc gojq busybox-static >/dev/null
 # The packages start services on a machine with systemd: a registry on every interface, the
 # host's own Corosync/Pacemaker and pcsd, Prometheus and the exporter. The tests run their own (a
 # registry on loopback, the cluster nodes in network namespaces), so the packaged services are

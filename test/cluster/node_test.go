@@ -46,6 +46,10 @@ type nodeSetup struct {
 	// Bin holds the node's agents where they are another release's (the mixed-version
 	// scenarios, release_test.go); empty: the layout's.
 	Bin string `json:"bin,omitempty"`
+	// Field: the node runs OpenShift's own two-node stack and nothing of the layer (field_test.go):
+	// it boots into Corosync and Pacemaker alone, and its etcd runs in podman, whose containers
+	// need the host's cgroup hierarchies and have mount namespaces of their own.
+	Field bool `json:"field,omitempty"`
 }
 
 // agents is the folder of the node's agents: its own release's, else the layout's bin.
@@ -203,19 +207,26 @@ func mountNS(pid int) string {
 	return ns
 }
 
+func netNS(pid int) string {
+	ns, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
+	return ns
+}
+
 // processes are the PIDs in the node's mount namespace: everything the node runs (there is no
-// PID namespace, so they are found by namespace, never by name).
+// PID namespace, so they are found by namespace, never by name). A field node's containers
+// have mount namespaces of their own and share the node's network namespace (podman's
+// --network=host): they are found by that.
 func (n nodeSetup) processes() []int {
 	h := n.holder()
 	if h == 0 {
 		return nil
 	}
-	ns := mountNS(h)
+	ns, net := mountNS(h), netNS(h)
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err == nil && mountNS(pid) == ns {
+		if err == nil && (mountNS(pid) == ns || n.Field && netNS(pid) == net) {
 			pids = append(pids, pid)
 		}
 	}
@@ -294,6 +305,13 @@ func (n nodeSetup) boot(bin string) error {
 		fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s:/usr/sbin /usr/sbin", n.path("sbin")),
 		fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s:/usr/libexec /usr/libexec", n.path("libexec")),
 		"mount -t tmpfs -o mode=0755 tmpfs /run", "mount -t tmpfs tmpfs /dev/shm", "hostname "+n.Name)
+	if n.Field {
+		cgroups, err := cgroupMounts()
+		if err != nil {
+			return err
+		}
+		mounts = append(mounts, cgroups...)
+	}
 	script := "set -e; " + strings.Join(mounts, "; ") + "; echo $$ $(readlink /proc/self/ns/mnt) > " + n.path("holder.new") + "; exec sleep infinity"
 	if _, err := start(n.path("log", "holder.out"), "ip", "netns", "exec", n.NetNS, "unshare", "-m", "-u", "--propagation", "private", "sh", "-c", script); err != nil {
 		return err
@@ -306,6 +324,9 @@ func (n nodeSetup) boot(bin string) error {
 	}
 	if err := n.addresses(true); err != nil {
 		return err
+	}
+	if n.Field {
+		return n.startCluster()
 	}
 	// tnf-metrics.service: serves from boot on, inert or not; in plain HTTP to the management
 	// network, where the tests' Prometheus scrapes it: the nodes have no serving certificate and no
@@ -355,6 +376,32 @@ func (n nodeSetup) boot(bin string) error {
 		return n.daemon("handover", n.Handover...)
 	}
 	return nil
+}
+
+// cgroupMounts mount the host's cgroup hierarchies again in a node: `ip netns exec` gives the
+// node a sysfs of its own, without them, and podman's runtime needs them. The same options name
+// the same hierarchies, so a container's cgroups are the host's. They are read from the host's
+// init: a boot after a fencing's power-on runs in the BMC's namespace, whose sysfs has none.
+func cgroupMounts() ([]string, error) {
+	data, err := os.ReadFile("/proc/1/mounts")
+	if err != nil {
+		return nil, err
+	}
+	mounts := []string{"mount -t tmpfs -o mode=0755 cgroup /sys/fs/cgroup"}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || (f[2] != "cgroup" && f[2] != "cgroup2") || !strings.HasPrefix(f[1], "/sys/fs/cgroup") {
+			continue
+		}
+		if f[1] == "/sys/fs/cgroup" { // the unified hierarchy alone
+			return []string{"mount -t cgroup2 -o " + f[3] + " cgroup /sys/fs/cgroup"}, nil
+		}
+		mounts = append(mounts, fmt.Sprintf("mkdir -p %s && mount -t %s -o %s cgroup %s", f[1], f[2], f[3], f[1]))
+	}
+	if len(mounts) == 1 {
+		return nil, fmt.Errorf("no cgroup hierarchy under /sys/fs/cgroup in /proc/1/mounts")
+	}
+	return mounts, nil
 }
 
 // addresses gives the node its addresses (on) or takes them all (off); the links stay as they
