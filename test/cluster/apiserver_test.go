@@ -4,8 +4,6 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -103,13 +101,7 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 		c.layout.Nodes[name] = n
 	}
 	c.writeLayout()
-	pair, err := tls.X509KeyPair(clientCert, clientKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca.PEM())
-	c.etcdTLS = &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}}
+	c.useEtcdTLS(ca, clientCert, clientKey)
 	c.api = &apiAccess{token: token, ca: ca.PEM()}
 	return c
 }

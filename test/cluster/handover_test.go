@@ -301,23 +301,46 @@ func TestHandover(t *testing.T) {
 // operatorPacemaker writes on both nodes' disks the Pacemaker cluster the cluster-etcd-operator's
 // setup job makes on a DualReplica cluster, with the pcs commands it runs (pkg/tnf/pkg/pcs), run
 // offline: `pcs cluster setup TNF`, the kubelet clone, etcd through the field's agent
-// (ocf:heartbeat:podman-etcd, which Debian's resource-agents predates: created with --force and
-// never run here) and their constraints. Its fence devices are left out: nothing here needs
-// them. It returns the corosync.conf it wrote.
-func (c *cluster) operatorPacemaker() []byte {
+// (ocf:heartbeat:podman-etcd, which Debian's resource-agents predates: created with --force) and
+// their constraints. It returns the corosync.conf it wrote.
+//
+// Where the stack runs (field, field_test.go), the fence devices come too, as the operator's
+// fencing job makes them, and three stand-ins replace what a namespace node lacks: the kubelet
+// is the stand-in agent (no systemd), podman-etcd's drop_in_dependency is off (it writes systemd
+// drop-ins and reloads systemd) and its oom is 0 (a negative score needs CAP_SYS_RESOURCE, which
+// the build machines do not give root). etcd is created disabled: the test bootstraps it
+// (fieldBootstrap). Elsewhere the agent is never run and the fence devices are left out.
+func (c *cluster) operatorPacemaker(field bool) []byte {
 	c.t.Helper()
 	dir := c.t.TempDir()
 	conf, cib := filepath.Join(dir, "corosync.conf"), filepath.Join(dir, "cib.xml")
 	c.must("pcs", "cluster", "setup", "TNF", "node1", "addr="+c.ip["node1"], "node2", "addr="+c.ip["node2"], "--corosync_conf", conf)
 	c.write(cib, []byte(c.must("cibadmin", "--empty")), 0o600)
-	for _, args := range [][]string{
+	kubelet, etcd := "systemd:kubelet", []string{"drop_in_dependency=true"}
+	if field {
+		// pcs, run on the host, cannot read the agent's metadata (Debian's resource-agents has
+		// no podman-etcd): its operations are given as pcs would copy them from it.
+		kubelet, etcd = standInAgent, []string{"drop_in_dependency=false", "oom=0",
+			"op", "start", "timeout=600s", "op", "stop", "timeout=90s", "op", "monitor", "interval=30s", "timeout=25s", "--disabled"}
+	}
+	commands := [][]string{
 		{"property", "set", "start-failure-is-fatal=false"},
-		{"resource", "create", "kubelet", "systemd:kubelet", "op", "start", "timeout=180s", "start-delay=15s", "clone", "meta", "interleave=true", "migration-threshold=60", "--force"},
-		{"resource", "create", "etcd", "ocf:heartbeat:podman-etcd", "node_ip_map=node1:" + c.ip["node1"] + ";node2:" + c.ip["node2"], "drop_in_dependency=true",
-			"clone", "interleave=true", "notify=true", "meta", "migration-threshold=60", "--force"},
+		{"resource", "create", "kubelet", kubelet, "op", "start", "timeout=180s", "start-delay=15s", "clone", "meta", "interleave=true", "migration-threshold=60", "--force"},
+		append(append([]string{"resource", "create", "etcd", "ocf:heartbeat:podman-etcd", "node_ip_map=node1:" + c.ip["node1"] + ";node2:" + c.ip["node2"]}, etcd...),
+			"clone", "interleave=true", "notify=true", "meta", "migration-threshold=60", "--force"),
 		{"constraint", "order", "kubelet-clone", "then", "etcd-clone"},
 		{"constraint", "colocation", "add", "etcd-clone", "with", "kubelet-clone"},
-	} {
+	}
+	if field {
+		// One fence_redfish per node, the first node's delayed 10 s (the race winner), its
+		// certificate unchecked as with certificateVerification Disabled.
+		for i, node := range c.nodes {
+			commands = append(commands, []string{"stonith", "create", node + "_redfish", "fence_redfish", "username=" + bmcUser, "password=" + c.password(node),
+				"ip=" + bmcIP, "ipport=" + bmcPort, "systems_uri=/redfish/v1/Systems/" + node, "pcmk_host_list=" + node,
+				"pcmk_delay_base=" + []string{"10s", "1s"}[i], "ssl_insecure=1"})
+		}
+	}
+	for _, args := range commands {
 		c.must(append([]string{"pcs", "-f", cib}, args...)...)
 	}
 	confData, cibData := []byte(readFile(conf)), []byte(readFile(cib))
@@ -351,7 +374,7 @@ func TestOperatorClusterRefused(t *testing.T) {
 	onlyInClusterTest(t)
 	t.Parallel()
 	c := newInstalledCluster(t)
-	conf := c.operatorPacemaker()
+	conf := c.operatorPacemaker(false)
 	c.power("on", "node1")
 	c.power("on", "node2")
 	c.waitAPIsAndDeliverSecrets()
