@@ -88,7 +88,8 @@ func TestReadmeFiguresAreThePages(t *testing.T) {
 }
 
 // TestSummary: a fault's figures come from its benchmark's rows, in seconds as people read them,
-// with the run that measured them; a fault not measured says so.
+// with the run that measured them; the field's cell carries its own run; a fault not measured says
+// so.
 func TestSummary(t *testing.T) {
 	rows := []row{
 		{"ClusterFailover/race-loser-killed", "api-write-p50-s", "9.912", "2026-11-27 04:00", "abc1234", "2"},
@@ -97,11 +98,17 @@ func TestSummary(t *testing.T) {
 		{"ClusterFailover/race-loser-killed", "total-max-s", "10.97", "2026-11-27 04:00", "abc1234", "2"},
 		{"ClusterFailover/race-loser-killed", "survivor-relists", "0", "2026-11-27 04:00", "abc1234", "2"},
 		{"ClusterFailover/race-loser-killed", "runs", "10.00", "2026-11-27 04:00", "abc1234", "2"},
+		{"FieldFailover/race-loser-killed", "api-write-p50-s", "61.04", "2026-11-28 22:00", "def5678", "2"},
+		{"FieldFailover/race-loser-killed", "api-write-max-s", "70.2", "2026-11-28 22:00", "def5678", "2"},
+		{"FieldFailover/race-loser-killed", "total-p50-s", "60.9", "2026-11-28 22:00", "def5678", "2"},
+		{"FieldFailover/race-loser-killed", "total-max-s", "70.14", "2026-11-28 22:00", "def5678", "2"},
+		{"FieldFailover/race-loser-killed", "runs", "3.00", "2026-11-28 22:00", "def5678", "2"},
 	}
 	s := summary(rows)
 	for _, want := range []string{
-		"| power cut of the race loser (the winner serves) | 9.9 s / 11.0 s | 9.8 s / 11.0 s | 0 | 10 | 2026-11-27 04:00, `abc1234` |",
-		"| kubelet killed on one node | not measured yet | not measured yet | - | - | - |",
+		"| power cut of the race loser (the winner serves) | 9.9 s / 11.0 s | 9.8 s / 11.0 s | 0 | 10 | 2026-11-27 04:00, `abc1234` | " +
+			"API 61.0 s / 70.2 s, etcd 60.9 s / 70.1 s; 3 runs, 2026-11-28 22:00, `def5678` |",
+		"| kubelet killed on one node | not measured yet | not measured yet | - | - | - | not measured yet |",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)

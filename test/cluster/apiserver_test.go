@@ -4,6 +4,8 @@ package cluster_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -71,13 +73,21 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 			change(cfg)
 		}
 	})
+	c.serveAPI(ca)
+	return c
+}
+
+// serveAPI gives each node a kube-apiserver whose etcd client certificate, and the test's etcd
+// clients', ca issues, with its serving certificate, tokens and kubeconfigs.
+func (c *cluster) serveAPI(ca testca.CA) {
+	c.t.Helper()
 	token, outOfServiceToken, handoverToken := randomText(16), randomText(16), randomText(16)
 	// kube-apiserver's etcd client certificate names no address: etcd compares a client
 	// certificate's addresses, when it has any, with the address the client connects from.
 	clientCert, clientKey := c.issue(ca, "kube-apiserver-etcd-client")
 	saKey, err := kubeapi.ServiceAccountKey()
 	if err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
 	for _, name := range c.nodes {
 		n := c.layout.Nodes[name]
@@ -97,13 +107,24 @@ func newAPICluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 		} {
 			c.write(filepath.Join(n.Dir, "disk", "etc", strings.TrimPrefix(pkiDir, "/etc/"), file), data, 0o600)
 		}
-		n.APIServer = apiServerCommand(testbin.Path(t, "kube-apiserver"), c.ip[name], c.ip[c.other(name)])
+		n.APIServer = apiServerCommand(testbin.Path(c.t, "kube-apiserver"), c.ip[name], c.ip[c.other(name)])
 		c.layout.Nodes[name] = n
 	}
 	c.writeLayout()
 	c.useEtcdTLS(ca, clientCert, clientKey)
 	c.api = &apiAccess{token: token, ca: ca.PEM()}
-	return c
+}
+
+// useEtcdTLS makes the test's etcd clients trust ca and present cert.
+func (c *cluster) useEtcdTLS(ca testca.CA, cert, key []byte) {
+	c.t.Helper()
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.PEM())
+	c.etcdTLS = &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}}
 }
 
 // outOfServiceUser is the identity of tnf-out-of-service.service's credential: a token bound

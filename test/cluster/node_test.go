@@ -326,7 +326,13 @@ func (n nodeSetup) boot(bin string) error {
 		return err
 	}
 	if n.Field {
-		return n.startCluster()
+		if err := n.startCluster(); err != nil {
+			return err
+		}
+		if len(n.APIServer) == 0 {
+			return nil
+		}
+		return n.daemon("kube-apiserver", n.APIServer...)
 	}
 	// tnf-metrics.service: serves from boot on, inert or not; in plain HTTP to the management
 	// network, where the tests' Prometheus scrapes it: the nodes have no serving certificate and no
