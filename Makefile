@@ -154,27 +154,30 @@ DATA_GIB ?= 0.5 1 2 4
 # field's stack is make bench-field's alone.
 bench: build kube-apiserver
 	mkdir -p out
-	TNF_BENCH_DATA_GIB="$(DATA_GIB)" TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench . -skip '^BenchmarkFieldFailover$$' -benchtime 1x -timeout 180m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | tee out/make-bench.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
+	TNF_BENCH_DATA_GIB="$(DATA_GIB)" TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -v -run '^$$' -bench . -skip '^BenchmarkField' -benchtime 1x -timeout 180m ./test/etcdagent/ ./internal/build/buildlayer/ ./test/cluster/ | tee out/make-bench.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
 
 # The failover rows alone, the API's beside etcd's: the cluster failovers, the planned reboots and
 # the process faults of make bench (about 50 minutes); their rows of the page replace the earlier ones.
 bench-failover: build kube-apiserver
 	mkdir -p out
-	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | tee out/make-bench-failover.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
+	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -v -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | tee out/make-bench-failover.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
 
-# BenchmarkClusterFailover's faults on OpenShift's own two-node stack on the same harness
-# (test/cluster field_test.go: the operator's Pacemaker configuration, the real podman-etcd from
-# ../shared/peers, etcd in podman), FIELD_RUNS runs per fault; its rows, beside the layer's, fill
-# README's column "OpenShift's stack on the same harness". About 3 minutes a run.
+# BenchmarkClusterFailover's and BenchmarkEtcdFault's faults on OpenShift's own two-node stack on
+# the same harness (test/cluster field_test.go: the operator's Pacemaker configuration, the real
+# podman-etcd from ../shared/peers, etcd in podman), FIELD_RUNS runs per fault; its rows, beside
+# the layer's, fill README's column "OpenShift's stack on the same harness". A fault the field's
+# stack does not recover from is its row's figure (benchtable -keep-failed: "failed" and why),
+# the other faults' rows are written all the same. -v keeps every run's log line (go test trims
+# a benchmark's log to ten lines without it).
 FIELD_RUNS ?= 10
 bench-field: build kube-apiserver
 	mkdir -p out
-	TNF_FIELD_RUNS=$(FIELD_RUNS) TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -run '^$$' -bench '^BenchmarkFieldFailover$$' -benchtime 1x -timeout $$((20 + 20 * $(FIELD_RUNS)))m ./test/cluster/ | tee out/make-bench-field.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
+	TNF_FIELD_RUNS=$(FIELD_RUNS) TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -v -run '^$$' -bench '^BenchmarkField(Failover|EtcdFault)$$' -benchtime 1x -timeout $$((30 + 30 * $(FIELD_RUNS)))m ./test/cluster/ | tee out/make-bench-field.log | $(GO) run ./test/benchtable -keep-failed -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
 
 # The large-data rows alone; they replace the earlier ones.
 bench-data: build
 	mkdir -p out
-	TNF_BENCH_DATA_GIB="$(DATA_GIB)" TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -run '^$$' -bench '^Benchmark(LargeData|GatherLargeData)$$' -benchtime 1x -timeout 120m ./test/etcdagent/ ./test/cluster/ | tee out/make-bench-data.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
+	TNF_BENCH_DATA_GIB="$(DATA_GIB)" TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -p 1 -v -run '^$$' -bench '^Benchmark(LargeData|GatherLargeData)$$' -benchtime 1x -timeout 120m ./test/etcdagent/ ./test/cluster/ | tee out/make-bench-data.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
 
 # The parsers of outside text with random inputs, each for FUZZTIME (make test runs their seeds
 # only). A crash leaves its input under the package's testdata/fuzz: keep it there once fixed.
@@ -215,7 +218,7 @@ boot-smoke: lab kube-apiserver
 	TNF_BOOT_INERT=1m $(BOOT_TEST) -run '^(TestUnitsInLabImage|TestPivot|TestPodmanRuntime)$$/^(cold_boot|node_failure|etcd_killed)$$'
 
 boot-bench: lab
-	TNF_BIN=$(BIN) $(GO) test -tags "boot $(TAGS)" -run '^$$' -bench Boot -benchtime 1x -timeout 60m ./test/boot/ | $(GO) run ./test/benchtable -target "make boot-bench" -markdown docs/benchmarks/make-boot-bench.md -commit $$(git describe --always --dirty)
+	TNF_BIN=$(BIN) $(GO) test -tags "boot $(TAGS)" -v -run '^$$' -bench Boot -benchtime 1x -timeout 60m ./test/boot/ | $(GO) run ./test/benchtable -target "make boot-bench" -markdown docs/benchmarks/make-boot-bench.md -commit $$(git describe --always --dirty)
 
 # The Debian 12 lab base (debootstrap, systemd, a kernel) in the build store; kept once built.
 lab-base: build

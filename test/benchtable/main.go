@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,18 +27,30 @@ import (
 // row is one reported metric of one benchmark, and the run that measured it.
 type row struct{ bench, metric, value, at, commit, cpus string }
 
-// parse reads go test's output: the rows, and the lines to show when something failed.
-func parse(r io.Reader) (rows []row, failures []string, failed bool, err error) {
+// parse reads go test's output: the rows, the lines to show when something failed, and each
+// failed benchmark with its reason (the line after the cluster harness's "NAME FAILED:", when
+// there is one).
+func parse(r io.Reader) (rows []row, failures []string, failed map[string]string, err error) {
+	failed = map[string]string{}
+	var failing string // the benchmark whose failure is being read
+	reasonNext := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "--- FAIL") || strings.HasPrefix(line, "FAIL") {
-			failed = true
+		if name, ok := strings.CutPrefix(line, "--- FAIL: Benchmark"); ok {
+			failing, _, _ = strings.Cut(name, " ")
+			failed[failing] = ""
+		} else if strings.HasPrefix(line, "FAIL") && len(failed) == 0 {
+			failed[""] = "" // a failure outside any benchmark
 		}
+		if reasonNext && failing != "" && failed[failing] == "" {
+			failed[failing] = strings.TrimSpace(line)
+		}
+		reasonNext = strings.HasSuffix(line, " FAILED:")
 		f := strings.Fields(line)
 		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
-			if failed {
+			if len(failed) > 0 {
 				failures = append(failures, line)
 			}
 			continue
@@ -54,6 +67,27 @@ func parse(r io.Reader) (rows []row, failures []string, failed bool, err error) 
 		}
 	}
 	return rows, failures, failed, sc.Err()
+}
+
+// failedRows are a row per failed benchmark, metric "failed", its reason the value (made to fit
+// a cell): for a page that says which benchmarks failed beside the others' figures. A benchmark
+// whose sub-benchmark failed has no row of its own; a failure outside any benchmark has none.
+func failedRows(failed map[string]string) []row {
+	var rows []row
+	for _, name := range slices.Sorted(maps.Keys(failed)) {
+		if name == "" || slices.ContainsFunc(slices.Collect(maps.Keys(failed)), func(o string) bool { return strings.HasPrefix(o, name+"/") }) {
+			continue
+		}
+		reason := strings.ReplaceAll(failed[name], "|", "/")
+		if reason == "" {
+			reason = "see the run's log"
+		}
+		if r := []rune(reason); len(r) > 160 {
+			reason = string(r[:160]) + "…"
+		}
+		rows = append(rows, row{bench: name, metric: "failed", value: reason})
+	}
+	return rows
 }
 
 // tableHeader opens the page's table; pageRows reads the rows under it back.
@@ -122,8 +156,12 @@ func main() {
 	commit := flag.String("commit", "", "the commit measured, for the page")
 	target := flag.String("target", "make bench", "the page's make target, for its title")
 	readme := flag.String("summary", "", "also regenerate this file's blocks of figures from the page")
+	keepFailed := flag.Bool("keep-failed", false, "when a benchmark failed, still write the others' rows, and a row saying so for each failed one")
 	flag.Parse()
 	rows, failures, failed, err := parse(os.Stdin)
+	if *keepFailed {
+		rows = append(rows, failedRows(failed)...)
+	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "benchmark\tmetric\tvalue")
 	fmt.Fprintln(w, "---------\t------\t-----")
@@ -138,22 +176,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
-	if failed {
-		os.Exit(1)
-	}
-	// A failed run leaves the page alone.
-	if *page != "" && len(rows) > 0 {
+	// A failed run leaves the page alone, unless asked to keep what it measured.
+	if *page != "" && len(rows) > 0 && (len(failed) == 0 || *keepFailed) {
 		if err := writePage(*page, *target, *commit, rows, time.Now()); err != nil {
 			fmt.Fprintln(os.Stderr, "benchtable:", err)
 			os.Exit(1)
 		}
 	}
 	// From the page, whether this run added rows or not: with no input it regenerates the blocks.
-	if *readme != "" && *page != "" {
+	if *readme != "" && *page != "" && (len(failed) == 0 || *keepFailed) {
 		if err := writeSummary(*readme, *page); err != nil {
 			fmt.Fprintln(os.Stderr, "benchtable:", err)
 			os.Exit(1)
 		}
+	}
+	if len(failed) > 0 {
+		os.Exit(1)
 	}
 }
 

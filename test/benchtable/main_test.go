@@ -14,12 +14,34 @@ BenchmarkMonitor-2   	       1	  123 ns/op	         6.2 p50-ms	         8.6 p99-
 PASS
 `
 	rows, failures, failed, err := parse(strings.NewReader(out))
-	if err != nil || failed || len(failures) != 0 || len(rows) != 2 || rows[0] != (row{bench: "Monitor", metric: "p50-ms", value: "6.2"}) {
+	if err != nil || len(failed) != 0 || len(failures) != 0 || len(rows) != 2 || rows[0] != (row{bench: "Monitor", metric: "p50-ms", value: "6.2"}) {
 		t.Fatalf("rows %v, failures %v, failed %v, %v", rows, failures, failed, err)
 	}
 	_, failures, failed, _ = parse(strings.NewReader("--- FAIL: BenchmarkX\n    x_test.go:1: boom\nFAIL\n"))
-	if !failed || len(failures) != 3 {
+	if len(failed) != 1 || len(failures) != 3 {
 		t.Errorf("a failed run: failed %v, failures %v", failed, failures)
+	}
+}
+
+// TestFailedRows: with -keep-failed a failed sub-benchmark gets a row with the reason the cluster
+// harness gave, its parent none, and the benchmarks that passed keep theirs.
+func TestFailedRows(t *testing.T) {
+	out := `--- FAIL: BenchmarkField/a
+    x_test.go:9: node1: power off
+    cluster_test.go:521: BenchmarkField/a FAILED:
+          node1's informer | delivered 26 objects: not within 1m0s
+BenchmarkField/b-2   	       1	  123 ns/op	         6.2 total-p50-s
+--- FAIL: BenchmarkField
+FAIL
+`
+	rows, _, failed, err := parse(strings.NewReader(out))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rows %v, %v", rows, err)
+	}
+	got := failedRows(failed)
+	want := []row{{bench: "Field/a", metric: "failed", value: "node1's informer / delivered 26 objects: not within 1m0s"}}
+	if len(got) != 1 || got[0] != want[0] {
+		t.Errorf("failed rows %v, want %v", got, want)
 	}
 }
 
@@ -103,11 +125,13 @@ func TestSummary(t *testing.T) {
 		{"FieldFailover/race-loser-killed", "total-p50-s", "60.9", "2026-11-28 22:00", "def5678", "2"},
 		{"FieldFailover/race-loser-killed", "total-max-s", "70.14", "2026-11-28 22:00", "def5678", "2"},
 		{"FieldFailover/race-loser-killed", "runs", "3.00", "2026-11-28 22:00", "def5678", "2"},
+		{"FieldFailover/race-loser-killed", "lost", "0.00", "2026-11-28 22:00", "def5678", "2"},
+		{"FieldFailover/race-loser-killed", "undelivered", "15.00", "2026-11-28 22:00", "def5678", "2"},
 	}
 	s := summary(rows)
 	for _, want := range []string{
 		"| power cut of the race loser (the winner serves) | 9.9 s / 11.0 s | 9.8 s / 11.0 s | 0 | 10 | 2026-11-27 04:00, `abc1234` | " +
-			"API 61.0 s / 70.2 s, etcd 60.9 s / 70.1 s; 3 runs, 2026-11-28 22:00, `def5678` |",
+			"API 61.0 s / 70.2 s, etcd 60.9 s / 70.1 s; **15 acknowledged objects an informer did not deliver within a minute**; 3 runs, 2026-11-28 22:00, `def5678` |",
 		"| kubelet killed on one node | not measured yet | not measured yet | - | - | - | not measured yet |",
 	} {
 		if !strings.Contains(s, want) {

@@ -39,9 +39,18 @@ var summaryRows = []summaryRow{
 	{"power cut of the race winner, its BMC answering in 3 s", "ClusterFailover/race-winner-killed-slow-bmc", "api-write", "total", "survivor-relists", "runs", "FieldFailover/race-winner-killed-slow-bmc"},
 	{"planned reboot of the etcd leader's node", "PlannedReboot/graceful-leave-true", "leader-api-gap", "leader-gap", "staying-relists", "runs-per-role", ""},
 	{"planned reboot of a follower's node", "PlannedReboot/graceful-leave-true", "follower-api-gap", "follower-gap", "staying-relists", "runs-per-role", ""},
-	{"etcd killed on one node", "EtcdFault/etcd-killed", "api-write", "first-write", "relists", "runs", ""},
-	{"etcd frozen on one node", "EtcdFault/etcd-frozen", "api-write", "first-write", "relists", "runs", ""},
-	{"kubelet killed on one node", "EtcdFault/kubelet-killed", "api-gap", "first-write", "relists", "runs", ""},
+	{"etcd killed on one node", "EtcdFault/etcd-killed", "api-write", "first-write", "relists", "runs", "FieldEtcdFault/etcd-killed"},
+	{"etcd frozen on one node", "EtcdFault/etcd-frozen", "api-write", "first-write", "relists", "runs", "FieldEtcdFault/etcd-frozen"},
+	{"kubelet killed on one node", "EtcdFault/kubelet-killed", "api-gap", "first-write", "relists", "runs", "FieldEtcdFault/kubelet-killed"},
+}
+
+// fieldDefects are the metrics by which the field's benchmarks count what the API's clients saw
+// go wrong (test/cluster apiDefects), and how a cell says it.
+var fieldDefects = []struct{ metric, what string }{
+	{"lost", "acknowledged objects lost"},
+	{"undelivered", "acknowledged objects an informer did not deliver within a minute"},
+	{"stale-reads", "stale reads"},
+	{"out-of-order", "watch events out of order"},
 }
 
 // summary is the block's table, from the page's rows.
@@ -72,11 +81,21 @@ func summary(rows []row) string {
 	var b strings.Builder
 	// The field's cell carries its own run: make bench-field runs apart from the layer's benchmarks.
 	field := func(s summaryRow) string {
+		if r, ok := byKey[s.field+" failed"]; ok {
+			return fmt.Sprintf("**failed:** %s; %s, `%s`", r.value, r.at, r.commit)
+		}
 		r, ok := byKey[s.field+" "+s.api+"-p50-s"]
 		if !ok {
 			return "not measured yet"
 		}
-		return fmt.Sprintf("API %s, etcd %s; %s runs, %s, `%s`", seconds(s.field, s.api), seconds(s.field, s.etcd), count(s.field, s.runs), r.at, r.commit)
+		cell := fmt.Sprintf("API %s, etcd %s", seconds(s.field, s.api), seconds(s.field, s.etcd))
+		// What went wrong is said in the cell: the layer's runs fail on any of it instead.
+		for _, d := range fieldDefects {
+			if n := count(s.field, d.metric); n != "-" && n != "0" {
+				cell += "; **" + n + " " + d.what + "**"
+			}
+		}
+		return fmt.Sprintf("%s; %s runs, %s, `%s`", cell, count(s.field, s.runs), r.at, r.commit)
 	}
 	b.WriteString("| fault | writes unavailable through the API, p50 / max | through etcd's own client | informer relists | runs | measured | OpenShift's stack on the same harness |\n" +
 		"| --- | --- | --- | --- | --- | --- | --- |\n")

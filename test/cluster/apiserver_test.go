@@ -19,6 +19,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -314,13 +315,13 @@ func (c *cluster) waitAPIReady(node string) {
 // Its objects are named after the writer.
 type apiWriter struct {
 	*writer
-	name     string
-	newestRV atomic.Uint64
+	name, node string // node: the API server it writes through
+	newestRV   atomic.Uint64
 }
 
 func (c *cluster) startAPIWriter(name, node string) *apiWriter {
 	cms := c.apiClient(node).CoreV1().ConfigMaps(apiNamespace)
-	w := &apiWriter{name: name}
+	w := &apiWriter{name: name, node: node}
 	w.writer = &writer{etcdcheck.Start(func(ctx context.Context, key string) error {
 		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.object(key)}}, metav1.CreateOptions{})
 		if err != nil {
@@ -484,7 +485,7 @@ func (c *cluster) stopAPIClients(a *apiClients) map[string]int {
 	reads, stale := a.reader.Stop()
 	c.t.Logf("%s's API: %d reads of the writer's own writes, %d stale", a.reader.node, reads, len(stale))
 	if len(stale) > 0 {
-		c.t.Errorf("%s's API served stale reads: %v", a.reader.node, stale)
+		c.defect(&c.defects.stale, len(stale), fmt.Sprintf("%s's API served stale reads: %v", a.reader.node, stale))
 	}
 	relists := map[string]int{}
 	for _, n := range c.nodes {
@@ -534,26 +535,88 @@ func (w *apiWatcher) relists() int {
 	return max(w.lists-1, 0)
 }
 
-// waitDelivered waits until the informer delivered every object the writer had acknowledged
-// (acked, its keys), in order, and fails the test if one did not arrive or arrived out of order.
+// waitDelivered waits a minute at most until the informer delivered every object the writer had
+// acknowledged (acked, its keys), in order: an object it did not deliver, one that a read through
+// the writer's API server no longer finds, and one out of order are defects.
 func (c *cluster) waitDelivered(w *apiWatcher, writer *apiWriter, acked []string) {
 	c.t.Helper()
-	c.waitFor(fmt.Sprintf("%s's informer delivered %d acknowledged objects", w.node, len(acked)), time.Minute, func() (bool, string) {
+	missing := func() []string {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		missing := 0
+		var names []string
 		for _, key := range acked {
-			if !w.seen[writer.object(key)] {
-				missing++
+			if name := writer.object(key); !w.seen[name] {
+				names = append(names, name)
 			}
 		}
-		return missing == 0, fmt.Sprintf("%d missing", missing)
-	})
+		return names
+	}
+	what := fmt.Sprintf("%s's informer delivered %d acknowledged objects", w.node, len(acked))
+	began := time.Now()
+	for i := 0; i < 60 && len(missing()) > 0; i++ {
+		time.Sleep(time.Second)
+	}
+	if names := missing(); len(names) > 0 {
+		c.defect(&c.defects.undelivered, len(names), fmt.Sprintf("%s: not within %v, %d missing: %v", what, time.Minute, len(names), names))
+		if lost := c.absent(writer.node, names); len(lost) > 0 {
+			c.defect(&c.defects.lost, len(lost), fmt.Sprintf("acknowledged by %s's API, then not found through it: %v", writer.node, lost))
+		}
+	} else {
+		c.t.Logf("%s after %v", what, time.Since(began).Round(time.Second))
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.backwards) > 0 {
-		c.t.Errorf("%s's informer: watch events out of order: %v", w.node, w.backwards)
+		c.defect(&c.defects.outOfOrder, len(w.backwards), fmt.Sprintf("%s's informer: watch events out of order: %v", w.node, w.backwards))
 	}
+}
+
+// absent are the objects among names that a read through node's API server (from etcd, by
+// quorum) does not find.
+func (c *cluster) absent(node string, names []string) []string {
+	c.t.Helper()
+	cms := c.apiClient(node).CoreV1().ConfigMaps(apiNamespace)
+	var absent []string
+	for _, name := range names {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := cms.Get(ctx, name, metav1.GetOptions{})
+		cancel()
+		switch {
+		case apierrors.IsNotFound(err):
+			absent = append(absent, name)
+		case err != nil:
+			c.t.Fatalf("reading %s through %s's API: %v", name, node, err)
+		}
+	}
+	return absent
+}
+
+// apiDefects are what the API's clients saw go wrong: stale reads, objects the API acknowledged
+// that an informer had not delivered a minute later, of those the ones no longer found, events
+// out of order.
+type apiDefects struct{ stale, undelivered, lost, outOfOrder int }
+
+// defect fails the test on the layer's clusters. On the field's stack it counts n more under
+// count and logs msg: its benchmark reports them, so that its rows say where it lost data.
+func (c *cluster) defect(count *int, n int, msg string) {
+	c.t.Helper()
+	if !c.field() {
+		c.t.Errorf("%s", msg)
+		return
+	}
+	*count += n
+	c.t.Logf("a defect of the field's stack: %s", msg)
+}
+
+// reportDefects reports the field's defects (apiDefects); the layer's fail their tests instead.
+func (c *cluster) reportDefects(b *testing.B) {
+	if !c.field() {
+		return
+	}
+	b.ReportMetric(float64(c.defects.stale), "stale-reads")
+	b.ReportMetric(float64(c.defects.undelivered), "undelivered")
+	b.ReportMetric(float64(c.defects.lost), "lost")
+	b.ReportMetric(float64(c.defects.outOfOrder), "out-of-order")
 }
 
 // readyzLog polls a node's /readyz every 200 ms and keeps each answer's time and outcome.

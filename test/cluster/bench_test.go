@@ -58,16 +58,19 @@ func (t failoverTimeline) fencedToWrite() time.Duration { return t.acked.Sub(t.r
 // writer creates an object through the survivor's API server every 100 ms, an informer watches
 // through each API server, and the survivor's /readyz is polled every 200 ms (apiProbe).
 func BenchmarkClusterFailover(b *testing.B) {
-	benchFailovers(b, "TNF_FAILOVER_RUNS", func(b *testing.B) *cluster {
-		c := newAPICluster(b, nil)
-		c.upWithAPI()
-		return c
-	}, func(c *cluster, f failoverFault) { c.waitRoles(f.survivor, bothPromoted) })
+	benchFailovers(b, "TNF_FAILOVER_RUNS", upLayersAPICluster)
+}
+
+// upLayersAPICluster is an API cluster of the layer, both nodes serving.
+func upLayersAPICluster(b *testing.B) *cluster {
+	c := newAPICluster(b, nil)
+	c.upWithAPI()
+	return c
 }
 
 // benchFailovers runs each of failoverFaults on a cluster of its own that up makes, as often as
-// the variable runs says; between runs, rejoined waits until both nodes serve etcd again.
-func benchFailovers(b *testing.B, runsVariable string, up func(*testing.B) *cluster, rejoined func(*cluster, failoverFault)) {
+// the variable runs says; between runs the victim comes back and both serve etcd again.
+func benchFailovers(b *testing.B, runsVariable string, up func(*testing.B) *cluster) {
 	runs := runsFromEnv(b, runsVariable)
 	for _, f := range failoverFaults() {
 		b.Run(f.name, func(b *testing.B) {
@@ -80,7 +83,7 @@ func benchFailovers(b *testing.B, runsVariable string, up func(*testing.B) *clus
 				if f.heal != nil {
 					f.heal(c)
 				}
-				rejoined(c, f)
+				c.waitBothServing(f.survivor)
 				var relists map[string]int
 				tl.apiGap, relists = c.finishAPIProbe(probe, tl.began)
 				tl.survivorRelists, tl.victimRelists = relists[f.survivor], relists[f.victim]
@@ -94,6 +97,7 @@ func benchFailovers(b *testing.B, runsVariable string, up func(*testing.B) *clus
 				timelines = append(timelines, tl)
 			}
 			report(b, timelines, c.field())
+			c.reportDefects(b)
 		})
 	}
 }
@@ -341,13 +345,17 @@ func runsFromEnv(b *testing.B, variable string) int {
 // between its writes until both serve again, and the relists are measured too. One cluster per
 // fault; runs per fault: TNF_ETCDFAULT_RUNS (default 10).
 func BenchmarkEtcdFault(b *testing.B) {
-	runs := runsFromEnv(b, "TNF_ETCDFAULT_RUNS")
+	benchProcessFaults(b, "TNF_ETCDFAULT_RUNS", upLayersAPICluster, etcdFaults())
+}
+
+// etcdFaults are BenchmarkEtcdFault's process faults: etcd killed or frozen, the kubelet killed.
+func etcdFaults() []processFault {
 	etcdSignal := func(name string, sig unix.Signal) processFault {
 		return processFault{name, true,
 			func(c *cluster, node string) int { return c.signalEtcd(etcdFault{node: node, sig: sig}) },
 			func(c *cluster, node string, pid int) { c.waitEtcdReplaced(etcdFault{node: node, sig: sig}, pid) }}
 	}
-	for _, fault := range []processFault{
+	return []processFault{
 		etcdSignal("etcd-killed", unix.SIGKILL),
 		etcdSignal("etcd-frozen", unix.SIGSTOP),
 		{"kubelet-killed", false, func(c *cluster, node string) int {
@@ -355,10 +363,16 @@ func BenchmarkEtcdFault(b *testing.B) {
 			c.signal(node, pid, unix.SIGKILL)
 			return pid
 		}, (*cluster).waitKubeletReplaced},
-	} {
+	}
+}
+
+// benchProcessFaults runs each fault on a cluster of its own that up makes, as often as the
+// variable runs says, the nodes taking turns as the victim.
+func benchProcessFaults(b *testing.B, runsVariable string, up func(*testing.B) *cluster, faults []processFault) {
+	runs := runsFromEnv(b, runsVariable)
+	for _, fault := range faults {
 		b.Run(fault.name, func(b *testing.B) {
-			c := newAPICluster(b, nil)
-			c.upWithAPI()
+			c := up(b)
 			var written, apiWritten, apiGaps []time.Duration
 			relists := 0
 			for i := range runs {
@@ -393,6 +407,7 @@ func BenchmarkEtcdFault(b *testing.B) {
 			b.ReportMetric(float64(relists), "relists")
 			b.ReportMetric(float64(c.fences("node1", "node1")+c.fences("node1", "node2")), "fencings")
 			b.ReportMetric(float64(runs), "runs")
+			c.reportDefects(b)
 		})
 	}
 }

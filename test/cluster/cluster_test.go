@@ -69,6 +69,9 @@ type cluster struct {
 	// bmcPin is the SHA-256 of the BMC emulator's certificate, which names no address, as most
 	// BMCs' do not: cluster.yaml pins it, so the first fencing level may prove a node off.
 	bmcPin string
+	// defects are the API's defects seen on the field's stack (apiDefects); on the layer's
+	// clusters each fails the test instead.
+	defects apiDefects
 }
 
 // newCluster makes the namespaces, the links, the BMC emulator and each node's disk with its

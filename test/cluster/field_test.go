@@ -236,6 +236,17 @@ func (c *cluster) fieldBootstrap() {
 	c.waitVoters()
 }
 
+// waitBothServing waits until etcd serves on both nodes, seen from node from: both Promoted under
+// the layer's agent; both voters on the field's stack, whose etcd clone has no promoted role.
+func (c *cluster) waitBothServing(from string) {
+	c.t.Helper()
+	if c.field() {
+		c.waitVoters()
+		return
+	}
+	c.waitRoles(from, bothPromoted)
+}
+
 // waitVoters waits until etcd has two started voting members, as seen from node1.
 func (c *cluster) waitVoters() {
 	c.t.Helper()
@@ -285,9 +296,19 @@ func TestFieldPowerCut(t *testing.T) {
 // and etcd's election, which the layer's logs date. Between runs the victim comes back and both
 // members are voters again. Runs per fault: TNF_FIELD_RUNS (default 10). make bench-field.
 func BenchmarkFieldFailover(b *testing.B) {
-	benchFailovers(b, "TNF_FIELD_RUNS", func(b *testing.B) *cluster {
-		c := newFieldCluster(b)
-		c.fieldUp()
-		return c
-	}, func(c *cluster, _ failoverFault) { c.waitVoters() })
+	benchFailovers(b, "TNF_FIELD_RUNS", upFieldCluster)
+}
+
+// BenchmarkFieldEtcdFault: BenchmarkEtcdFault's faults on OpenShift's own stack: etcd's process
+// in its container killed or frozen, the kubelet killed (the operator orders etcd after it).
+// Runs per fault: TNF_FIELD_RUNS. make bench-field.
+func BenchmarkFieldEtcdFault(b *testing.B) {
+	benchProcessFaults(b, "TNF_FIELD_RUNS", upFieldCluster, etcdFaults())
+}
+
+// upFieldCluster is a field cluster, both nodes serving.
+func upFieldCluster(b *testing.B) *cluster {
+	c := newFieldCluster(b)
+	c.fieldUp()
+	return c
 }

@@ -217,7 +217,10 @@ func (c *cluster) standInPID(node, resource string) int {
 // "sleep 1000000" (the node's namespace holder is "sleep infinity").
 func isStandIn(cmdline string) bool { return strings.Contains(cmdline, "1000000") }
 
-func (c *cluster) isEtcd(exe string) bool { return exe == testbin.Etcd(c.t) }
+func (c *cluster) isEtcd(exe string) bool {
+	// On the field's stack etcd runs from its image's root file system, in the node's storage.
+	return exe == testbin.Etcd(c.t) || c.field() && strings.HasSuffix(exe, "/usr/local/bin/etcd")
+}
 
 // etcdPIDs are node's etcd processes.
 func (c *cluster) etcdPIDs(node string) []int {

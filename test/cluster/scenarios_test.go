@@ -308,7 +308,7 @@ func (c *cluster) waitKubeletReplaced(node string, pid int) {
 		now := c.standInPID(node, "kubelet")
 		return now != 0 && now != pid, fmt.Sprintf("pid %d", now)
 	})
-	c.waitRoles("node1", bothPromoted)
+	c.waitBothServing("node1")
 }
 
 // Scenario 6: etcd fails under Pacemaker: killed (SIGKILL) on either node, then frozen (SIGSTOP) on
@@ -363,7 +363,7 @@ func (c *cluster) waitEtcdReplaced(f etcdFault, pid int) {
 		now := c.etcdPIDs(f.node)
 		return len(now) == 1 && now[0] != pid, fmt.Sprint(now)
 	})
-	c.waitRoles("node1", bothPromoted)
+	c.waitBothServing("node1")
 }
 
 // Scenario 7: both nodes crash at once and come back. First from step: both start their members
