@@ -162,8 +162,8 @@ bench-failover: build kube-apiserver
 	mkdir -p out
 	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -v -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | tee out/make-bench-failover.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
 
-# BenchmarkClusterFailover's and BenchmarkEtcdFault's faults on OpenShift's own two-node stack on
-# the same harness (test/cluster field_test.go: the operator's Pacemaker configuration, the real
+# BenchmarkClusterFailover's, BenchmarkEtcdFault's and BenchmarkPlannedReboot's faults on
+# OpenShift's own two-node stack on the same harness (test/cluster field_test.go: the operator's Pacemaker configuration, the real
 # podman-etcd from ../shared/peers, etcd in podman), FIELD_RUNS runs per fault; its rows, beside
 # the layer's, fill README's column "OpenShift's stack on the same harness". A fault the field's
 # stack does not recover from is its row's figure (benchtable -keep-failed: "failed" and why),
@@ -172,7 +172,7 @@ bench-failover: build kube-apiserver
 FIELD_RUNS ?= 10
 bench-field: build kube-apiserver
 	mkdir -p out
-	TNF_FIELD_RUNS=$(FIELD_RUNS) TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -v -run '^$$' -bench '^BenchmarkField(Failover|EtcdFault)$$' -benchtime 1x -timeout $$((30 + 30 * $(FIELD_RUNS)))m ./test/cluster/ | tee out/make-bench-field.log | $(GO) run ./test/benchtable -keep-failed -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
+	TNF_FIELD_RUNS=$(FIELD_RUNS) TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -v -run '^$$' -bench '^BenchmarkField(Failover|EtcdFault|PlannedReboot)$$' -benchtime 1x -timeout $$((30 + 30 * $(FIELD_RUNS)))m ./test/cluster/ | tee out/make-bench-field.log | $(GO) run ./test/benchtable -keep-failed -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
 
 # The large-data rows alone; they replace the earlier ones.
 bench-data: build
@@ -194,8 +194,13 @@ fuzz:
 # The agent end to end: two etcd members formed through start/promote, the leader's node
 # fenced, the survivor serving alone on the notification, the fenced node rejoining.
 demo: build
-	TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -run '^TestFailoverAndRejoin$$' -v ./test/etcdagent/ \
-		| grep -E 'exit [0-9]+ in|msg=(decision|"launching|"forcing|"moved|"learner)|^(--- |ok|PASS|FAIL)' | sed -e 's/^ *//'
+	@echo "== the etcd agent: two members, the leader's node fenced, the survivor alone, the rejoin"
+	@TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -run '^TestFailoverAndRejoin$$' -v ./test/etcdagent/ > $(BIN)/demo.log 2>&1 \
+		|| { tail -40 $(BIN)/demo.log; echo "demo failed: the whole log is $(BIN)/demo.log"; exit 1; }
+	@sed -n 's/.*story: *//p' $(BIN)/demo.log
+	@echo "The agent's own log of each step: $(BIN)/demo.log. Next: the same on two nodes with Corosync,"
+	@echo "Pacemaker and fencing through a BMC: make test-one PKG=./test/cluster RUN='^TestNodeFailure\$$\$$';"
+	@echo "the OS layer built and pushed: make lab; how it all works: docs/design.md."
 
 # The main job on the lab default (ci/lab.sh): a registry on loopback, the Debian 12 lab base,
 # the lab layer built with buildah, pushed, verified, and its manifests, in out/.

@@ -29,35 +29,42 @@ func BenchmarkPlannedReboot(b *testing.B) {
 		b.Run("graceful-leave-"+leave, func(b *testing.B) {
 			c := newAPICluster(b, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["graceful_leave"] = leave })
 			c.upWithAPI()
-			w := &writer{etcdcheck.Start(etcdcheck.PutThrough(c.etcdClient(c.nodes...)), 50*time.Millisecond, time.Second)}
-			defer w.Stop()
-			c.waitWrites(w, "both up")
-			gaps, apiGaps := map[string][]time.Duration{}, map[string][]time.Duration{}
-			relists := 0
-			for i := range 2 * runs {
-				// Each node in turn, each role in turn: node1 leading, node2 following, node1
-				// following, node2 leading, …
-				node, role := c.nodes[i%2], []string{"leader", "follower"}[(i/2+i)%2]
-				c.makeRole(node, role)
-				probe := c.probeAPI(fmt.Sprintf("reboot-%d", i), c.other(node))
-				began := time.Now()
-				gaps[role] = append(gaps[role], c.reboot(w, node))
-				apiGap, apiRelists := c.finishAPIProbe(probe, began)
-				apiGaps[role] = append(apiGaps[role], apiGap)
-				relists += apiRelists[c.other(node)]
-				b.Logf("reboot %d of %s (%s): longest API write gap %v, %d relists through %s",
-					i+1, node, role, apiGap.Round(time.Millisecond), apiRelists[c.other(node)], c.other(node))
-			}
-			for _, role := range []string{"leader", "follower"} {
-				reportP50Max(b, role+"-gap", gaps[role])
-				reportP50Max(b, role+"-api-gap", apiGaps[role])
-			}
-			b.ReportMetric(float64(relists), "staying-relists")
+			benchPlannedReboots(b, c, runs)
 			b.ReportMetric(float64(strings.Count(c.agentLogs(), "forcing a new cluster of one")), "forced-clusters")
-			b.ReportMetric(float64(c.fences("node1", "node1")+c.fences("node1", "node2")), "fencings")
-			b.ReportMetric(float64(runs), "runs-per-role")
 		})
 	}
+}
+
+// benchPlannedReboots reboots each node of c, both serving, in turn, runs times in each role,
+// and reports the gaps, the relists and the fencings.
+func benchPlannedReboots(b *testing.B, c *cluster, runs int) {
+	w := &writer{etcdcheck.Start(etcdcheck.PutThrough(c.etcdClient(c.nodes...)), 50*time.Millisecond, time.Second)}
+	defer w.Stop()
+	c.waitWrites(w, "both up")
+	gaps, apiGaps := map[string][]time.Duration{}, map[string][]time.Duration{}
+	relists := 0
+	for i := range 2 * runs {
+		// Each node in turn, each role in turn: node1 leading, node2 following, node1
+		// following, node2 leading, …
+		node, role := c.nodes[i%2], []string{"leader", "follower"}[(i/2+i)%2]
+		c.makeRole(node, role)
+		probe := c.probeAPI(fmt.Sprintf("reboot-%d", i), c.other(node))
+		began := time.Now()
+		gaps[role] = append(gaps[role], c.reboot(w, node))
+		apiGap, apiRelists := c.finishAPIProbe(probe, began)
+		apiGaps[role] = append(apiGaps[role], apiGap)
+		relists += apiRelists[c.other(node)]
+		b.Logf("reboot %d of %s (%s): longest API write gap %v, %d relists through %s",
+			i+1, node, role, apiGap.Round(time.Millisecond), apiRelists[c.other(node)], c.other(node))
+	}
+	for _, role := range []string{"leader", "follower"} {
+		reportP50Max(b, role+"-gap", gaps[role])
+		reportP50Max(b, role+"-api-gap", apiGaps[role])
+	}
+	b.ReportMetric(float64(relists), "staying-relists")
+	b.ReportMetric(float64(c.fences("node1", "node1")+c.fences("node1", "node2")), "fencings")
+	b.ReportMetric(float64(runs), "runs-per-role")
+	c.reportDefects(b)
 }
 
 // BenchmarkBothCrash: both nodes lose power at once and are powered on again together; from the

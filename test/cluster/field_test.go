@@ -306,6 +306,14 @@ func BenchmarkFieldEtcdFault(b *testing.B) {
 	benchProcessFaults(b, "TNF_FIELD_RUNS", upFieldCluster, etcdFaults())
 }
 
+// BenchmarkFieldPlannedReboot: BenchmarkPlannedReboot's clean reboots on OpenShift's own stack,
+// each node in turn while its member leads and while it follows (Pacemaker stops podman-etcd,
+// which leaves the member list; its start adds the member back as a learner). Runs per role:
+// TNF_FIELD_RUNS. make bench-field.
+func BenchmarkFieldPlannedReboot(b *testing.B) {
+	benchPlannedReboots(b, upFieldCluster(b), runsFromEnv(b, "TNF_FIELD_RUNS"))
+}
+
 // upFieldCluster is a field cluster, both nodes serving.
 func upFieldCluster(b *testing.B) *cluster {
 	c := newFieldCluster(b)

@@ -215,18 +215,23 @@ func netNS(pid int) string {
 // processes are the PIDs in the node's mount namespace: everything the node runs (there is no
 // PID namespace, so they are found by namespace, never by name). A field node's containers
 // have mount namespaces of their own and share the node's network namespace (podman's
-// --network=host): they are found by that.
+// --network=host): they are found by that, but never a process in the host's mount namespace:
+// the test itself, whose main thread may be in the node's network namespace for a moment (a
+// dial through it, cluster.dial), and was killed with the node.
 func (n nodeSetup) processes() []int {
 	h := n.holder()
 	if h == 0 {
 		return nil
 	}
-	ns, net := mountNS(h), netNS(h)
+	ns, net, host := mountNS(h), netNS(h), mountNS(1)
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err == nil && (mountNS(pid) == ns || n.Field && netNS(pid) == net) {
+		if err != nil {
+			continue
+		}
+		if mnt := mountNS(pid); mnt == ns || n.Field && mnt != host && netNS(pid) == net {
 			pids = append(pids, pid)
 		}
 	}

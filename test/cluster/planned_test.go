@@ -135,7 +135,7 @@ func (c *cluster) rebootChanging(w *writer, node string, change func()) time.Dur
 	c.waitWrites(w, node+" away")
 	change()
 	c.power("on", node)
-	c.waitRoles(c.other(node), bothPromoted)
+	c.waitBothServing(c.other(node))
 	c.waitWrites(w, node+" back")
 	gap := w.LongestGap(began, time.Now())
 	c.t.Logf("%s rebooted cleanly in %v; longest write gap %v", node, time.Since(began).Round(time.Second), gap.Round(time.Millisecond))

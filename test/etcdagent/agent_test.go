@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
@@ -130,19 +131,26 @@ func backups(t testing.TB, n *node) []string {
 // TestFailoverAndRejoin: two members come up through start/promote; the leader's node is
 // fenced → the survivor forces a cluster of one on the notification and accepts writes at
 // once; the fenced node comes back → it joins as a learner (its stale data moved aside),
-// catches up and is promoted; no acknowledged write is lost and revisions never go back.
+// catches up and is promoted; no acknowledged write is lost and revisions never go back. Its
+// story lines are what make demo prints.
 func TestFailoverAndRejoin(t *testing.T) {
+	s := newStory(t)
 	c := newCluster(t)
 	leader, other := formCluster(t, c)
+	s.step("%s and %s formed a cluster through the agent's start and promote: %s leads, both are voters", leader.name, other.name, leader.name)
 	acked := writeKeys(t, leader, 0, 50)
 	lastRev := leader.put("/k/last-before-fence", "x")
 	acked["/k/last-before-fence"] = "x"
+	s.step("51 keys written through %s", leader.name)
 
 	leader.fence()
+	fenced := time.Now()
+	s.step("%s, the leader's node, fenced: its etcd is gone, %s has no quorum", leader.name, other.name)
 	other.notify("stop", leader.name)
 	// No monitor in between: the notification alone made it serve.
 	rev := other.put("/k/after-fence", "y")
 	acked["/k/after-fence"] = "y"
+	s.step("%s forced a cluster of one on Pacemaker's notification and took a write %.2f s after the fencing", other.name, time.Since(fenced).Seconds())
 	if rev <= lastRev {
 		t.Fatalf("revision went backwards after the forced cluster: %d after %d", rev, lastRev)
 	}
@@ -156,6 +164,7 @@ func TestFailoverAndRejoin(t *testing.T) {
 	for k, v := range writeKeys(t, other, 50, 80) {
 		acked[k] = v
 	}
+	s.step("30 more keys written through %s alone", other.name)
 
 	// The fenced node boots again.
 	leader.must("monitor", ocfNotRunning)
@@ -163,9 +172,26 @@ func TestFailoverAndRejoin(t *testing.T) {
 	if got := backups(t, leader); len(got) != 1 {
 		t.Fatalf("stale data was not moved aside: %v", got)
 	}
+	s.step("%s booted again: its start moved its stale data aside and joined %s as a learner", leader.name, other.name)
 	catchUpAndPromote(t, leader, other)
+	s.step("%s caught up and was promoted: two voters again", leader.name)
 	sameKeys(t, leader, acked)
 	sameKeys(t, other, acked)
+	s.step("all %d acknowledged keys are on both members; revisions never went back", len(acked))
+}
+
+// story is a test's steps told for a person (make demo prints them): one line each, with the
+// seconds since the test began.
+type story struct {
+	t     *testing.T
+	began time.Time
+}
+
+func newStory(t *testing.T) story { return story{t: t, began: time.Now()} }
+
+func (s story) step(format string, args ...any) {
+	s.t.Helper()
+	s.t.Logf("story: %6.1f s  %s", time.Since(s.began).Seconds(), fmt.Sprintf(format, args...))
 }
 
 // TestFencingAlertWhileRestarting: Pacemaker's fencing alert comes while the post-stop
