@@ -88,9 +88,13 @@ func newFieldCluster(t testing.TB) *cluster {
 		}
 	}
 	agent := podmanEtcd(t)
+	host := mountNS(os.Getpid())
+	if host == "" {
+		t.Fatal("the test's own mount namespace cannot be read: a field node's power-off would not know the test from its containers")
+	}
 	for _, name := range c.nodes {
 		n := c.layout.Nodes[name]
-		n.Field = true
+		n.Field, n.HostMountNS = true, host
 		c.layout.Nodes[name] = n
 		etcdCerts := n.path("disk", "etc", "kubernetes", "static-pod-resources", "etcd-certs")
 		for path, data := range certs {

@@ -50,6 +50,9 @@ type nodeSetup struct {
 	// it boots into Corosync and Pacemaker alone, and its etcd runs in podman, whose containers
 	// need the host's cgroup hierarchies and have mount namespaces of their own.
 	Field bool `json:"field,omitempty"`
+	// HostMountNS is the test's own mount namespace, for a field node: a process there is never
+	// the node's (processes). Read by the test, because pid 1's may not be readable.
+	HostMountNS string `json:"hostMountNS,omitempty"`
 }
 
 // agents is the folder of the node's agents: its own release's, else the layout's bin.
@@ -223,7 +226,7 @@ func (n nodeSetup) processes() []int {
 	if h == 0 {
 		return nil
 	}
-	ns, net, host := mountNS(h), netNS(h), mountNS(1)
+	ns, net := mountNS(h), netNS(h)
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
@@ -231,7 +234,7 @@ func (n nodeSetup) processes() []int {
 		if err != nil {
 			continue
 		}
-		if mnt := mountNS(pid); mnt == ns || n.Field && mnt != host && netNS(pid) == net {
+		if mnt := mountNS(pid); mnt == ns || n.Field && mnt != n.HostMountNS && netNS(pid) == net {
 			pids = append(pids, pid)
 		}
 	}
