@@ -32,22 +32,30 @@ type row struct{ bench, metric, value, at, commit, cpus string }
 // there is one).
 func parse(r io.Reader) (rows []row, failures []string, failed map[string]string, err error) {
 	failed = map[string]string{}
-	var failing string // the benchmark whose failure is being read
-	reasonNext := false
+	reasons := map[string]string{} // by benchmark, from the harness's summaries
+	reasonFor := ""                // the benchmark whose summary's reason is the next line
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if name, ok := strings.CutPrefix(line, "--- FAIL: Benchmark"); ok {
-			failing, _, _ = strings.Cut(name, " ")
-			failed[failing] = ""
+			name, _, _ = strings.Cut(name, " ")
+			failed[name] = reasons[name]
 		} else if strings.HasPrefix(line, "FAIL") && len(failed) == 0 {
 			failed[""] = "" // a failure outside any benchmark
 		}
-		if reasonNext && failing != "" && failed[failing] == "" {
-			failed[failing] = strings.TrimSpace(line)
+		// The harness's summary names the benchmark ("    x_test.go:1: BenchmarkX/y FAILED:") and
+		// comes before go test's "--- FAIL" line with -v, after it without.
+		if reasonFor != "" {
+			reasons[reasonFor] = strings.TrimSpace(line)
+			if _, ok := failed[reasonFor]; ok {
+				failed[reasonFor] = reasons[reasonFor]
+			}
 		}
-		reasonNext = strings.HasSuffix(line, " FAILED:")
+		reasonFor = ""
+		if f := strings.Fields(line); len(f) >= 2 && f[len(f)-1] == "FAILED:" && strings.HasPrefix(f[len(f)-2], "Benchmark") {
+			reasonFor = strings.TrimPrefix(f[len(f)-2], "Benchmark")
+		}
 		f := strings.Fields(line)
 		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
 			if len(failed) > 0 {

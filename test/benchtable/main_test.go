@@ -26,10 +26,10 @@ PASS
 // TestFailedRows: with -keep-failed a failed sub-benchmark gets a row with the reason the cluster
 // harness gave, its parent none, and the benchmarks that passed keep theirs.
 func TestFailedRows(t *testing.T) {
-	out := `--- FAIL: BenchmarkField/a
-    x_test.go:9: node1: power off
+	out := `    x_test.go:9: node1: power off
     cluster_test.go:521: BenchmarkField/a FAILED:
           node1's informer | delivered 26 objects: not within 1m0s
+--- FAIL: BenchmarkField/a
 BenchmarkField/b-2   	       1	  123 ns/op	         6.2 total-p50-s
 --- FAIL: BenchmarkField
 FAIL
