@@ -82,8 +82,9 @@ func parse(r io.Reader) (rows []row, failures []string, failed map[string]string
 // whose sub-benchmark failed has no row of its own; a failure outside any benchmark has none.
 func failedRows(failed map[string]string) []row {
 	var rows []row
-	for _, name := range slices.Sorted(maps.Keys(failed)) {
-		if name == "" || slices.ContainsFunc(slices.Collect(maps.Keys(failed)), func(o string) bool { return strings.HasPrefix(o, name+"/") }) {
+	names := slices.Sorted(maps.Keys(failed))
+	for _, name := range names {
+		if name == "" || slices.ContainsFunc(names, func(o string) bool { return strings.HasPrefix(o, name+"/") }) {
 			continue
 		}
 		reason := strings.ReplaceAll(failed[name], "|", "/")
