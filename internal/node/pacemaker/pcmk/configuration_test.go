@@ -1,0 +1,58 @@
+package pcmk
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestConfiguration reads a CIB made by the commands that make the operator's (its fence devices
+// through pcs, one without checking the BMC's certificate) and by the field's etcd agent (its
+// cluster properties through crm_attribute), offline: the properties, each device and whether it
+// checks, and no password anywhere.
+func TestConfiguration(t *testing.T) {
+	ctx := context.Background()
+	tools, path := offlineCIB(t)
+	for _, args := range [][]string{
+		{"pcs", "-f", path, "stonith", "create", "master-0_redfish", "fence_redfish", "username=admin", "password=s3cret-0", "ip=192.0.2.100",
+			"systems_uri=/redfish/v1/Systems/1", "pcmk_host_list=master-0", "ssl_insecure=1"},
+		{"pcs", "-f", path, "stonith", "create", "master-1_redfish", "fence_redfish", "username=admin", "password=s3cret-1", "ip=192.0.2.101",
+			"systems_uri=/redfish/v1/Systems/1", "pcmk_host_list=master-1"},
+		{"pcs", "-f", path, "resource", "create", "dummy", "ocf:heartbeat:Dummy"},
+		{"crm_attribute", "--name", "learner_node", "--update", "master-1"},
+		{"crm_attribute", "--name", "standalone_node", "--update", "master-0"},
+	} {
+		if out, err := tools.Run(ctx, args[0], args[1:]...); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	got, err := tools.Configuration(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FenceDevice{{ID: "master-0_redfish", Agent: "fence_redfish", Insecure: true}, {ID: "master-1_redfish", Agent: "fence_redfish"}}
+	if !reflect.DeepEqual(got.FenceDevices, want) {
+		t.Errorf("fence devices %+v, want %+v", got.FenceDevices, want)
+	}
+	if got.Properties["learner_node"] != "master-1" || got.Properties["standalone_node"] != "master-0" {
+		t.Errorf("properties %v", got.Properties)
+	}
+	if data, err := json.Marshal(got); err != nil || strings.Contains(string(data), "s3cret") {
+		t.Errorf("what status shows holds a password: %s %v", data, err)
+	}
+	if _, err := parseConfiguration([]byte("<configuration><crm_config>")); err == nil {
+		t.Error("a torn configuration was read")
+	}
+}
+
+// TestFenceBool reads ssl_insecure's values as the fencing library does.
+func TestFenceBool(t *testing.T) {
+	for v, want := range map[string]bool{"1": true, "yes": true, "On": true, "TRUE": true, `"1"`: true,
+		"0": false, "no": false, "off": false, "false": false, "": false, "y": false, "2": false} {
+		if got := fenceBool(v); got != want {
+			t.Errorf("fenceBool(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
