@@ -56,9 +56,10 @@ func handoverCommand(nf *nodeFlags) *cobra.Command {
 			}
 			op, err := handover.NewOperator(kubeconfig)
 			if err != nil {
-				// A completed handover removed its credential: Run then says it is done and asks
-				// the API nothing.
-				if st, ok, _ := handover.ReadState(o.StateFile); !ok || !st.Done() {
+				// A completed handover removed its credential, and a guest never had one: Run
+				// then says so and asks the API nothing.
+				st, ok, _ := handover.ReadState(o.StateFile)
+				if setup, _ := nodesetup.State(); setup != nodesetup.StateGuest && (!ok || !st.Done()) {
 					return err
 				}
 			}

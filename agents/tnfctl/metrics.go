@@ -218,6 +218,9 @@ func readNode(ctx context.Context, nf *nodeFlags, node string) metrics.Reading {
 	}
 	if p, err := tools.Status(ctx); err == nil {
 		r.Pacemaker = &p
+		if c, err := tools.Configuration(ctx); err == nil {
+			r.Configuration = &c
+		}
 	}
 	if nc, err := nf.load(); err == nil {
 		if etcd, err := etcdNodesOf(nf.config, nc); err == nil {
@@ -232,7 +235,7 @@ func readNode(ctx context.Context, nf *nodeFlags, node string) metrics.Reading {
 	r.Setup.State, r.Setup.Reason = nodesetup.State()
 	o := observeLocal()
 	o.SetupState = r.Setup.State
-	o.Corosync, o.Pacemaker, o.FencingFails = r.Corosync, r.Pacemaker, health.FencingFails(r.Corosync, r.Pacemaker)
+	o.Corosync, o.Pacemaker, o.Configuration, o.FencingFails = r.Corosync, r.Pacemaker, r.Configuration, health.FencingFails(r.Corosync, r.Pacemaker)
 	r.Health, r.HandoverPending = health.Assess(o), o.HandoverPending()
 	r.AloneSince, _ = unblock.AloneSince(unblock.AloneSinceFile)
 	if d, err := unblock.ReadDecisions(unblock.DecisionsFile); err == nil {

@@ -31,12 +31,19 @@ type clusterStatus struct {
 	State       health.State   `json:"state"`
 	Summary     string         `json:"summary"`
 	FailoverOff []health.Cause `json:"failoverOff,omitempty"`
+	// Guest says why the cluster-etcd-operator's configuration runs Pacemaker here, which the
+	// layer only watches ("" on the layer's own cluster).
+	Guest string `json:"guest,omitempty"`
+	// UncheckedBMC are the fence devices that take any certificate from their BMC.
+	UncheckedBMC []string `json:"uncheckedBMC,omitempty"`
 	// Self is the node status runs on (--node, else the host name).
 	Self          string          `json:"self,omitempty"`
 	Corosync      pcmk.Membership `json:"corosync"`
 	CorosyncError string          `json:"corosyncError,omitempty"`
 	Pacemaker     *pcmk.Status    `json:"pacemaker,omitempty"`
 	Error         string          `json:"pacemakerError,omitempty"`
+	// Configuration is the CIB's cluster properties and fence devices (no parameter values).
+	Configuration *pcmk.Configuration `json:"configuration,omitempty"`
 	// FencingFails is set while the fencing of the absent peer keeps failing.
 	FencingFails *fencingFails `json:"fencingFails,omitempty"`
 	Setup        setupStatus   `json:"setup"`
@@ -109,6 +116,9 @@ func readStatus(ctx context.Context, nf *nodeFlags) clusterStatus {
 		st.Error = err.Error()
 	} else {
 		st.Pacemaker = &p
+		if c, err := tools.Configuration(ctx); err == nil {
+			st.Configuration = &c
+		}
 	}
 	st.FencingFails = peerFencingFails(ctx, nf, st)
 	st.assess()
@@ -121,9 +131,14 @@ func (st *clusterStatus) assess() {
 	if st.CorosyncError == "" {
 		c = &st.Corosync
 	}
+	var guest string
+	if st.Setup.State == nodesetup.StateGuest {
+		guest = st.Setup.Reason
+	}
 	a := health.Assess(health.Observation{Corosync: c, Pacemaker: st.Pacemaker, SetupState: st.Setup.State, SetUpBefore: st.Setup.DoneBefore,
-		FencingFails: health.FencingFails(c, st.Pacemaker), Handover: st.Handover, InstallerKubelet: st.InstallerKubelet})
-	st.State, st.Summary, st.FailoverOff = a.State, a.Line, a.FailoverOff
+		FencingFails: health.FencingFails(c, st.Pacemaker), Handover: st.Handover, InstallerKubelet: st.InstallerKubelet,
+		Guest: guest, Configuration: st.Configuration})
+	st.State, st.Summary, st.FailoverOff, st.Guest, st.UncheckedBMC = a.State, a.Line, a.FailoverOff, a.Guest, a.UncheckedBMC
 }
 
 // observeLocal is what this node's own files say, for health.Assess: whether a setup completed
@@ -156,7 +171,10 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 			"disabled) keeps Pacemaker from recovering a fault; each such setting is listed with the command that undoes " +
 			"it (-o json: failoverOff). Then Corosync's " +
 			"membership as this node sees it, quorum, each node in Pacemaker (this node marked) with its layer version, why its etcd " +
-			"agent waits or refuses and what runs on it, what runs on no node, and the newest fencing events (times in UTC). Exit code: 0 " +
+			"agent waits or refuses and what runs on it, what runs on no node, and the newest fencing events (times in UTC), after the " +
+			"fence devices that take any certificate from their BMC (ssl_insecure; -o json: uncheckedBMC). On a guest (a node whose " +
+			"Pacemaker the cluster-etcd-operator configured, which the layer only watches) a Mode line says so (-o json: guest), " +
+			"and the state reads etcd as podman-etcd runs it, with its claims (force_new_cluster, learner_node, standalone_node). Exit code: 0 " +
 			"healthy, 4 degraded, recovering or installer-etcd, 6 failover-off, 5 not serving (any other state), 1 when the " +
 			"output could not be written.",
 		Example: `  tnfctl status
@@ -193,6 +211,10 @@ func yesNo(b bool) string {
 
 func printStatus(w io.Writer, st clusterStatus) {
 	fmt.Fprintln(w, st.Summary)
+	if st.Guest != "" {
+		fmt.Fprintf(w, "Mode:      guest: Pacemaker is configured by the cluster-etcd-operator; the layer watches it and writes none of it\n"+
+			"           (%s)\n", st.Guest)
+	}
 	if st.CorosyncError != "" {
 		printSetup(w, st.Setup)
 		fmt.Fprintf(w, "Corosync:  %s\n", st.CorosyncError)
@@ -262,6 +284,9 @@ func printStatus(w io.Writer, st clusterStatus) {
 			}
 		}
 	}
+	if claims := guestClaims(st); claims != "" {
+		fmt.Fprintf(w, "podman-etcd: %s\n", claims)
+	}
 	if warning := etcdUpgradeWarning(p.Nodes); warning != "" {
 		fmt.Fprintf(w, "Upgrade:   %s\n", warning)
 	}
@@ -278,6 +303,9 @@ func printStatus(w io.Writer, st clusterStatus) {
 	if st.FencingFails != nil {
 		fmt.Fprintf(w, "  FAILING: %s\n", st.FencingFails.Advice)
 	}
+	for _, d := range st.UncheckedBMC {
+		fmt.Fprintf(w, "  UNCHECKED: %s takes any certificate from its BMC (ssl_insecure): %s\n", d, uncheckedAdvice(d, st.Guest != ""))
+	}
 	if len(p.Fencing) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
@@ -292,6 +320,43 @@ func printStatus(w io.Writer, st clusterStatus) {
 		}
 		fmt.Fprintf(w, "  %s of %s by %s: %s%s %s\n", f.Action, f.Target, orNone(f.Delegate), f.Status, reason, eventTime(f))
 	}
+}
+
+// guestClaims are podman-etcd's claims on a guest, which say where its etcd stands ("" when
+// none is set).
+func guestClaims(st clusterStatus) string {
+	if st.Guest == "" || st.Pacemaker == nil {
+		return ""
+	}
+	var claims []string
+	for _, n := range st.Pacemaker.Nodes {
+		if v := n.Attributes[health.AttrForceNewCluster]; v != "" {
+			claims = append(claims, fmt.Sprintf("%s on %s", health.AttrForceNewCluster, n.Name))
+		}
+	}
+	if st.Configuration != nil {
+		for _, name := range []string{health.PropLearnerNode, health.PropStandaloneNode} {
+			if v := st.Configuration.Properties[name]; v != "" {
+				claims = append(claims, name+" "+v)
+			}
+		}
+	}
+	return strings.Join(claims, ", ")
+}
+
+// uncheckedAdvice is how to make device check its BMC's certificate. A guest's devices are the
+// operator's, made from each node's fencing Secret (fencing-credentials-<node>, the device
+// <node>_redfish): the layer may not change them, its jobs would put them back.
+func uncheckedAdvice(device string, guest bool) string {
+	const proof = "once the BMC shows a certificate the node trusts (docs/runbooks.md#tnffencedeviceunchecked)"
+	if !guest {
+		return "the layer's devices check their BMC: `pcs stonith update " + device + " ssl_insecure=0` " + proof + ", or delete the device"
+	}
+	secret := "the node's fencing Secret in openshift-etcd"
+	if node, ok := strings.CutSuffix(device, "_redfish"); ok {
+		secret = "openshift-etcd/fencing-credentials-" + node
+	}
+	return "set certificateVerification: Enabled in " + secret + " " + proof + "; the operator's fencing job updates the device"
 }
 
 // printSetup prints a failed setup's reason.

@@ -202,6 +202,24 @@ func TestStatusText(t *testing.T) {
 				Resources: []pcmk.ResourceRole{{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone", TargetRole: "Stopped"},
 					{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone", TargetRole: "Stopped"}}},
 		}},
+		// A guest of the operator's configuration (DualReplica): node2's etcd rejoins as a
+		// learner after a fencing, and master-0's device takes any BMC certificate.
+		{"guest-learner", health.Recovering, clusterStatus{
+			Corosync: pcmk.Membership{Nodes: map[string]bool{"master-0": true, "master-1": true}, Quorate: true},
+			Pacemaker: &pcmk.Status{StonithEnabled: true, DC: "master-0", WithQuorum: true,
+				Nodes: []pcmk.NodeStatus{{Name: "master-0", Online: true}, {Name: "master-1", Online: true}},
+				Resources: []pcmk.ResourceRole{
+					{ID: "kubelet", Agent: "systemd:kubelet", Role: "Started", Node: "master-0"},
+					{ID: "etcd", Agent: health.OperatorEtcdAgent, Role: "Started", Node: "master-0"},
+					{ID: "master-1_redfish", Agent: "stonith:fence_redfish", Role: "Started", Node: "master-0"},
+					{ID: "kubelet", Agent: "systemd:kubelet", Role: "Started", Node: "master-1"},
+					{ID: "etcd", Agent: health.OperatorEtcdAgent, Role: "Started", Node: "master-1"},
+					{ID: "master-0_redfish", Agent: "stonith:fence_redfish", Role: "Started", Node: "master-1"}},
+				Fencing: fencing(1)},
+			Configuration: &pcmk.Configuration{Properties: map[string]string{health.PropLearnerNode: "master-1"},
+				FenceDevices: []pcmk.FenceDevice{{ID: "master-0_redfish", Agent: "fence_redfish", Insecure: true}, {ID: "master-1_redfish", Agent: "fence_redfish"}}},
+			Setup: setupStatus{State: nodesetup.StateGuest, Reason: `/etc/corosync/corosync.conf names cluster "TNF", which the cluster-etcd-operator's two-node jobs set up (a DualReplica cluster)`},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.st.Self == "" {

@@ -138,6 +138,15 @@ var all = []alert{
 		summary:     "Pacemaker will not fail over: a setting has kept it off for an hour.",
 		description: "{{ $labels.cause }}{{ with $labels.subject }} ({{ . }}){{ end }} has been set for an hour: Pacemaker does not recover a fault it covers (a node lost is not fenced and replaced, or a failed service not restarted). tnfctl status lists each such setting with the command that undoes it.",
 	},
+	// A device's setting, not a fault: it fires within the hour a device is made so (the
+	// operator's fencing job writes ssl_insecure from its Secret's certificateVerification).
+	{
+		name:     "TNFFenceDeviceUnchecked",
+		expr:     `max by (device) (tnf_fence_device_unchecked) == 1`,
+		severity: warning, forDuration: "30m",
+		summary:     "A fence device takes any certificate from its BMC.",
+		description: "The fence device {{ $labels.device }} runs with ssl_insecure: it accepts whatever certificate answers at its BMC's address, so whoever takes that address can report a power-off that did not happen, and the survivor would then serve beside a live peer. tnfctl status says how to make it check the certificate.",
+	},
 	// TNFEtcdNotVoter and TNFNodeInert are silent while a handover is pending: a handover that
 	// never completes would leave the node without the agent's etcd and nothing saying so. A
 	// rollout and the operator's revision take about an hour; six cover a slow one.

@@ -125,6 +125,12 @@ type Options struct {
 // "done" (the state file) and the time it told the operator, which never changes, are read
 // back. It returns when this node's etcd is the agent's, or with why it stopped waiting.
 func Run(ctx context.Context, o Options, n Node, op API) error {
+	// A guest's etcd is the operator's podman-etcd, which the operator's own jobs moved there:
+	// there is nothing to hand over, and nothing to tell the operator.
+	if state, why := n.Setup(); state == nodesetup.StateGuest {
+		fmt.Fprintf(o.Out, "handover: none on a guest node (%s)\n", why)
+		return nil
+	}
 	s := &stepper{o: o}
 	// An unreadable manifest counts as the installer's etcd (staticpod.InstallerEtcd): its steps
 	// wait and say why.
@@ -204,7 +210,7 @@ func (s *stepper) dropCredential() error {
 }
 
 // dropKubeletMarker ends the exception that let cri-o and kubelet start outside Pacemaker while
-// the kubelet ran the installer's etcd here (nodesetup.InstallerKubelet).
+// the kubelet ran the installer's etcd here (nodesetup.BootServices).
 func (s *stepper) dropKubeletMarker() error {
 	if s.o.KubeletMarker == "" {
 		return nil
@@ -244,6 +250,8 @@ func (s *stepper) untilInstallerGone(ctx context.Context, n Node, op API) error 
 			return "", nil
 		case nodesetup.StateFailed:
 			return "tnfctl setup failed here: " + reason, nil
+		case nodesetup.StateGuest:
+			return "", fmt.Errorf("this node became a guest of the cluster-etcd-operator's configuration: no handover (%s)", reason)
 		default:
 			return "tnfctl setup has not completed here (" + state + ")", nil
 		}

@@ -122,6 +122,25 @@ func TestRunStopsAndSaysWhy(t *testing.T) {
 	}
 }
 
+// TestRunOnAGuest: on a node whose Pacemaker the operator configured, the handover does nothing,
+// tells the operator nothing and records no step, at once.
+func TestRunOnAGuest(t *testing.T) {
+	o := options(t, installerPod)
+	api := &conditions{}
+	var out strings.Builder
+	o.Out = &out
+	w := world{setup: nodesetup.StateGuest}
+	if err := Run(context.Background(), o, w.node(), api); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, ok, err := ReadState(o.StateFile); ok || err != nil {
+		t.Errorf("a step was recorded: %v, %v", ok, err)
+	}
+	if len(api.set) != 0 || !strings.Contains(out.String(), "none on a guest node") {
+		t.Errorf("told the operator %v; printed %q", api.set, out.String())
+	}
+}
+
 // TestRunTakesOver: the node takes the etcd container out itself only where the peer's agent has
 // run etcd (the operator renders the static pod without it), and then when the peer was fenced
 // after the operator was told, or serves without this node's member.

@@ -74,6 +74,58 @@ type Observation struct {
 	Handover *handover.State
 	// InstallerKubelet: cri-o and kubelet run the installer's etcd here until the handover.
 	InstallerKubelet bool
+	// Guest says why the cluster-etcd-operator's configuration runs Pacemaker here
+	// (nodesetup.Guest; "" when it is not known to).
+	Guest string
+	// Configuration is the CIB's configuration (nil when it did not answer): the field's etcd
+	// agent's cluster properties and the fence devices.
+	Configuration *pcmk.Configuration
+}
+
+// OperatorEtcdAgent is the agent the cluster-etcd-operator's configuration runs etcd with.
+const OperatorEtcdAgent = "ocf:heartbeat:podman-etcd"
+
+// The field's etcd agent's claims, which say where its cluster stands: node attributes
+// (reboot lifetime) and cluster properties (podman-etcd).
+const (
+	AttrForceNewCluster = "force_new_cluster" // on the node that forces a new cluster
+	PropLearnerNode     = "learner_node"      // the node whose member rejoins as a learner
+	PropStandaloneNode  = "standalone_node"   // the node that serves as a cluster of one
+)
+
+// GuestReason says why this node is a guest of the operator's configuration ("" when it is
+// not): setup's record, else Pacemaker running etcd through the operator's agent.
+func (o Observation) GuestReason() string {
+	if o.Guest != "" || o.Pacemaker == nil {
+		return o.Guest
+	}
+	for _, r := range o.Pacemaker.Resources {
+		if r.Agent == OperatorEtcdAgent {
+			return "Pacemaker runs etcd with " + OperatorEtcdAgent + ", as the cluster-etcd-operator's two-node jobs set it up"
+		}
+	}
+	return ""
+}
+
+// GuestVoter says whether podman-etcd's etcd on node is a voter: its clone has no promoted role,
+// so a started instance is one unless its learner_node property names the node.
+func GuestVoter(r pcmk.ResourceRole, node string, props map[string]string) bool {
+	return r.Agent == OperatorEtcdAgent && r.Node == node && r.Role == "Started" && props[PropLearnerNode] != node
+}
+
+// UncheckedBMCs are the fence devices that take any certificate from their BMC
+// (ssl_insecure): whoever answers at the BMC's address can fake a power-off.
+func (o Observation) UncheckedBMCs() []string {
+	if o.Configuration == nil {
+		return nil
+	}
+	var ids []string
+	for _, d := range o.Configuration.FenceDevices {
+		if d.Insecure {
+			ids = append(ids, d.ID)
+		}
+	}
+	return ids
 }
 
 // Cause is one setting that keeps Pacemaker from failing over, with the command that undoes it.
@@ -176,61 +228,171 @@ func FencingFails(c *pcmk.Membership, p *pcmk.Status) bool {
 func (o Observation) HandoverPending() bool { return o.InstallerKubelet || o.Handover != nil }
 
 // Assessment is a state, the line that says why and what to do, and the settings that keep
-// Pacemaker from failing over (also listed when another state leads).
+// Pacemaker from failing over (also listed when another state leads); on a guest, why it is one;
+// and the fence devices that take any certificate from their BMC (UncheckedBMCs).
 type Assessment struct {
-	State       State
-	Line        string
-	FailoverOff []Cause
+	State        State
+	Line         string
+	FailoverOff  []Cause
+	Guest        string
+	UncheckedBMC []string
 }
 
 // Assess says where the cluster stands and what to do next. The local node is the one Corosync
 // shows joined when only one is: a node always sees itself as a member.
 func Assess(o Observation) Assessment {
 	off := FailoverOffCauses(o.Pacemaker)
-	state, line := assess(o, off)
-	return Assessment{State: state, Line: line, FailoverOff: off}
+	guest := o.GuestReason()
+	var state State
+	var line string
+	if guest != "" {
+		state, line = assessGuest(o, off)
+	} else {
+		state, line = assess(o, off)
+	}
+	return Assessment{State: state, Line: line, FailoverOff: off, Guest: guest, UncheckedBMC: o.UncheckedBMCs()}
 }
 
-func assess(o Observation, off []Cause) (State, string) {
+// advice is what a line tells to do where the guest's differs from the layer's own cluster.
+type advice struct {
+	idle string // what does not run on a node that waits for its peer
+	// confirm is the way to declare a peer off for good: inert, while the node waits for it
+	// to join; else once its fencing fails.
+	confirm func(peer string, inert bool) string
+}
+
+// assessPeer reads what the guest and the layer's own cluster share: what does not answer, and a
+// peer not proven off. ok is false when none of these holds.
+func assessPeer(o Observation, a advice) (state State, line string, ok bool) {
 	switch {
-	case o.SetupState == nodesetup.StateFailed && !o.SetUpBefore:
-		return SetupFailed, "SETUP FAILED on this node (see Setup below); fix what it names, then `tnfctl setup` runs it again."
 	case o.Corosync == nil:
 		return CorosyncDown, "COROSYNC NOT ANSWERING on this node (see Corosync below): nothing of the cluster runs here. " +
-			"`systemctl status corosync`; `tnfctl gather` for support."
+			"`systemctl status corosync`; `tnfctl gather` for support.", true
 	case o.Pacemaker == nil:
-		return PacemakerDown, "PACEMAKER NOT ANSWERING on this node: `systemctl status pacemaker`; `tnfctl gather` for support."
+		return PacemakerDown, "PACEMAKER NOT ANSWERING on this node: `systemctl status pacemaker`; `tnfctl gather` for support.", true
 	}
-	var members, absent []string
-	for n, joined := range o.Corosync.Nodes {
-		if joined {
-			members = append(members, n)
-		} else {
-			absent = append(absent, n)
-		}
-	}
-	slices.Sort(members)
-	slices.Sort(absent)
 	peer := "the peer"
-	if len(absent) == 1 {
+	if absent := absentNodes(o.Corosync); len(absent) == 1 {
 		peer = absent[0]
 	}
 	switch {
-	case o.Corosync.WaitingForAll && !o.Corosync.Quorate && o.InstallerKubelet:
-		return InstallerEtcd, fmt.Sprintf("INSTALLER'S ETCD: waits for %s to join; meanwhile cri-o and kubelet run the installer's etcd here, "+
-			"as before the layer, until the handover. Do not confirm %s down: its etcd is the installer's other member.", peer, peer)
 	case o.Corosync.WaitingForAll && !o.Corosync.Quorate:
-		return Inert, fmt.Sprintf("INERT: waits for %s to join; no cri-o, kubelet or etcd here. If %s is off for good: `tnfctl confirm-peer-down`.", peer, peer)
+		return Inert, fmt.Sprintf("INERT: waits for %s to join; no %s here. If %s is off for good: %s.", peer, a.idle, peer, a.confirm(peer, true)), true
 	case o.FencingFails:
-		return Blocked, fmt.Sprintf("BLOCKED: the fencing of %s fails, so etcd waits (see Fencing below). If %s is powered off: `tnfctl confirm-peer-down`.", peer, peer)
+		return Blocked, fmt.Sprintf("BLOCKED: the fencing of %s fails, so etcd waits (see Fencing below). If %s is powered off: %s.", peer, peer, a.confirm(peer, false)), true
 	}
 	// A peer Pacemaker holds unclean is not proven off: etcd runs without a leader, whatever its
 	// role says, until a fencing completes, and one may not have been tried yet (the fencing
 	// waits for the transition that schedules it, and a busy node's transitions take time).
 	for _, n := range o.Pacemaker.Nodes {
 		if n.Unclean && !o.Corosync.Nodes[n.Name] {
-			return Blocked, fmt.Sprintf("BLOCKED: %s is not fenced yet, so etcd waits. If %s is powered off: `tnfctl confirm-peer-down`.", n.Name, n.Name)
+			return Blocked, fmt.Sprintf("BLOCKED: %s is not fenced yet, so etcd waits. If %s is powered off: %s.", n.Name, n.Name, a.confirm(n.Name, false)), true
 		}
+	}
+	return "", "", false
+}
+
+// failoverOffLine is the line for an administrator's settings, which explain what is left (a
+// node in standby serves nothing, a disabled etcd no voter): saying "recovering" would send the
+// reader to wait for what never comes.
+func failoverOffLine(off []Cause) string {
+	undo := make([]string, len(off))
+	for i, c := range off {
+		undo[i] = "`" + c.Undo + "`"
+	}
+	return fmt.Sprintf("NO FAILOVER: %s (see Failover below); Pacemaker recovers no fault it covers. When the work is done: %s.",
+		off[0], strings.Join(undo, ", "))
+}
+
+// absentNodes are the nodes Corosync knows and does not show joined, sorted.
+func absentNodes(c *pcmk.Membership) []string {
+	var absent []string
+	for n, joined := range c.Nodes {
+		if !joined {
+			absent = append(absent, n)
+		}
+	}
+	slices.Sort(absent)
+	return absent
+}
+
+// assessGuest reads a cluster the operator configured: etcd through podman-etcd, whose clone has
+// no promoted role, so a voter is a started instance whose node its learner_node property does
+// not name; its claims (force_new_cluster, learner_node, standalone_node) say what it is doing.
+// The advice is Pacemaker's own commands, which the operator's configuration takes: the layer's
+// confirm-peer-down works on its own cluster.
+func assessGuest(o Observation, off []Cause) (State, string) {
+	a := advice{idle: "kubelet or etcd", confirm: func(peer string, inert bool) string {
+		if inert {
+			return "see at its BMC that it is off, then `pcs quorum unblock`"
+		}
+		return "see at its BMC that it is off, then `pcs stonith confirm " + peer + "`"
+	}}
+	if state, line, ok := assessPeer(o, a); ok {
+		return state, line
+	}
+	if len(off) > 0 {
+		return FailoverOff, failoverOffLine(off)
+	}
+	if o.Configuration == nil {
+		return Recovering, "RECOVERING: the CIB's configuration did not answer, so whether an etcd member is a learner cannot be told. Look again in a minute."
+	}
+	props := o.Configuration.Properties
+	var voters []string
+	for _, r := range o.Pacemaker.Resources {
+		if o.Corosync.Nodes[r.Node] && GuestVoter(r, r.Node, props) {
+			voters = append(voters, r.Node)
+		}
+	}
+	slices.Sort(voters)
+	absent := absentNodes(o.Corosync)
+	var forcing []string
+	for _, n := range o.Pacemaker.Nodes {
+		if n.Attributes[AttrForceNewCluster] != "" {
+			forcing = append(forcing, n.Name)
+		}
+	}
+	switch {
+	case len(forcing) > 0:
+		return Recovering, fmt.Sprintf("RECOVERING: etcd on %s forces a new cluster (podman-etcd's %s); Pacemaker is acting. Look again in a minute.",
+			strings.Join(forcing, " and "), AttrForceNewCluster)
+	case props[PropLearnerNode] != "":
+		return Recovering, fmt.Sprintf("RECOVERING: etcd on %s rejoins as a learner (podman-etcd's %s); it is promoted once it has caught up. Look again in a minute.",
+			props[PropLearnerNode], PropLearnerNode)
+	case len(absent) == 0 && len(voters) == 2:
+		return Healthy, "HEALTHY: both nodes serve; etcd has two voters."
+	case len(absent) == 1 && len(voters) == 1:
+		return Degraded, fmt.Sprintf("DEGRADED: %s serves alone; %s is away. Power it on or repair it: it rejoins by itself.", voters[0], absent[0])
+	}
+	return Recovering, fmt.Sprintf("RECOVERING: etcd serves on %d of %d nodes; Pacemaker is acting (see Resources). Look again in a minute.",
+		len(voters), len(o.Corosync.Nodes))
+}
+
+func assess(o Observation, off []Cause) (State, string) {
+	if o.SetupState == nodesetup.StateFailed && !o.SetUpBefore {
+		return SetupFailed, "SETUP FAILED on this node (see Setup below); fix what it names, then `tnfctl setup` runs it again."
+	}
+	if c := o.Corosync; c != nil && o.Pacemaker != nil && c.WaitingForAll && !c.Quorate && o.InstallerKubelet {
+		peer := "the peer"
+		if absent := absentNodes(c); len(absent) == 1 {
+			peer = absent[0]
+		}
+		return InstallerEtcd, fmt.Sprintf("INSTALLER'S ETCD: waits for %s to join; meanwhile cri-o and kubelet run the installer's etcd here, "+
+			"as before the layer, until the handover. Do not confirm %s down: its etcd is the installer's other member.", peer, peer)
+	}
+	a := advice{idle: "cri-o, kubelet or etcd", confirm: func(string, bool) string { return "`tnfctl confirm-peer-down`" }}
+	if state, line, ok := assessPeer(o, a); ok {
+		return state, line
+	}
+	var members []string
+	for n, joined := range o.Corosync.Nodes {
+		if joined {
+			members = append(members, n)
+		}
+	}
+	absent, peer := absentNodes(o.Corosync), "the peer"
+	if len(absent) == 1 {
+		peer = absent[0]
 	}
 	for _, n := range o.Pacemaker.Nodes {
 		switch why := n.Attributes[etcdnode.AttrDecision]; {
@@ -247,15 +409,8 @@ func assess(o Observation, off []Cause) (State, string) {
 			return Blocked, fmt.Sprintf("BLOCKED: etcd on %s refuses its data (see below). Bring %s back; if it is gone for good: `tnfctl accept-data-loss` (gives up its newer writes).", n.Name, peer)
 		}
 	}
-	// An administrator's setting explains the rest (a node in standby serves nothing, a disabled
-	// etcd no voter): saying "recovering" would send the reader to wait for what never comes.
 	if len(off) > 0 {
-		undo := make([]string, len(off))
-		for i, c := range off {
-			undo[i] = "`" + c.Undo + "`"
-		}
-		return FailoverOff, fmt.Sprintf("NO FAILOVER: %s (see Failover below); Pacemaker recovers no fault it covers. When the work is done: %s.",
-			off[0], strings.Join(undo, ", "))
+		return FailoverOff, failoverOffLine(off)
 	}
 	var voters []string
 	for _, r := range o.Pacemaker.Resources {

@@ -29,12 +29,31 @@ func serving() Observation {
 	}
 }
 
+// guestServing is serving() on a cluster the operator configured: etcd through podman-etcd,
+// whose instances are Started, and no claim of its agent.
+func guestServing() Observation {
+	o := serving()
+	for i, r := range o.Pacemaker.Resources {
+		if r.ID == "etcd" {
+			o.Pacemaker.Resources[i].Agent, o.Pacemaker.Resources[i].Role = OperatorEtcdAgent, "Started"
+		}
+	}
+	o.SetupState, o.Guest = nodesetup.StateGuest, "corosync.conf names cluster \"TNF\""
+	o.Configuration = &pcmk.Configuration{Properties: map[string]string{"stonith-enabled": "true"}}
+	return o
+}
+
 // TestAssess: every state, each from the reading that leads to it, with the cause and the next
 // step in its line; what outranks what; and every setting that turns failover off, listed once
 // with the command that undoes it.
 func TestAssess(t *testing.T) {
 	with := func(change func(*Observation)) Observation {
 		o := serving()
+		change(&o)
+		return o
+	}
+	guest := func(change func(*Observation)) Observation {
+		o := guestServing()
 		change(&o)
 		return o
 	}
@@ -139,9 +158,41 @@ func TestAssess(t *testing.T) {
 			n2Gone(o)
 			o.Corosync.Quorate, o.Corosync.WaitingForAll, o.Pacemaker.MaintenanceMode = false, true, true
 		}), Inert, []string{"INERT"}, []string{CauseMaintenanceMode}},
+
+		// A guest: the operator's configuration, read in podman-etcd's terms, with Pacemaker's
+		// own commands as advice.
+		{"guest: both serving", guestServing(), Healthy, []string{"HEALTHY: both nodes serve; etcd has two voters"}, nil},
+		{"guest: known from Pacemaker alone", guest(func(o *Observation) { o.Guest, o.SetupState = "", nodesetup.StateFailed }), Healthy, []string{"HEALTHY"}, nil},
+		{"guest: alone after a fencing", guest(func(o *Observation) {
+			n2Gone(o)
+			o.Configuration.Properties[PropStandaloneNode] = "n1"
+		}), Degraded, []string{"DEGRADED: n1 serves alone; n2 is away"}, nil},
+		{"guest: forcing a new cluster", guest(func(o *Observation) {
+			n2Gone(o)
+			o.Pacemaker.Nodes[0].Attributes = map[string]string{AttrForceNewCluster: "n1"}
+		}), Recovering, []string{"RECOVERING: etcd on n1 forces a new cluster (podman-etcd's force_new_cluster)"}, nil},
+		{"guest: a learner catching up", guest(func(o *Observation) { o.Configuration.Properties[PropLearnerNode] = "n2" }), Recovering,
+			[]string{"RECOVERING: etcd on n2 rejoins as a learner (podman-etcd's learner_node)"}, nil},
+		{"guest: etcd starting", guest(func(o *Observation) { o.Pacemaker.Resources[3].Role = "Stopped" }), Recovering,
+			[]string{"RECOVERING: etcd serves on 1 of 2 nodes"}, nil},
+		{"guest: the configuration unread", guest(func(o *Observation) { o.Configuration = nil }), Recovering, []string{"cannot be told"}, nil},
+		{"guest: inert", guest(func(o *Observation) {
+			n2Gone(o)
+			o.Corosync.Quorate, o.Corosync.WaitingForAll = false, true
+		}), Inert, []string{"INERT: waits for n2 to join; no kubelet or etcd here", "`pcs quorum unblock`"}, nil},
+		{"guest: fencing fails", guest(func(o *Observation) { n2Gone(o); o.FencingFails = true }), Blocked,
+			[]string{"BLOCKED: the fencing of n2 fails", "`pcs stonith confirm n2`"}, nil},
+		{"guest: not fenced yet", guest(func(o *Observation) { n2Gone(o); o.Pacemaker.Nodes[1].Unclean = true }), Blocked,
+			[]string{"BLOCKED: n2 is not fenced yet", "`pcs stonith confirm n2`"}, nil},
+		{"guest: maintenance mode", guest(func(o *Observation) { o.Pacemaker.MaintenanceMode = true }), FailoverOff,
+			[]string{"NO FAILOVER: Pacemaker is in maintenance mode"}, []string{CauseMaintenanceMode}},
+		{"guest: Corosync down", guest(func(o *Observation) { o.Corosync, o.Pacemaker = nil, nil }), CorosyncDown, []string{"COROSYNC NOT ANSWERING"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := Assess(tc.o)
+			if isGuest := strings.HasPrefix(tc.name, "guest:"); (a.Guest != "") != isGuest {
+				t.Errorf("guest %q, want one: %v", a.Guest, isGuest)
+			}
 			if a.State != tc.state {
 				t.Errorf("state %s, want %s (%s)", a.State, tc.state, a.Line)
 			}
@@ -162,6 +213,19 @@ func TestAssess(t *testing.T) {
 				t.Errorf("failover off for %v, want %v", kinds, tc.off)
 			}
 		})
+	}
+}
+
+// TestUncheckedBMCs: the fence devices that take any certificate from their BMC, and none when
+// the configuration did not answer.
+func TestUncheckedBMCs(t *testing.T) {
+	o := guestServing()
+	o.Configuration.FenceDevices = []pcmk.FenceDevice{{ID: "n1_redfish", Insecure: true}, {ID: "n2_redfish"}, {ID: "n2_ipmi", Insecure: true}}
+	if got := o.UncheckedBMCs(); !reflect.DeepEqual(got, []string{"n1_redfish", "n2_ipmi"}) {
+		t.Errorf("%v", got)
+	}
+	if got := serving().UncheckedBMCs(); got != nil {
+		t.Errorf("without the configuration: %v", got)
 	}
 }
 

@@ -44,7 +44,10 @@ type Reading struct {
 	Corosync  *pcmk.Membership // nil when Corosync does not answer
 	Links     []pcmk.Link      // nil when corosync-cfgtool does not answer
 	Pacemaker *pcmk.Status     // nil when Pacemaker does not answer
-	Setup     Setup            // from nodesetup.State
+	// Configuration is the CIB's configuration (nil when it does not answer): podman-etcd's
+	// cluster properties on a guest, the fence devices.
+	Configuration *pcmk.Configuration
+	Setup         Setup // from nodesetup.State
 	// AloneSince is when auto-unblock's timer first saw this node waiting alone (zero when it
 	// does not wait); AutoUnblock counts its passes that asked the BMC, by outcome.
 	AloneSince  time.Time
@@ -130,12 +133,14 @@ var (
 	failover      = desc("tnf_last_failover_seconds", "From the completion of the peer's last fencing to the node's forced cluster of one serving, for the node's last forced cluster", "node")
 	aloneSince    = desc("tnf_waiting_alone_since_seconds", "When this node was first seen waiting alone (booted alone, or alone with the peer's fencing failing), Unix time; absent while it does not wait", "node")
 	unblockPasses = desc("tnf_auto_unblock_decisions_total", "auto-unblock's passes that asked the peer's BMC since the node booted, by outcome (confirmed, refused)", "node", "outcome")
-	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, waiting_for_peer, failed, done); 1 for the state", "node", "state")
+	setupState    = desc("tnf_setup_state", "Where tnfctl setup stands on this node (not_run, waiting_for_peer, failed, done, guest); 1 for the state", "node", "state")
 	healthState   = desc("tnf_health_state", "Where the cluster stands as this node sees it, tnfctl status's state (healthy, degraded, failover-off, ...); 1 for the state", "node", "state")
 	handover      = desc("tnf_handover_pending", "Whether etcd on this node is still the installer's, or being handed over to Pacemaker: the agent's etcd is not meant to serve here yet", "node")
 	failoverOff   = desc("tnf_failover_off", "A setting that keeps Pacemaker from failing over (cause: maintenance-mode, fencing-disabled, node-standby, node-maintenance, unmanaged, disabled; subject: the node or resource); 1 while it is set", "cause", "subject")
 	credIssued    = desc("tnf_node_credential_issued_timestamp_seconds", "When the node's API token (secretsFromAPI.kubeconfigFile) was issued, Unix time; absent without a token that expires", "node")
 	credExpires   = desc("tnf_node_credential_expiry_timestamp_seconds", "When the node's API token expires, Unix time: the node renews it once half its lifetime has passed; absent without a token that expires", "node")
+	guest         = desc("tnf_guest", "Whether the cluster-etcd-operator's configuration runs Pacemaker on this node, the layer only watching it (a guest)", "node")
+	uncheckedBMC  = desc("tnf_fence_device_unchecked", "A fence device that takes any certificate from its BMC (ssl_insecure): whoever answers at the BMC's address can fake a power-off; 1 while it is so", "device")
 	readSeconds   = desc("tnf_scrape_duration_seconds", "How long reading Corosync and Pacemaker took for this scrape")
 	readings      = desc("tnf_scrape_readings_total", "Readings of the node's state the endpoint has taken since it started: scrapes close together share one")
 )
@@ -145,7 +150,7 @@ func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
 		up, etcdMembers, layerInfo, layerRelease, etcdRole, etcdDecision, forced, copiesDropped, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
-		aloneSince, unblockPasses, setupState, healthState, handover, failoverOff, credIssued, credExpires, readSeconds, readings}
+		aloneSince, unblockPasses, setupState, healthState, handover, failoverOff, guest, uncheckedBMC, credIssued, credExpires, readSeconds, readings}
 }
 
 // Metrics turns a reading into metrics.
@@ -181,6 +186,10 @@ func Metrics(r Reading) []prometheus.Metric {
 	gauge(handover, r.HandoverPending, r.Node)
 	for _, c := range r.Health.FailoverOff {
 		add(failoverOff, prometheus.GaugeValue, 1, c.Kind, c.Subject)
+	}
+	gauge(guest, r.Health.Guest != "", r.Node)
+	for _, d := range r.Health.UncheckedBMC {
+		add(uncheckedBMC, prometheus.GaugeValue, 1, d)
 	}
 	if !r.CredentialExpires.IsZero() {
 		add(credIssued, prometheus.GaugeValue, float64(r.CredentialIssued.Unix()), r.Node)
@@ -241,6 +250,9 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 			add(layerInfo, prometheus.GaugeValue, 1, n.Name, layer)
 		}
 		role := etcdAgentRole(p.Role(etcdResource, n.Name), decision)
+		if r.Health.Guest != "" {
+			role = guestRole(p, n.Name, r.Configuration)
+		}
 		for _, rl := range roles {
 			gauge(etcdRole, rl == role, n.Name, rl)
 		}
@@ -330,6 +342,22 @@ func etcdAgentRole(pacemakerRole, decision string) string {
 	default:
 		return RoleLearner
 	}
+}
+
+// guestRole is the role of podman-etcd's etcd on node: a started instance is a voter unless its
+// learner_node property names the node (unknown without the configuration: a learner, never a
+// voter on a guess).
+func guestRole(p *pcmk.Status, node string, conf *pcmk.Configuration) string {
+	for _, r := range p.Resources {
+		if r.Agent != health.OperatorEtcdAgent || r.Node != node || r.Role != "Started" {
+			continue
+		}
+		if conf != nil && health.GuestVoter(r, node, conf.Properties) {
+			return RoleVoter
+		}
+		return RoleLearner
+	}
+	return RoleStopped
 }
 
 var posInf = math.Inf(1) // the exporter's value for an INFINITY fail count

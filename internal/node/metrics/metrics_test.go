@@ -93,6 +93,39 @@ func TestInertSetupFailed(t *testing.T) {
 	golden.Check(t, "inert-setup-failed.txt", render(t, r))
 }
 
+// TestGuestLearner: a guest of the operator's configuration while node2's etcd rejoins as a
+// learner: podman-etcd's started instances are a voter and a learner (its learner_node), never
+// "not a voter" for lack of a promoted role; node1's fence device takes any BMC certificate.
+func TestGuestLearner(t *testing.T) {
+	r := Reading{
+		Node: "node1", Layer: "4.19.7-2",
+		Setup:    Setup{State: nodesetup.StateGuest, Reason: "corosync.conf names cluster \"TNF\""},
+		Corosync: &pcmk.Membership{Nodes: map[string]bool{"node1": true, "node2": true}, Quorate: true},
+		Pacemaker: &pcmk.Status{DC: "node1", WithQuorum: true, StonithEnabled: true,
+			Nodes: []pcmk.NodeStatus{{Name: "node1", Online: true, Type: "member"}, {Name: "node2", Online: true, Type: "member"}},
+			Resources: []pcmk.ResourceRole{
+				{ID: "etcd", Agent: "ocf:heartbeat:podman-etcd", Role: "Started", Node: "node1", Clone: "etcd-clone", Active: true},
+				{ID: "etcd", Agent: "ocf:heartbeat:podman-etcd", Role: "Started", Node: "node2", Clone: "etcd-clone", Active: true},
+				{ID: "node1_redfish", Agent: "stonith:fence_redfish", Role: "Started", Node: "node2", Active: true},
+			}},
+		Configuration: &pcmk.Configuration{Properties: map[string]string{"learner_node": "node2"},
+			FenceDevices: []pcmk.FenceDevice{{ID: "node1_redfish", Agent: "fence_redfish", Insecure: true}, {ID: "node2_redfish", Agent: "fence_redfish"}}},
+	}
+	r.Health = health.Assess(health.Observation{Corosync: r.Corosync, Pacemaker: r.Pacemaker, Configuration: r.Configuration,
+		SetupState: r.Setup.State, Guest: r.Setup.Reason})
+	if r.Health.State != health.Recovering {
+		t.Fatalf("the reading assesses as %s", r.Health.State)
+	}
+	text := render(t, r)
+	for _, want := range []string{`tnf_etcd_role{node="node1",role="voter"} 1`, `tnf_etcd_role{node="node2",role="learner"} 1`,
+		`tnf_guest{node="node1"} 1`, `tnf_fence_device_unchecked{device="node1_redfish"} 1`} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("no %s", want)
+		}
+	}
+	golden.Check(t, "guest-learner.txt", text)
+}
+
 // TestForcedNotTheAgents: a forced-cluster count the agent did not write drops that node's two
 // series and nothing else.
 func TestForcedNotTheAgents(t *testing.T) {

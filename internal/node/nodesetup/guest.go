@@ -8,42 +8,86 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
 // The cluster-etcd-operator's own two-node jobs (a DualReplica cluster) set Pacemaker up with
 // `pcs cluster setup TNF ...` and run etcd through the field's agent (pkg/tnf/pkg/pcs). They
 // run again on every upgrade of the operator and whenever a fencing credential changes, and
 // delete every fence device they did not create, so a configuration laid over theirs would lose
-// its fencing at the next run: the layer refuses such a node instead.
+// its fencing at the next run: on such a node the layer is a guest, which watches the operator's
+// configuration and never writes it.
 const (
 	operatorClusterName = "TNF"
 	operatorEtcdAgent   = "podman-etcd"
 )
 
-// foreignCluster says why this node's Corosync or Pacemaker configuration is the operator's,
-// not the layer's to write ("" when it is not): a corosync.conf naming the operator's cluster,
-// or a CIB whose etcd runs through the operator's agent. Any other corosync.conf is the layer's
-// to replace (Debian's package ships one naming cluster "debian"). A file that cannot be read is
-// an error, never "no cluster".
-func foreignCluster(corosyncConf, cib, clusterName string) (string, error) {
-	name, err := corosyncClusterName(corosyncConf)
-	if err != nil {
-		return "", err
-	}
-	operator := func(what string) string {
-		return what + ": the cluster-etcd-operator's two-node jobs set this cluster up (a DualReplica cluster). " +
-			"The layer does not configure a second cluster over it: those jobs run again at every operator upgrade and " +
-			"delete the fence devices they did not make. Install the layer on a cluster whose operator does not run them"
-	}
-	if name == operatorClusterName && clusterName != operatorClusterName {
-		return operator(fmt.Sprintf("%s names cluster %q", corosyncConf, name)), nil
+// GuestMarker holds why this node is a guest (operatorConfigured's reason). A node the operator
+// configured once stays a guest: its jobs come back at the next upgrade or Secret change.
+const GuestMarker = "/var/lib/tnf/guest"
+
+// operatorConfigured says why this node's Corosync or Pacemaker configuration is the
+// operator's, not the layer's to write ("" when it is not): a corosync.conf naming the
+// operator's cluster (operatorCorosync), or a CIB whose etcd runs through the operator's agent.
+// A file that cannot be read is an error, never "no cluster".
+func operatorConfigured(corosyncConf, cib, clusterName string) (string, error) {
+	if why, err := operatorCorosync(corosyncConf, clusterName); err != nil || why != "" {
+		return why, err
 	}
 	primitive, err := cibPrimitive(cib, operatorEtcdAgent)
 	if err != nil || primitive == "" {
 		return "", err
 	}
-	return operator(fmt.Sprintf("%s runs resource %q with ocf:heartbeat:%s", cib, primitive, operatorEtcdAgent)), nil
+	return fmt.Sprintf("%s runs resource %q with ocf:heartbeat:%s, as the cluster-etcd-operator's two-node jobs set it up (a DualReplica cluster)",
+		cib, primitive, operatorEtcdAgent), nil
+}
+
+// operatorCorosync says why corosync.conf is the operator's ("" when it is not): it names the
+// operator's cluster, and cluster.yaml (clusterName) another. Any other corosync.conf is the
+// layer's to replace (Debian's package ships one naming cluster "debian").
+func operatorCorosync(corosyncConf, clusterName string) (string, error) {
+	name, err := corosyncClusterName(corosyncConf)
+	if err != nil || name != operatorClusterName || clusterName == operatorClusterName {
+		return "", err
+	}
+	return fmt.Sprintf("%s names cluster %q, which the cluster-etcd-operator's two-node jobs set up (a DualReplica cluster)", corosyncConf, name), nil
+}
+
+// Guest says why this node is a guest ("" when it is not), for the checks that may run before
+// setup has (the boot's): GuestMarker's reason, or the operator's corosync.conf. The CIB, which
+// only Pacemaker's user reads, is setup's to look at (becomeGuest): the operator's jobs always
+// write both.
+func Guest(clusterName string) (string, error) {
+	if data, err := os.ReadFile(GuestMarker); err == nil {
+		return strings.TrimSpace(string(data)), nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	return operatorCorosync(CorosyncConf, clusterName)
+}
+
+// becomeGuest records that this node is a guest, and why, when it is one: it reports whether it
+// is.
+func becomeGuest(clusterName string, step func(string, string)) (bool, error) {
+	why, err := Guest(clusterName)
+	if err == nil && why == "" {
+		why, err = operatorConfigured(CorosyncConf, filepath.Join(pcmk.CIBDir, "cib.xml"), clusterName)
+	}
+	if err != nil || why == "" {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(GuestMarker), 0o755); err != nil {
+		return false, err
+	}
+	if err := fsutil.WriteFileAtomic(GuestMarker, []byte(why+"\n"), 0o644); err != nil {
+		return false, err
+	}
+	step("guest", why+"; the layer watches this configuration and writes none of it")
+	return true, nil
 }
 
 // corosyncClusterName reads totem's cluster_name ("" without the file). corosync.conf is not

@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// TestForeignCluster reads the files the cluster-etcd-operator's setup job leaves, made by the
+// TestOperatorConfigured reads the files the cluster-etcd-operator's setup job leaves, made by the
 // same pcs commands it runs (pkg/tnf/pkg/pcs), offline: its corosync.conf, and a CIB with its
 // etcd resource through the field's agent (not installed here, hence --force).
-func TestForeignCluster(t *testing.T) {
+func TestOperatorConfigured(t *testing.T) {
 	dir := t.TempDir()
 	run := func(argv ...string) {
 		t.Helper()
@@ -44,14 +44,14 @@ func TestForeignCluster(t *testing.T) {
 	}{
 		{"nothing yet", missing, missing, "", ""},
 		{"the layer's own cluster", write("own.conf", "totem {\n    version: 2\n    cluster_name: edge-042\n}\n"), path("empty-cib.xml"), "", ""},
-		{"the operator's corosync.conf", path("operator-corosync.conf"), missing, `names cluster "TNF": the cluster-etcd-operator's two-node jobs`, ""},
-		{"the operator's CIB", missing, path("operator-cib.xml"), `runs resource "etcd" with ocf:heartbeat:podman-etcd: the cluster-etcd-operator's`, ""},
+		{"the operator's corosync.conf", path("operator-corosync.conf"), missing, `names cluster "TNF", which the cluster-etcd-operator's two-node jobs`, ""},
+		{"the operator's CIB", missing, path("operator-cib.xml"), `runs resource "etcd" with ocf:heartbeat:podman-etcd, as the cluster-etcd-operator's`, ""},
 		{"Debian's default corosync.conf", write("debian.conf", "totem {\n cluster_name: debian\n}\n"), missing, "", ""},
 		{"a torn CIB", missing, write("torn.xml", `<cib><configuration><resources><primitive id="x" type=`), "", "torn.xml"},
 		{"an unreadable corosync.conf", dir, missing, "", "is a directory"},
 	}
 	for _, r := range rows {
-		got, err := foreignCluster(r.conf, r.cib, "edge-042")
+		got, err := operatorConfigured(r.conf, r.cib, "edge-042")
 		if (r.want == "") != (got == "") || !strings.Contains(got, r.want) {
 			t.Errorf("%s: got %q, want one with %q", r.name, got, r.want)
 		}

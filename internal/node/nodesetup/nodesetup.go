@@ -51,10 +51,13 @@ const (
 	StateWaiting = "waiting_for_peer"
 	StateFailed  = "failed"
 	StateDone    = "done"
+	// StateGuest: the cluster-etcd-operator configured Pacemaker here; the layer writes none of
+	// it (GuestMarker).
+	StateGuest = "guest"
 )
 
-// States are the states in the order a node goes through them.
-var States = []string{StateNotRun, StateWaiting, StateFailed, StateDone}
+// States are the states in the order a node goes through them, then a guest's.
+var States = []string{StateNotRun, StateWaiting, StateFailed, StateDone, StateGuest}
 
 // State is where setup stands on this node, and why it failed when it did. The last run decides:
 // a run after a completed one (tnf-reconfigure.service's, or by hand) that fails is a failure.
@@ -64,6 +67,9 @@ func State() (state, reason string) {
 	}
 	if data, err := os.ReadFile(FailedMarker); err == nil {
 		return StateFailed, strings.TrimSpace(string(data))
+	}
+	if data, err := os.ReadFile(GuestMarker); err == nil {
+		return StateGuest, strings.TrimSpace(string(data))
 	}
 	if SetUpBefore() {
 		return StateDone, ""
@@ -145,11 +151,10 @@ func run(ctx context.Context, o Options) error {
 		o.Services = DetectServices()
 	}
 	step := func(name, result string) { fmt.Fprintf(o.Out, "setup: %s: %s\n", name, result) }
-	// Before anything is written: a cluster someone else set up on this node stays as it is.
-	if why, err := foreignCluster(CorosyncConf, filepath.Join(pcmk.CIBDir, "cib.xml"), cfg.ClusterName); err != nil {
+	// Before anything is written: a cluster the operator's jobs set up on this node stays as it
+	// is, and the layer is its guest.
+	if guest, err := becomeGuest(cfg.ClusterName, step); err != nil || guest {
 		return err
-	} else if why != "" {
-		return errors.New(why)
 	}
 
 	conf, err := pcsconfig.Corosync(cfg)

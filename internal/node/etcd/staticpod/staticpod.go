@@ -22,7 +22,7 @@ const EtcdContainer = "etcd"
 
 // KubeletMarker lets cri-o and kubelet start outside Pacemaker (their drop-ins name it beside
 // Pacemaker's own): `tnfctl installer-kubelet` writes it at boot on a node whose kubelet runs
-// the installer's etcd (nodesetup.InstallerKubelet). It is on /run, so a reboot ends it; the
+// the installer's etcd (nodesetup.BootServices). It is on /run, so a reboot ends it; the
 // handover and the etcd agent's launch remove it: from then on only Pacemaker starts them.
 const KubeletMarker = "/run/tnf/installer-kubelet"
 
