@@ -50,6 +50,9 @@ type nodeSetup struct {
 	// it boots into Corosync and Pacemaker alone, and its etcd runs in podman, whose containers
 	// need the host's cgroup hierarchies and have mount namespaces of their own.
 	Field bool `json:"field,omitempty"`
+	// Guest: a field node that also runs the layer, as its guest (guest_test.go): its boot starts
+	// tnf-metrics.service and tnf-setup.service as on a layer node, after Corosync and Pacemaker.
+	Guest bool `json:"guest,omitempty"`
 	// HostMountNS is the test's own mount namespace, for a field node: a process there is never
 	// the node's (processes). Read by the test, because pid 1's may not be readable.
 	HostMountNS string `json:"hostMountNS,omitempty"`
@@ -337,15 +340,20 @@ func (n nodeSetup) boot(bin string) error {
 		if err := n.startCluster(); err != nil {
 			return err
 		}
+		if n.Guest {
+			if err := n.startMetrics(bin); err != nil {
+				return err
+			}
+			if err := n.daemon("setup", filepath.Join(bin, "tnfctl"), "setup", "--wait", "1m"); err != nil {
+				return err
+			}
+		}
 		if len(n.APIServer) == 0 {
 			return nil
 		}
 		return n.daemon("kube-apiserver", n.APIServer...)
 	}
-	// tnf-metrics.service: serves from boot on, inert or not; in plain HTTP to the management
-	// network, where the tests' Prometheus scrapes it: the nodes have no serving certificate and no
-	// API to review its callers (TestMetricsEndpointAuth serves it securely).
-	if err := n.daemon("metrics", filepath.Join(bin, "tnfctl"), "metrics", "--insecure-plaintext"); err != nil {
+	if err := n.startMetrics(bin); err != nil {
 		return err
 	}
 	// tnf-power-watch.service, in the releases that have it.
@@ -390,6 +398,13 @@ func (n nodeSetup) boot(bin string) error {
 		return n.daemon("handover", n.Handover...)
 	}
 	return nil
+}
+
+// startMetrics starts tnf-metrics.service: it serves from boot on, inert or not; in plain HTTP to
+// the management network, where the tests' Prometheus scrapes it: the nodes have no serving
+// certificate and no API to review its callers (TestMetricsEndpointAuth serves it securely).
+func (n nodeSetup) startMetrics(bin string) error {
+	return n.daemon("metrics", filepath.Join(bin, "tnfctl"), "metrics", "--insecure-plaintext")
 }
 
 // cgroupMounts mount the host's cgroup hierarchies again in a node: `ip netns exec` gives the
