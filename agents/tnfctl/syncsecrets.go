@@ -37,7 +37,11 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 				fmt.Fprintln(out, "sync-secrets: nothing to fetch: "+nf.config+" has no secretsFromAPI (the secrets come with the node configuration)")
 				return nil
 			}
-			files, changed, err := apisecrets.Sync(cmd.Context(), cfg, nodesetup.AuthkeyPath)
+			installedKey := nodesetup.AuthkeyPath
+			if setup, _ := nodesetup.State(); setup == nodesetup.StateGuest {
+				installedKey = "" // the operator's key: the layer's is never Corosync's here
+			}
+			files, changed, err := apisecrets.Sync(cmd.Context(), cfg, installedKey)
 			// A refused key still lets a rotated password through (Keep writes the others).
 			if err != nil && !errors.Is(err, apisecrets.ErrKeyChanged) {
 				return fmt.Errorf("%s: %w", nf.config, err)

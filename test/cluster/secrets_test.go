@@ -265,6 +265,10 @@ func TestSecretsFromAPI(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "corosync-authkey")); string(got) != base64.StdEncoding.EncodeToString(authkeyOf(1))+"\n" {
 		t.Errorf("the kept key changed")
 	}
+	// A guest compares nothing (no installed key): its Corosync runs with the operator's key.
+	if changed, err := apisecrets.Keep(local(files), filepath.Join(dir, "corosync-authkey"), ""); err != nil || !slices.Contains(changed, filepath.Join(dir, "corosync-authkey")) {
+		t.Errorf("a guest's sync: changed %v, %v", changed, err)
+	}
 }
 
 // TestSecretRotation: on the installed cluster, whose nodes fetched their secrets through the

@@ -126,7 +126,8 @@ var ErrKeyChanged = errors.New("the Corosync key differs from the one this clust
 // their paths. A Corosync key (the file at authkeyFile) other than the one installed at
 // installedKey is not written while one is installed: the node would stop hearing its peer,
 // which runs with the old key. The other files are written all the same, and the error then
-// wraps ErrKeyChanged. A new key needs both nodes at once (operate.md).
+// wraps ErrKeyChanged. A new key needs both nodes at once (operate.md). An empty installedKey
+// compares nothing: a guest's Corosync runs with the operator's key, never the layer's.
 func Keep(files []File, authkeyFile, installedKey string) (changed []string, err error) {
 	var keyErr error
 	for _, f := range files {
@@ -150,6 +151,9 @@ func Keep(files []File, authkeyFile, installedKey string) (changed []string, err
 }
 
 func sameKey(f File, installedKey string) error {
+	if installedKey == "" {
+		return nil
+	}
 	installed, err := os.ReadFile(installedKey)
 	if os.IsNotExist(err) {
 		return nil
