@@ -25,6 +25,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/build/layerdef"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 )
 
 // haCommands are what the two-node-ha package set installs and the nodes run, on RHEL and
@@ -174,9 +175,14 @@ func pacemakerStarts(unit string) string {
 }
 
 // startTriggers are the triggering conditions the drop-ins of the units only Pacemaker starts may
-// have: any one of them lets the unit start, so another would open the interlock.
+// have: any one of them lets the unit start, so another would open the interlock. cri-o also
+// starts at boot on a guest, whose Pacemaker configuration (the operator's) leaves it to boot.
 func startTriggers(unit string) []string {
-	return []string{pacemakerStarts(unit), "ConditionPathExists=|" + staticpod.KubeletMarker}
+	triggers := []string{pacemakerStarts(unit), "ConditionPathExists=|" + staticpod.KubeletMarker}
+	if unit == "crio.service" {
+		triggers = append(triggers, "ConditionPathExists=|"+nodesetup.GuestBootMarker)
+	}
+	return triggers
 }
 
 // checkUpdatePath checks what a node needs that receives the layer as an update, never on a

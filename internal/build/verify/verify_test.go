@@ -35,7 +35,7 @@ func good() []file {
 		fs = append(fs, file{1, "./" + c, tar.TypeReg, 0o755, "#!/bin/sh\n", ""})
 	}
 	return append(fs, file{2, "usr/bin/tnfctl", tar.TypeReg, 0o755, "\x7fELF", ""},
-		dropInFile("crio", "[Unit]\nConditionPathExists=|/run/systemd/system/crio.service.d/50-pacemaker.conf\nConditionPathExists=|/run/tnf/installer-kubelet\n"),
+		dropInFile("crio", "[Unit]\nConditionPathExists=|/run/systemd/system/crio.service.d/50-pacemaker.conf\nConditionPathExists=|/run/tnf/installer-kubelet\nConditionPathExists=|/run/tnf/guest\n"),
 		dropInFile("kubelet", "# why\n[Unit]\nConditionPathExists=|/run/systemd/system/kubelet.service.d/50-pacemaker.conf\nConditionPathExists=|/run/tnf/installer-kubelet\n"),
 		dropInFile("corosync", "[Unit]\nAfter=ovs-configuration.service\nConditionPathExists=/etc/corosync/corosync.conf\n"),
 		file{1, "usr/lib/tmpfiles.d/tnf-layer-var.conf", tar.TypeReg, 0o644, "d /var/lib/corosync 755 0 0 -\n", ""},
@@ -140,6 +140,9 @@ func TestChecker(t *testing.T) {
 		{"interlock opened by another trigger", append(good(), file{4, "usr/lib/systemd/system/crio.service.d/20-other.conf", tar.TypeReg, 0o644, "[Unit]\nConditionPathExists=|/etc/os-release\n", ""}),
 			imageread.Image{Labels: labels}, "",
 			[]string{"crio.service: /usr/lib/systemd/system/crio.service.d/20-other.conf says ConditionPathExists=|/etc/os-release: it lets more than Pacemaker start it"}},
+		{"the guest's trigger on kubelet", append(good(), file{4, "usr/lib/systemd/system/kubelet.service.d/20-other.conf", tar.TypeReg, 0o644, "[Unit]\nConditionPathExists=|/run/tnf/guest\n", ""}),
+			imageread.Image{Labels: labels}, "",
+			[]string{"kubelet.service: /usr/lib/systemd/system/kubelet.service.d/20-other.conf says ConditionPathExists=|/run/tnf/guest: it lets more than Pacemaker start it"}},
 		{"interlock opened in /etc, spaced", append(good(), file{4, "etc/systemd/system/kubelet.service.d/20-other.conf", tar.TypeReg, 0o644, "[Unit]\nConditionPathExists = |/etc/os-release\n", ""}),
 			imageread.Image{Labels: labels}, "",
 			[]string{"kubelet.service: /etc/systemd/system/kubelet.service.d/20-other.conf says ConditionPathExists=|/etc/os-release: it lets more than Pacemaker start it"}},
