@@ -3,16 +3,23 @@
 package cluster_test
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/test/kubeapi"
 )
 
 // TestGuestOnField: the layer rolled out onto a cluster whose Pacemaker the cluster-etcd-operator's
@@ -76,6 +83,44 @@ func TestGuestOnField(t *testing.T) {
 	c.checkOperatorConfiguration(conf, operator)
 	c.checkGuestSeries("node1", `tnf_etcd_role{node="node1",role="voter"} 1`, `tnf_etcd_role{node="node2",role="voter"} 1`)
 	t.Logf("node1's states while node2 was away: %v", seen)
+}
+
+// TestDualReplicaBeforeOperator: the layer arrives with the installation on a DualReplica
+// cluster, before the cluster-etcd-operator's jobs have configured Pacemaker (nothing of theirs on
+// the nodes yet). The Infrastructure object says DualReplica, so setup makes both nodes guests
+// as soon as it reads the API, and writes nothing of a cluster: no corosync.conf, no Corosync
+// key; the installer's etcd goes on serving.
+func TestDualReplicaBeforeOperator(t *testing.T) {
+	t.Parallel()
+	c := newInstalledCluster(t)
+	c.power("on", "node1")
+	c.power("on", "node2")
+	for _, n := range c.nodes {
+		c.waitAPIReady(n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := kubeapi.RegisterInfrastructure(ctx, c.restConfig("node1"), configv1.DualReplicaTopologyMode); err != nil {
+		t.Fatal(err)
+	}
+	w := c.writing()
+	c.waitAPIsAndDeliverSecrets()
+	for _, node := range c.nodes {
+		n := c.layout.Nodes[node]
+		c.waitFor(node+"'s setup makes it a guest from the API", settle, func() (bool, string) {
+			data := readFile(n.path("disk", "var-lib", "tnf", "guest"))
+			return strings.Contains(data, "controlPlaneTopology DualReplica"), data + readFile(n.path("log", "setup.out"))
+		})
+		for _, f := range []string{"corosync.conf", "authkey"} {
+			if _, err := os.Stat(n.path("disk", "etc", "corosync", f)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: /etc/corosync/%s written on a guest (%v)", node, f, err)
+			}
+		}
+		if st := c.guestStatus(node); !strings.Contains(st.Guest, "the Infrastructure object says") {
+			t.Errorf("%s: tnfctl status -o json: guest %q (%s)", node, st.Guest, st.Summary)
+		}
+	}
+	c.stopAndCheck(w)
 }
 
 // guestReading is what the guest scenario reads of tnfctl status -o json.

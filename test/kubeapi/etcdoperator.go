@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -21,6 +22,7 @@ import (
 
 	basepoll "github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/crdvalidate"
 )
 
@@ -32,41 +34,8 @@ const etcdCRD = "operator/v1/zz_generated.crd-manifests/0000_12_etcd_01_etcds-De
 // handover's ClusterRole bound to the handover's identity, as an administrator applies it. cfg is
 // an administrator's. It returns the Etcd resource.
 func RegisterEtcdOperator(ctx context.Context, cfg *rest.Config, handoverIdentity rbacv1.Subject) (dynamic.ResourceInterface, error) {
-	dir, err := crdvalidate.OpenShiftAPIDir()
-	if err != nil {
+	if err := createCRD(ctx, cfg, etcdCRD); err != nil {
 		return nil, err
-	}
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(etcdCRD)))
-	if err != nil {
-		return nil, err
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(data, &crd); err != nil {
-		return nil, err
-	}
-	ext, err := apiextensionsclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
-		return nil, err
-	}
-	var last string
-	if err := basepoll.Every(ctx, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
-		got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			last = err.Error()
-			return false, nil
-		}
-		last = fmt.Sprint(got.Status.Conditions)
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	}); err != nil {
-		return nil, fmt.Errorf("the Etcd CRD is not established: %s", last)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -101,6 +70,75 @@ func RegisterEtcdOperator(ctx context.Context, cfg *rest.Config, handoverIdentit
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: handover.ClusterRoleName},
 		Subjects: []rbacv1.Subject{handoverIdentity}}, metav1.CreateOptions{})
 	return etcds, err
+}
+
+// createCRD creates the CRD of OpenShift's manifest at path in the openshift/api module and waits
+// until it is established.
+func createCRD(ctx context.Context, cfg *rest.Config, path string) error {
+	dir, err := crdvalidate.OpenShiftAPIDir()
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
+	if err != nil {
+		return err
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(data, &crd); err != nil {
+		return err
+	}
+	ext, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	var last string
+	if err := basepoll.Every(ctx, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = fmt.Sprint(got.Status.Conditions)
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("the CRD %s is not established: %s", crd.Name, last)
+	}
+	return nil
+}
+
+// infrastructureCRD is OpenShift's Infrastructure CRD with the DualReplica topology in its
+// enum: in this openshift/api version, the DevPreviewNoUpgrade feature set's.
+const infrastructureCRD = "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_infrastructures-DevPreviewNoUpgrade.crd.yaml"
+
+// RegisterInfrastructure makes the API say the control plane's topology as OpenShift's does: the
+// Infrastructure CRD and its object "cluster" whose status.controlPlaneTopology is topology.
+// cfg is an administrator's.
+func RegisterInfrastructure(ctx context.Context, cfg *rest.Config, topology configv1.TopologyMode) error {
+	if err := createCRD(ctx, cfg, infrastructureCRD); err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	infras := dyn.Resource(nodesetup.InfrastructureResource)
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": configv1.GroupVersion.String(), "kind": "Infrastructure",
+		"metadata": map[string]any{"name": nodesetup.InfrastructureName}, "spec": map[string]any{}}}
+	created, err := infras.Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	created.Object["status"] = map[string]any{"controlPlaneTopology": string(topology), "infrastructureTopology": string(configv1.HighlyAvailableTopologyMode)}
+	_, err = infras.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	return err
 }
 
 // ConditionTrue says whether the Etcd object's condition is True (false when it cannot be read).

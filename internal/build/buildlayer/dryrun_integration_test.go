@@ -137,8 +137,8 @@ func TestDryRun(t *testing.T) {
 	// By default the secrets are Secrets: no MachineConfig, no other manifest and no build
 	// context carries one, and the second render kept the first one's Corosync key.
 	// Each node has its own account, Role and taint role.
-	secretObjects := []string{"clusterrole-tnf-out-of-service-node1.yaml", "clusterrole-tnf-out-of-service-node2.yaml",
-		"clusterrolebinding-tnf-node-auth-delegator.yaml", "clusterrolebinding-tnf-out-of-service-node1.yaml", "clusterrolebinding-tnf-out-of-service-node2.yaml",
+	secretObjects := []string{"clusterrole-tnf-node-topology-reader.yaml", "clusterrole-tnf-out-of-service-node1.yaml", "clusterrole-tnf-out-of-service-node2.yaml",
+		"clusterrolebinding-tnf-node-auth-delegator.yaml", "clusterrolebinding-tnf-node-topology-reader.yaml", "clusterrolebinding-tnf-out-of-service-node1.yaml", "clusterrolebinding-tnf-out-of-service-node2.yaml",
 		"role-tnf-node-node1.yaml", "role-tnf-node-node2.yaml", "rolebinding-tnf-node-node1.yaml", "rolebinding-tnf-node-node2.yaml",
 		"secret-fencing-credentials-node1.yaml", "secret-fencing-credentials-node2.yaml", "secret-tnf-corosync-authkey.yaml",
 		"serviceaccount-tnf-node-node1.yaml", "serviceaccount-tnf-node-node2.yaml"}

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
 )
 
@@ -30,6 +31,11 @@ const authDelegator = "system:auth-delegator"
 
 // AuthDelegatorBinding names the binding of both nodes' ServiceAccounts to authDelegator.
 const AuthDelegatorBinding = "tnf-node-auth-delegator"
+
+// TopologyReader names the ClusterRole (and its binding to both nodes' ServiceAccounts) that
+// may get the Infrastructure object "cluster", by name only: setup reads the control plane's
+// topology there, and on DualReplica leaves Pacemaker to the cluster-etcd-operator.
+const TopologyReader = "tnf-node-topology-reader"
 
 // AuthkeyManifest is the Corosync key's Secret, in a folder of its own under the manifests: it
 // is created once (oc create) and never applied again, and `oc apply -f` of the manifests'
@@ -95,6 +101,11 @@ func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 		}
 	}
 	objs["clusterrolebinding-"+AuthDelegatorBinding+".yaml"] = clusterRoleBinding(AuthDelegatorBinding, authDelegator, everyNode...)
+	objs["clusterrole-"+TopologyReader+".yaml"] = &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: TopologyReader},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{nodesetup.InfrastructureResource.Group}, Resources: []string{nodesetup.InfrastructureResource.Resource},
+			Verbs: []string{"get"}, ResourceNames: []string{nodesetup.InfrastructureName}}}}
+	objs["clusterrolebinding-"+TopologyReader+".yaml"] = clusterRoleBinding(TopologyReader, TopologyReader, everyNode...)
 	return objs, nil
 }
 

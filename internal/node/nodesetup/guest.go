@@ -70,8 +70,8 @@ func Guest(clusterName string) (string, error) {
 	return operatorCorosync(CorosyncConf, clusterName)
 }
 
-// becomeGuest records that this node is a guest, and why, when it is one: it reports whether it
-// is.
+// becomeGuest records that this node is a guest, and why, when its files say it is one: it
+// reports whether it is.
 func becomeGuest(clusterName string, step func(string, string)) (bool, error) {
 	why, err := Guest(clusterName)
 	if err == nil && why == "" {
@@ -80,14 +80,19 @@ func becomeGuest(clusterName string, step func(string, string)) (bool, error) {
 	if err != nil || why == "" {
 		return false, err
 	}
+	return true, recordGuest(why, step)
+}
+
+// recordGuest writes GuestMarker with why.
+func recordGuest(why string, step func(string, string)) error {
 	if err := os.MkdirAll(filepath.Dir(GuestMarker), 0o755); err != nil {
-		return false, err
+		return err
 	}
 	if err := fsutil.WriteFileAtomic(GuestMarker, []byte(why+"\n"), 0o644); err != nil {
-		return false, err
+		return err
 	}
 	step("guest", why+"; the layer watches this configuration and writes none of it")
-	return true, nil
+	return nil
 }
 
 // corosyncClusterName reads totem's cluster_name ("" without the file). corosync.conf is not

@@ -166,6 +166,16 @@ func run(ctx context.Context, o Options) error {
 		if err := fetchSecrets(ctx, o.Wait, cfg, step); err != nil {
 			return err
 		}
+		// The operator's jobs may not have run yet on a DualReplica cluster: the API says so
+		// before anything of a cluster is written. A node set up before was decided then (and its
+		// later runs need no API).
+		if !SetUpBefore() {
+			if why, err := dualReplica(ctx, cfg.SecretsFromAPI.KubeconfigFile); err != nil {
+				return err
+			} else if why != "" {
+				return recordGuest(why, step)
+			}
+		}
 	}
 	key, err := authkey(cfg.CorosyncAuthkeyFile)
 	if err != nil {

@@ -1,0 +1,53 @@
+package nodesetup
+
+import (
+	"context"
+	"fmt"
+
+	configv1 "github.com/openshift/api/config/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/kubeconfig"
+)
+
+// InfrastructureResource is OpenShift's Infrastructure, whose object "cluster" says the control
+// plane's topology. The node's credential may get that object only (build-layer's manifests).
+var InfrastructureResource = schema.GroupVersionResource{Group: configv1.GroupName, Version: "v1", Resource: "infrastructures"}
+
+// InfrastructureName is the one Infrastructure object.
+const InfrastructureName = "cluster"
+
+// dualReplica says why the Infrastructure object makes this node a guest ("" when it does not):
+// a DualReplica control plane is one whose cluster-etcd-operator configures Pacemaker with its
+// own jobs, even before they have run (a layer that arrives with the installation). An API
+// without that object (not OpenShift's, or the own mode's stand-in) says nothing. What cannot be
+// read is an error, never "not DualReplica".
+func dualReplica(ctx context.Context, kubeconfigPath string) (string, error) {
+	cfg, err := kubeconfig.Load(kubeconfigPath, "tnf-setup", 0)
+	if err != nil {
+		return "", fmt.Errorf("secretsFromAPI.kubeconfigFile: %w", err)
+	}
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	obj, err := client.Resource(InfrastructureResource).Get(ctx, InfrastructureName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("the Infrastructure object %q (its control plane's topology): %w", InfrastructureName, err)
+	}
+	var infra configv1.Infrastructure
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &infra); err != nil {
+		return "", fmt.Errorf("the Infrastructure object %q: %w", InfrastructureName, err)
+	}
+	if infra.Status.ControlPlaneTopology != configv1.DualReplicaTopologyMode {
+		return "", nil
+	}
+	return "the Infrastructure object says controlPlaneTopology DualReplica: the cluster-etcd-operator's two-node jobs configure Pacemaker on this cluster", nil
+}
