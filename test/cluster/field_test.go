@@ -251,10 +251,15 @@ func (c *cluster) waitBothServing(from string) {
 	c.waitRoles(from, bothPromoted)
 }
 
+// fieldRejoin bounds the field's stack's return to two voters: podman-etcd's start waits up to
+// 60 s for its ports' TIME-WAIT sockets (once past it, the start fails and is retried), and its
+// learner is promoted at a monitor, every 30 s. Beside other scenarios a rejoin took 2 min 43 s.
+const fieldRejoin = 8 * time.Minute
+
 // waitVoters waits until etcd has two started voting members, as seen from node1.
 func (c *cluster) waitVoters() {
 	c.t.Helper()
-	c.waitFor("etcd has two voters", settle, func() (bool, string) {
+	c.waitFor("etcd has two voters", fieldRejoin, func() (bool, string) {
 		cli, err := c.newEtcdClient("node1")
 		if err != nil {
 			return false, err.Error()
