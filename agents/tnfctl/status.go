@@ -42,8 +42,10 @@ type clusterStatus struct {
 	CorosyncError string          `json:"corosyncError,omitempty"`
 	Pacemaker     *pcmk.Status    `json:"pacemaker,omitempty"`
 	Error         string          `json:"pacemakerError,omitempty"`
-	// Configuration is the CIB's cluster properties and fence devices (no parameter values).
-	Configuration *pcmk.Configuration `json:"configuration,omitempty"`
+	// Configuration is the CIB's cluster properties and fence devices (no parameter values);
+	// ConfigurationError why it could not be read (then no device is known to be checked).
+	Configuration      *pcmk.Configuration `json:"configuration,omitempty"`
+	ConfigurationError string              `json:"configurationError,omitempty"`
 	// FencingFails is set while the fencing of the absent peer keeps failing.
 	FencingFails *fencingFails `json:"fencingFails,omitempty"`
 	Setup        setupStatus   `json:"setup"`
@@ -116,7 +118,9 @@ func readStatus(ctx context.Context, nf *nodeFlags) clusterStatus {
 		st.Error = err.Error()
 	} else {
 		st.Pacemaker = &p
-		if c, err := tools.Configuration(ctx); err == nil {
+		if c, err := tools.Configuration(ctx); err != nil {
+			st.ConfigurationError = err.Error()
+		} else {
 			st.Configuration = &c
 		}
 	}
@@ -142,11 +146,15 @@ func (st *clusterStatus) assess() {
 }
 
 // observeLocal is what this node's own files say, for health.Assess: whether a setup completed
-// here once, the handover while it is not done, and whether cri-o and kubelet run the
-// installer's etcd here. The caller, which reads setup's state with its reason, adds the state.
+// here once, why it is a guest, the handover while it is not done, and whether cri-o and kubelet
+// run the installer's etcd here. The caller, which reads setup's state with its reason, adds the
+// state.
 func observeLocal() health.Observation {
 	var o health.Observation
 	o.SetUpBefore = nodesetup.SetUpBefore()
+	if state, why := nodesetup.State(); state == nodesetup.StateGuest {
+		o.Guest = why
+	}
 	_, err := os.Stat(staticpod.KubeletMarker)
 	o.InstallerKubelet = err == nil
 	if st, ok, err := handover.ReadState(handover.StateFile); err != nil {
@@ -302,6 +310,9 @@ func printStatus(w io.Writer, st clusterStatus) {
 	fmt.Fprintln(w, "Fencing:")
 	if st.FencingFails != nil {
 		fmt.Fprintf(w, "  FAILING: %s\n", st.FencingFails.Advice)
+	}
+	if st.ConfigurationError != "" {
+		fmt.Fprintf(w, "  the CIB's configuration did not answer, so which devices check their BMC's certificate is not known: %s\n", st.ConfigurationError)
 	}
 	for _, d := range st.UncheckedBMC {
 		fmt.Fprintf(w, "  UNCHECKED: %s takes any certificate from its BMC (ssl_insecure): %s\n", d, uncheckedAdvice(d, st.Guest != ""))

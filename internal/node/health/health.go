@@ -74,8 +74,8 @@ type Observation struct {
 	Handover *handover.State
 	// InstallerKubelet: cri-o and kubelet run the installer's etcd here until the handover.
 	InstallerKubelet bool
-	// Guest says why the cluster-etcd-operator's configuration runs Pacemaker here
-	// (nodesetup.Guest; "" when it is not known to).
+	// Guest says why the cluster-etcd-operator's configuration runs Pacemaker here: setup's
+	// record (nodesetup.State's reason for StateGuest; "" when it has none).
 	Guest string
 	// Configuration is the CIB's configuration (nil when it did not answer): the field's etcd
 	// agent's cluster properties and the fence devices.
@@ -107,10 +107,12 @@ func (o Observation) GuestReason() string {
 	return ""
 }
 
-// GuestVoter says whether podman-etcd's etcd on node is a voter: its clone has no promoted role,
-// so a started instance is one unless its learner_node property names the node.
-func GuestVoter(r pcmk.ResourceRole, node string, props map[string]string) bool {
-	return r.Agent == OperatorEtcdAgent && r.Node == node && r.Role == "Started" && props[PropLearnerNode] != node
+// GuestVoter says whether podman-etcd's etcd instance r is a voter: its clone has no promoted
+// role, so a started instance is one unless its learner_node property names the node, or its
+// standalone_node property names the other node (podman-etcd's "peer active but not a voter").
+func GuestVoter(r pcmk.ResourceRole, props map[string]string) bool {
+	standalone := props[PropStandaloneNode]
+	return r.Agent == OperatorEtcdAgent && r.Role == "Started" && props[PropLearnerNode] != r.Node && (standalone == "" || standalone == r.Node)
 }
 
 // UncheckedBMCs are the fence devices that take any certificate from their BMC
@@ -340,7 +342,7 @@ func assessGuest(o Observation, off []Cause) (State, string) {
 	props := o.Configuration.Properties
 	var voters []string
 	for _, r := range o.Pacemaker.Resources {
-		if o.Corosync.Nodes[r.Node] && GuestVoter(r, r.Node, props) {
+		if o.Corosync.Nodes[r.Node] && GuestVoter(r, props) {
 			voters = append(voters, r.Node)
 		}
 	}
@@ -363,6 +365,9 @@ func assessGuest(o Observation, off []Cause) (State, string) {
 		return Healthy, "HEALTHY: both nodes serve; etcd has two voters."
 	case len(absent) == 1 && len(voters) == 1:
 		return Degraded, fmt.Sprintf("DEGRADED: %s serves alone; %s is away. Power it on or repair it: it rejoins by itself.", voters[0], absent[0])
+	case props[PropStandaloneNode] != "":
+		return Recovering, fmt.Sprintf("RECOVERING: etcd on %s serves as a cluster of one (podman-etcd's %s); its peer is not a voter yet. Look again in a minute.",
+			props[PropStandaloneNode], PropStandaloneNode)
 	}
 	return Recovering, fmt.Sprintf("RECOVERING: etcd serves on %d of %d nodes; Pacemaker is acting (see Resources). Look again in a minute.",
 		len(voters), len(o.Corosync.Nodes))

@@ -173,6 +173,9 @@ func TestAssess(t *testing.T) {
 		}), Recovering, []string{"RECOVERING: etcd on n1 forces a new cluster (podman-etcd's force_new_cluster)"}, nil},
 		{"guest: a learner catching up", guest(func(o *Observation) { o.Configuration.Properties[PropLearnerNode] = "n2" }), Recovering,
 			[]string{"RECOVERING: etcd on n2 rejoins as a learner (podman-etcd's learner_node)"}, nil},
+		// podman-etcd's "peer active but not a voter": both started, the peer not yet added.
+		{"guest: standalone beside a started peer", guest(func(o *Observation) { o.Configuration.Properties[PropStandaloneNode] = "n1" }), Recovering,
+			[]string{"RECOVERING: etcd on n1 serves as a cluster of one (podman-etcd's standalone_node)"}, nil},
 		{"guest: etcd starting", guest(func(o *Observation) { o.Pacemaker.Resources[3].Role = "Stopped" }), Recovering,
 			[]string{"RECOVERING: etcd serves on 1 of 2 nodes"}, nil},
 		{"guest: the configuration unread", guest(func(o *Observation) { o.Configuration = nil }), Recovering, []string{"cannot be told"}, nil},

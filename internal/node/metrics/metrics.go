@@ -117,7 +117,7 @@ var (
 	corosyncMemberVotes    = desc("ha_cluster_corosync_member_votes", "How many votes each member node has contributed with to the current quorum", "node_id", "node", "local")
 
 	// The layer's own.
-	up            = desc("tnf_up", "Whether each source answered this scrape (corosync, pacemaker, etcd)", "node", "source")
+	up            = desc("tnf_up", "Whether each source answered this scrape (corosync, pacemaker, cib: the CIB's configuration, etcd)", "node", "source")
 	etcdMembers   = desc("tnf_etcd_members", "etcd's members by type (voter, learner), from its member list", "type")
 	layerInfo     = desc("tnf_layer_info", "The layer version of this node's metrics endpoint, and of each node's etcd agent as it published it", "node", "version")
 	layerRelease  = desc("tnf_layer_release_info", "The OpenShift release this node's layer (its operating system) was built on, exact when build-layer read it from the release payload", "node", "release")
@@ -163,6 +163,7 @@ func Metrics(r Reading) []prometheus.Metric {
 
 	gauge(up, r.Corosync != nil, r.Node, "corosync")
 	gauge(up, r.Pacemaker != nil, r.Node, "pacemaker")
+	gauge(up, r.Configuration != nil, r.Node, "cib")
 	gauge(up, r.Etcd != nil, r.Node, "etcd")
 	if r.Etcd != nil {
 		add(etcdMembers, prometheus.GaugeValue, float64(r.Etcd.Voters), "voter")
@@ -344,15 +345,15 @@ func etcdAgentRole(pacemakerRole, decision string) string {
 	}
 }
 
-// guestRole is the role of podman-etcd's etcd on node: a started instance is a voter unless its
-// learner_node property names the node (unknown without the configuration: a learner, never a
-// voter on a guess).
+// guestRole is the role of podman-etcd's etcd on node: a started instance is a voter as
+// health.GuestVoter tells (unknown without the configuration: a learner, never a voter on a
+// guess).
 func guestRole(p *pcmk.Status, node string, conf *pcmk.Configuration) string {
 	for _, r := range p.Resources {
 		if r.Agent != health.OperatorEtcdAgent || r.Node != node || r.Role != "Started" {
 			continue
 		}
-		if conf != nil && health.GuestVoter(r, node, conf.Properties) {
+		if conf != nil && health.GuestVoter(r, conf.Properties) {
 			return RoleVoter
 		}
 		return RoleLearner

@@ -3,6 +3,7 @@ package nodesetup
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -10,8 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
+	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
@@ -62,12 +65,53 @@ func operatorCorosync(corosyncConf, clusterName string) (string, error) {
 // only Pacemaker's user reads, is setup's to look at (becomeGuest): the operator's jobs always
 // write both.
 func Guest(clusterName string) (string, error) {
-	if data, err := os.ReadFile(GuestMarker); err == nil {
-		return strings.TrimSpace(string(data)), nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", err
+	if why, err := recordedGuest(); err != nil || why != "" {
+		return why, err
 	}
 	return operatorCorosync(CorosyncConf, clusterName)
+}
+
+// recordedGuest is GuestMarker's reason ("" without the marker); a marker without one still
+// makes a guest.
+func recordedGuest() (string, error) {
+	data, err := os.ReadFile(GuestMarker)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	if why := strings.TrimSpace(string(data)); why != "" {
+		return why, nil
+	}
+	return "recorded in " + GuestMarker, nil
+}
+
+// topologyGuest is dualReplica once the API answers, waiting up to wait for it: a node never set
+// up does not set up its own cluster before it knows. A credential the API refuses (the topology
+// reader's binding not applied) stops it at once.
+func topologyGuest(ctx context.Context, wait time.Duration, kubeconfigPath string, step func(string, string)) (string, error) {
+	var why string
+	var last error
+	err := waitFor(ctx, wait, "the control plane's topology from the API (with "+kubeconfigPath+")", func(ctx context.Context) (bool, error) {
+		w, err := dualReplica(ctx, kubeconfigPath)
+		if err != nil {
+			if last == nil || err.Error() != last.Error() {
+				step("topology", "waiting: "+err.Error())
+			}
+			last = err
+			if apisecrets.Forbidden(err) {
+				return false, err
+			}
+			return false, nil
+		}
+		why = w
+		return true, nil
+	})
+	if err != nil && last != nil && !errors.Is(err, last) {
+		return "", fmt.Errorf("%w: %v", err, last)
+	}
+	return why, err
 }
 
 // becomeGuest records that this node is a guest, and why, when its files say it is one: it
@@ -83,12 +127,16 @@ func becomeGuest(clusterName string, step func(string, string)) (bool, error) {
 	return true, recordGuest(why, step)
 }
 
-// recordGuest writes GuestMarker with why.
+// recordGuest writes GuestMarker with why, and takes away the record of a completed setup: the
+// units that act on the layer's own cluster (tnf-reconfigure, tnf-auto-unblock) run only with it.
 func recordGuest(why string, step func(string, string)) error {
 	if err := os.MkdirAll(filepath.Dir(GuestMarker), 0o755); err != nil {
 		return err
 	}
 	if err := fsutil.WriteFileAtomic(GuestMarker, []byte(why+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := fsutil.RemoveIfExists(Marker); err != nil {
 		return err
 	}
 	step("guest", why+"; the layer watches this configuration and writes none of it")

@@ -59,17 +59,19 @@ const (
 // States are the states in the order a node goes through them, then a guest's.
 var States = []string{StateNotRun, StateWaiting, StateFailed, StateDone, StateGuest}
 
-// State is where setup stands on this node, and why it failed when it did. The last run decides:
-// a run after a completed one (tnf-reconfigure.service's, or by hand) that fails is a failure.
+// State is where setup stands on this node, and why it failed when it did (or why it is a
+// guest). Elsewhere the last run decides: a run after a completed one (tnf-reconfigure.service's,
+// or by hand) that fails is a failure.
 func State() (state, reason string) {
+	// A guest stays one, whatever a later run did (guest.go).
+	if why, err := recordedGuest(); err == nil && why != "" {
+		return StateGuest, why
+	}
 	if _, err := os.Stat(WaitingMarker); err == nil {
 		return StateWaiting, ""
 	}
 	if data, err := os.ReadFile(FailedMarker); err == nil {
 		return StateFailed, strings.TrimSpace(string(data))
-	}
-	if data, err := os.ReadFile(GuestMarker); err == nil {
-		return StateGuest, strings.TrimSpace(string(data))
 	}
 	if SetUpBefore() {
 		return StateDone, ""
@@ -170,7 +172,7 @@ func run(ctx context.Context, o Options) error {
 		// before anything of a cluster is written. A node set up before was decided then (and its
 		// later runs need no API).
 		if !SetUpBefore() {
-			if why, err := dualReplica(ctx, cfg.SecretsFromAPI.KubeconfigFile); err != nil {
+			if why, err := topologyGuest(ctx, o.Wait, cfg.SecretsFromAPI.KubeconfigFile, step); err != nil {
 				return err
 			} else if why != "" {
 				return recordGuest(why, step)

@@ -43,8 +43,8 @@ type nvpairs struct {
 
 type cibConfiguration struct {
 	PropertySets []nvpairs `xml:"crm_config>cluster_property_set"`
-	// Primitives at the top and in groups and clones; fence devices are top-level primitives
-	// in every configuration made by pcs, the others are read for completeness.
+	// The top-level primitives only: where pcs makes fence devices, the operator's and the
+	// layer's. A device nested in a group or clone by hand is not read.
 	Primitives []cibPrimitive `xml:"resources>primitive"`
 }
 
