@@ -3,7 +3,6 @@ package nodesetup
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -11,10 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
-	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
@@ -85,33 +82,6 @@ func recordedGuest() (string, error) {
 		return why, nil
 	}
 	return "recorded in " + GuestMarker, nil
-}
-
-// topologyGuest is dualReplica once the API answers, waiting up to wait for it: a node never set
-// up does not set up its own cluster before it knows. A credential the API refuses (the topology
-// reader's binding not applied) stops it at once.
-func topologyGuest(ctx context.Context, wait time.Duration, kubeconfigPath string, step func(string, string)) (string, error) {
-	var why string
-	var last error
-	err := waitFor(ctx, wait, "the control plane's topology from the API (with "+kubeconfigPath+")", func(ctx context.Context) (bool, error) {
-		w, err := dualReplica(ctx, kubeconfigPath)
-		if err != nil {
-			if last == nil || err.Error() != last.Error() {
-				step("topology", "waiting: "+err.Error())
-			}
-			last = err
-			if apisecrets.Forbidden(err) {
-				return false, err
-			}
-			return false, nil
-		}
-		why = w
-		return true, nil
-	})
-	if err != nil && last != nil && !errors.Is(err, last) {
-		return "", fmt.Errorf("%w: %v", err, last)
-	}
-	return why, err
 }
 
 // becomeGuest records that this node is a guest, and why, when its files say it is one: it

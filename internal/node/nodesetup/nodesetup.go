@@ -375,7 +375,7 @@ func fetchSecrets(ctx context.Context, wait time.Duration, cfg clusterconfig.Con
 	if kept {
 		wait = keptSecretsWait
 	}
-	var last error
+	api := apiWait{name: "secrets", step: step}
 	err := waitFor(ctx, wait, "the node's Secrets from the API (with "+kubeconfig+")", func(ctx context.Context) (bool, error) {
 		files, changed, err := apisecrets.Sync(ctx, cfg, AuthkeyPath)
 		if errors.Is(err, apisecrets.ErrKeyChanged) && kept {
@@ -385,31 +385,47 @@ func fetchSecrets(ctx context.Context, wait time.Duration, cfg clusterconfig.Con
 			return true, nil
 		}
 		if err != nil {
-			if last == nil || err.Error() != last.Error() {
-				step("secrets", "waiting: "+err.Error()) // once per reason: what the administrator must fix
-			}
-			last = err
-			// A refused credential, a Secret that contradicts cluster.yaml or a changed key stays
-			// so: say it now.
-			return false, refusal(err)
+			return api.failed(err)
 		}
 		apisecrets.Report(files, changed, step)
 		return true, nil
 	})
-	switch {
-	case err == nil:
+	if err != nil && kept {
+		step("secrets", fmt.Sprintf("not read from the API (%v): the files kept on the node do", api.last))
 		return nil
-	case kept:
-		step("secrets", fmt.Sprintf("not read from the API (%v): the files kept on the node do", last))
-		return nil
-	case last != nil && !errors.Is(err, last):
-		return fmt.Errorf("%w: %v", err, last)
+	}
+	return api.result(err)
+}
+
+// apiWait is what a waitFor over requests to the API keeps: each new reason a request fails for
+// is one step line (what the administrator must fix), a reason waiting cannot end (refusal)
+// ends the wait at once, and a wait that runs out names the last reason.
+type apiWait struct {
+	name string
+	step func(string, string)
+	last error
+}
+
+// failed is a waitFor condition's answer to a request that failed with err.
+func (a *apiWait) failed(err error) (bool, error) {
+	if a.last == nil || err.Error() != a.last.Error() {
+		a.step(a.name, "waiting: "+err.Error())
+	}
+	a.last = err
+	return false, refusal(err)
+}
+
+// result is the wait's error (from waitFor) with the last reason a request failed for.
+func (a *apiWait) result(err error) error {
+	if err != nil && a.last != nil && !errors.Is(err, a.last) {
+		return fmt.Errorf("%w: %v", err, a.last)
 	}
 	return err
 }
 
 // refusal is err when waiting cannot end it: the API refused the credential, a Secret
-// contradicts the node configuration, or the Corosync key changed.
+// contradicts the node configuration, or the Corosync key changed (the Secrets' fetch: the
+// topology's request fails only the first way).
 func refusal(err error) error {
 	if apisecrets.Forbidden(err) || errors.Is(err, apisecrets.ErrMismatch) || errors.Is(err, apisecrets.ErrKeyChanged) {
 		return err

@@ -3,6 +3,7 @@ package nodesetup
 import (
 	"context"
 	"fmt"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,4 +51,21 @@ func dualReplica(ctx context.Context, kubeconfigPath string) (string, error) {
 		return "", nil
 	}
 	return "the Infrastructure object says controlPlaneTopology DualReplica: the cluster-etcd-operator's two-node jobs configure Pacemaker on this cluster", nil
+}
+
+// topologyGuest is dualReplica once the API answers, waiting up to wait for it: a node never set
+// up does not set up its own cluster before it knows. A credential the API refuses (the topology
+// reader's binding not applied) stops it at once.
+func topologyGuest(ctx context.Context, wait time.Duration, kubeconfigPath string, step func(string, string)) (string, error) {
+	var why string
+	api := apiWait{name: "topology", step: step}
+	err := waitFor(ctx, wait, "the control plane's topology from the API (with "+kubeconfigPath+")", func(ctx context.Context) (bool, error) {
+		w, err := dualReplica(ctx, kubeconfigPath)
+		if err != nil {
+			return api.failed(err)
+		}
+		why = w
+		return true, nil
+	})
+	return why, api.result(err)
 }
