@@ -234,7 +234,7 @@ func readNode(ctx context.Context, nf *nodeFlags, node string) metrics.Reading {
 	}
 	r.Setup.State, r.Setup.Reason = nodesetup.State()
 	o := observeLocal()
-	o.SetupState = r.Setup.State
+	o.SetupState, o.SetupReason = r.Setup.State, r.Setup.Reason
 	o.Corosync, o.Pacemaker, o.Configuration, o.FencingFails = r.Corosync, r.Pacemaker, r.Configuration, health.FencingFails(r.Corosync, r.Pacemaker)
 	r.Health, r.HandoverPending = health.Assess(o), o.HandoverPending()
 	r.AloneSince, _ = unblock.AloneSince(unblock.AloneSinceFile)

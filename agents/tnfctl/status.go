@@ -135,26 +135,18 @@ func (st *clusterStatus) assess() {
 	if st.CorosyncError == "" {
 		c = &st.Corosync
 	}
-	var guest string
-	if st.Setup.State == nodesetup.StateGuest {
-		guest = st.Setup.Reason
-	}
-	a := health.Assess(health.Observation{Corosync: c, Pacemaker: st.Pacemaker, SetupState: st.Setup.State, SetUpBefore: st.Setup.DoneBefore,
-		FencingFails: health.FencingFails(c, st.Pacemaker), Handover: st.Handover, InstallerKubelet: st.InstallerKubelet,
-		Guest: guest, Configuration: st.Configuration})
+	a := health.Assess(health.Observation{Corosync: c, Pacemaker: st.Pacemaker, SetupState: st.Setup.State, SetupReason: st.Setup.Reason,
+		SetUpBefore: st.Setup.DoneBefore, FencingFails: health.FencingFails(c, st.Pacemaker), Handover: st.Handover,
+		InstallerKubelet: st.InstallerKubelet, Configuration: st.Configuration})
 	st.State, st.Summary, st.FailoverOff, st.Guest, st.UncheckedBMC = a.State, a.Line, a.FailoverOff, a.Guest, a.UncheckedBMC
 }
 
 // observeLocal is what this node's own files say, for health.Assess: whether a setup completed
-// here once, why it is a guest, the handover while it is not done, and whether cri-o and kubelet
-// run the installer's etcd here. The caller, which reads setup's state with its reason, adds the
-// state.
+// here once, the handover while it is not done, and whether cri-o and kubelet run the
+// installer's etcd here. The caller, which reads setup's state with its reason, adds them.
 func observeLocal() health.Observation {
 	var o health.Observation
 	o.SetUpBefore = nodesetup.SetUpBefore()
-	if state, why := nodesetup.State(); state == nodesetup.StateGuest {
-		o.Guest = why
-	}
 	_, err := os.Stat(staticpod.KubeletMarker)
 	o.InstallerKubelet = err == nil
 	if st, ok, err := handover.ReadState(handover.StateFile); err != nil {

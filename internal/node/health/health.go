@@ -74,9 +74,9 @@ type Observation struct {
 	Handover *handover.State
 	// InstallerKubelet: cri-o and kubelet run the installer's etcd here until the handover.
 	InstallerKubelet bool
-	// Guest says why the cluster-etcd-operator's configuration runs Pacemaker here: setup's
-	// record (nodesetup.State's reason for StateGuest; "" when it has none).
-	Guest string
+	// SetupReason is setup's reason beside SetupState: why it failed, or why this node is a
+	// guest (nodesetup.State).
+	SetupReason string
 	// Configuration is the CIB's configuration (nil when it did not answer): the field's etcd
 	// agent's cluster properties and the fence devices.
 	Configuration *pcmk.Configuration
@@ -96,8 +96,11 @@ const (
 // GuestReason says why this node is a guest of the operator's configuration ("" when it is
 // not): setup's record, else Pacemaker running etcd through the operator's agent.
 func (o Observation) GuestReason() string {
-	if o.Guest != "" || o.Pacemaker == nil {
-		return o.Guest
+	if o.SetupState == nodesetup.StateGuest {
+		return o.SetupReason
+	}
+	if o.Pacemaker == nil {
+		return ""
 	}
 	for _, r := range o.Pacemaker.Resources {
 		if r.Agent == OperatorEtcdAgent {

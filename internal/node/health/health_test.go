@@ -38,7 +38,7 @@ func guestServing() Observation {
 			o.Pacemaker.Resources[i].Agent, o.Pacemaker.Resources[i].Role = OperatorEtcdAgent, "Started"
 		}
 	}
-	o.SetupState, o.Guest = nodesetup.StateGuest, "corosync.conf names cluster \"TNF\""
+	o.SetupState, o.SetupReason = nodesetup.StateGuest, "corosync.conf names cluster \"TNF\""
 	o.Configuration = &pcmk.Configuration{Properties: map[string]string{"stonith-enabled": "true"}}
 	return o
 }
@@ -162,7 +162,7 @@ func TestAssess(t *testing.T) {
 		// A guest: the operator's configuration, read in podman-etcd's terms, with Pacemaker's
 		// own commands as advice.
 		{"guest: both serving", guestServing(), Healthy, []string{"HEALTHY: both nodes serve; etcd has two voters"}, nil},
-		{"guest: known from Pacemaker alone", guest(func(o *Observation) { o.Guest, o.SetupState = "", nodesetup.StateFailed }), Healthy, []string{"HEALTHY"}, nil},
+		{"guest: known from Pacemaker alone", guest(func(o *Observation) { o.SetupState, o.SetupReason = nodesetup.StateFailed, "a BMC check failed" }), Healthy, []string{"HEALTHY"}, nil},
 		{"guest: alone after a fencing", guest(func(o *Observation) {
 			n2Gone(o)
 			o.Configuration.Properties[PropStandaloneNode] = "n1"

@@ -112,7 +112,7 @@ func TestGuestLearner(t *testing.T) {
 			FenceDevices: []pcmk.FenceDevice{{ID: "node1_redfish", Agent: "fence_redfish", Insecure: true}, {ID: "node2_redfish", Agent: "fence_redfish"}}},
 	}
 	r.Health = health.Assess(health.Observation{Corosync: r.Corosync, Pacemaker: r.Pacemaker, Configuration: r.Configuration,
-		SetupState: r.Setup.State, Guest: r.Setup.Reason})
+		SetupState: r.Setup.State, SetupReason: r.Setup.Reason})
 	if r.Health.State != health.Recovering {
 		t.Fatalf("the reading assesses as %s", r.Health.State)
 	}
