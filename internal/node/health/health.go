@@ -276,10 +276,7 @@ func assessPeer(o Observation, a advice) (state State, line string, ok bool) {
 	case o.Pacemaker == nil:
 		return PacemakerDown, "PACEMAKER NOT ANSWERING on this node: `systemctl status pacemaker`; `tnfctl gather` for support.", true
 	}
-	peer := "the peer"
-	if absent := absentNodes(o.Corosync); len(absent) == 1 {
-		peer = absent[0]
-	}
+	peer := absentPeer(o.Corosync)
 	switch {
 	case o.Corosync.WaitingForAll && !o.Corosync.Quorate:
 		return Inert, fmt.Sprintf("INERT: waits for %s to join; no %s here. If %s is off for good: %s.", peer, a.idle, peer, a.confirm(peer, true)), true
@@ -307,6 +304,14 @@ func failoverOffLine(off []Cause) string {
 	}
 	return fmt.Sprintf("NO FAILOVER: %s (see Failover below); Pacemaker recovers no fault it covers. When the work is done: %s.",
 		off[0], strings.Join(undo, ", "))
+}
+
+// absentPeer names the one node Corosync knows and does not show joined, or "the peer".
+func absentPeer(c *pcmk.Membership) string {
+	if absent := absentNodes(c); len(absent) == 1 {
+		return absent[0]
+	}
+	return "the peer"
 }
 
 // absentNodes are the nodes Corosync knows and does not show joined, sorted.
@@ -381,10 +386,7 @@ func assess(o Observation, off []Cause) (State, string) {
 		return SetupFailed, "SETUP FAILED on this node (see Setup below); fix what it names, then `tnfctl setup` runs it again."
 	}
 	if c := o.Corosync; c != nil && o.Pacemaker != nil && c.WaitingForAll && !c.Quorate && o.InstallerKubelet {
-		peer := "the peer"
-		if absent := absentNodes(c); len(absent) == 1 {
-			peer = absent[0]
-		}
+		peer := absentPeer(c)
 		return InstallerEtcd, fmt.Sprintf("INSTALLER'S ETCD: waits for %s to join; meanwhile cri-o and kubelet run the installer's etcd here, "+
 			"as before the layer, until the handover. Do not confirm %s down: its etcd is the installer's other member.", peer, peer)
 	}
@@ -398,10 +400,7 @@ func assess(o Observation, off []Cause) (State, string) {
 			members = append(members, n)
 		}
 	}
-	absent, peer := absentNodes(o.Corosync), "the peer"
-	if len(absent) == 1 {
-		peer = absent[0]
-	}
+	absent, peer := absentNodes(o.Corosync), absentPeer(o.Corosync)
 	for _, n := range o.Pacemaker.Nodes {
 		switch why := n.Attributes[etcdnode.AttrDecision]; {
 		case strings.Contains(why, decision.ServedWithoutData):
