@@ -4,7 +4,6 @@ package cluster_test
 
 import (
 	"context"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -134,13 +133,9 @@ type guestReading struct {
 // guestStatus is tnfctl status -o json on node; a status that cannot be read fails the test.
 func (c *cluster) guestStatus(node string) guestReading {
 	c.t.Helper()
-	out, _, err := c.statusRun(node, "-o", "json")
 	var st guestReading
-	if err == nil {
-		err = json.Unmarshal([]byte(out), &st)
-	}
-	if err != nil {
-		c.t.Fatalf("%s: tnfctl status -o json: %v\n%s", node, err, out)
+	if err := c.decodeStatus(node, &st); err != nil {
+		c.t.Fatalf("%s: tnfctl status -o json: %v", node, err)
 	}
 	return st
 }
@@ -201,15 +196,9 @@ func (c *cluster) cibShape(prefix ...string) []string {
 func (c *cluster) checkGuestSeries(node string, want ...string) {
 	c.t.Helper()
 	c.waitFor(node+"'s metrics on a guest", settle, func() (bool, string) {
-		families, err := c.scrape(c.metricsAddr(node))
+		all, err := c.seriesOf(node, "tnf_guest", "tnf_setup_state", "tnf_etcd_role", "tnf_fence_device_unchecked")
 		if err != nil {
 			return false, err.Error()
-		}
-		var all []string
-		for _, name := range []string{"tnf_guest", "tnf_setup_state", "tnf_etcd_role", "tnf_fence_device_unchecked"} {
-			if f, ok := families[name]; ok {
-				all = append(all, series(f)...)
-			}
 		}
 		for _, w := range want {
 			if !slices.Contains(all, w) {

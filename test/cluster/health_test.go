@@ -81,14 +81,19 @@ type healthStatus struct {
 // statusJSON is tnfctl status -o json on node.
 func (c *cluster) statusJSON(node string) (healthStatus, error) {
 	var st healthStatus
+	return st, c.decodeStatus(node, &st)
+}
+
+// decodeStatus decodes tnfctl status -o json on node into v.
+func (c *cluster) decodeStatus(node string, v any) error {
 	out, _, err := c.statusRun(node, "-o", "json")
+	if err == nil {
+		err = json.Unmarshal([]byte(out), v)
+	}
 	if err != nil {
-		return st, fmt.Errorf("%v: %s", err, out)
+		return fmt.Errorf("%v: %s", err, out)
 	}
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
-		return st, fmt.Errorf("%v: %s", err, out)
-	}
-	return st, nil
+	return nil
 }
 
 // waitHealth waits until both nodes' status reads state.
@@ -101,12 +106,17 @@ func (c *cluster) waitHealth(state health.State) {
 
 // healthSeries are node's tnf_health_state, tnf_failover_off and tnf_handover_pending series.
 func (c *cluster) healthSeries(node string) ([]string, error) {
+	return c.seriesOf(node, "tnf_health_state", "tnf_failover_off", "tnf_handover_pending")
+}
+
+// seriesOf are the series of the named families node's metrics endpoint serves (series's lines).
+func (c *cluster) seriesOf(node string, names ...string) ([]string, error) {
 	families, err := c.scrape(c.metricsAddr(node))
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, name := range []string{"tnf_health_state", "tnf_failover_off", "tnf_handover_pending"} {
+	for _, name := range names {
 		if f, ok := families[name]; ok {
 			out = append(out, series(f)...)
 		}
