@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -24,10 +25,10 @@ import (
 
 func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	var (
-		target, agent, format string
-		cf                    credentialFlags
-		timeout               time.Duration
-		basicAuth             bool
+		target, device, agent, format string
+		cf                            credentialFlags
+		timeout                       time.Duration
+		basicAuth                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fence-check",
@@ -43,13 +44,28 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 			"appears in any command line or output. --target NODE checks that node's BMC as the node " +
 			"configuration names it (what the cluster's fence devices use) and, once both nodes have published their " +
 			"machine's identity (tnfctl setup does), also whether the BMC's system is NODE's machine (its UUID or a NIC's " +
-			"MAC address), and that it does not say Off for a live Corosync member; otherwise --address, " +
+			"MAC address), and that it does not say Off for a live Corosync member. --device ID checks the credential a " +
+			"fence device in the CIB holds, with the device's own agent (on a guest node, the cluster-etcd-operator's " +
+			"<node>_redfish): a device that runs without checking the certificate (ssl_insecure) gets no password, and the " +
+			"redfish line says whether this node's CAs verify the certificate its BMC serves. Otherwise --address, " +
 			"--username and --password-file say what to check.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var cred bmc.Credential
 			fo := fencecheck.Options{Timeout: timeout, Agent: agent, BasicAuth: basicAuth}
-			if target != "" {
+			switch {
+			case device != "":
+				name, params, err := pcmk.Tools{}.FenceDeviceParams(cmd.Context(), device)
+				if err != nil {
+					return fmt.Errorf("--device: %w", err)
+				}
+				if cred, err = fencerun.DeviceCredential(device, params); err != nil {
+					return fmt.Errorf("--device: %w", err)
+				}
+				if !cmd.Flags().Changed("fence-agent") {
+					fo.Agent = filepath.Join(fencerun.AgentDir, name) // where Pacemaker's fencer finds it
+				}
+			case target != "":
 				nc, err := clusterconfig.LoadNode(nf.config, target)
 				if err != nil {
 					return fmt.Errorf("--target: %w", err)
@@ -59,7 +75,7 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 				}
 				fo.Target, fo.Machines, fo.Member = identityOf(cmd.Context(), target, nc.Peer.Name)
 				fo.UnverifiedIdentity = nc.Self.BMC.UnverifiedIdentity
-			} else {
+			default:
 				var err error
 				if cred, err = cf.credential(); err != nil {
 					return err
@@ -92,7 +108,8 @@ func fenceCheckCommand(nf *nodeFlags) *cobra.Command {
 	f.StringVar(&agent, "fence-agent", fencerun.DefaultAgent, "the second fencing level's agent")
 	f.DurationVar(&timeout, "timeout", 20*time.Second, "deadline of each check")
 	f.BoolVar(&basicAuth, "basic-auth", false, "Basic auth instead of a Redfish session (for BMCs without sessions)")
-	cmd.MarkFlagsMutuallyExclusive("target", "address")
+	f.StringVar(&device, "device", "", "check the credential this fence device in the CIB holds (pcs stonith status names them)")
+	cmd.MarkFlagsMutuallyExclusive("target", "address", "device")
 	output.Flag(cmd.Flags(), &format)
 	hide(cmd, "fence-agent")
 	return cmd

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -262,21 +263,36 @@ func (cl *Client) Close() {
 	}
 }
 
-// ServedPin is the SHA-256 (PinSHA256's form) of the certificate the BMC at a serves, read in a
-// TLS handshake that sends nothing else: no credential reaches a BMC this way. For an
-// administrator to compare with what the BMC's own console shows before pinning it.
-func ServedPin(ctx context.Context, a Address, timeout time.Duration) (string, error) {
+// Served is what a BMC's TLS handshake shows, read without sending anything else: no credential
+// reaches a BMC this way.
+type Served struct {
+	// Pin is the SHA-256 (PinSHA256's form) of its certificate, for an administrator to compare
+	// with what the BMC's own console shows before pinning it.
+	Pin string
+	// Untrusted is why roots do not verify the certificate for the address's host; nil when they
+	// do, so that certificate verification would check this BMC as it stands.
+	Untrusted error
+}
+
+// ServedCertificate reads the certificate the BMC at a serves and checks it against roots (nil:
+// the system's CAs).
+func ServedCertificate(ctx context.Context, a Address, timeout time.Duration, roots *x509.CertPool) (Served, error) {
 	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // only reads the certificate
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(a.Host, strconv.Itoa(a.Port)))
 	if err != nil {
-		return "", err
+		return Served{}, err
 	}
 	defer conn.Close()
 	certs := conn.(*tls.Conn).ConnectionState().PeerCertificates
 	if len(certs) == 0 {
-		return "", errors.New("the BMC sent no certificate")
+		return Served{}, errors.New("the BMC sent no certificate")
 	}
-	return Pin(certs[0].Raw), nil
+	intermediates := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		intermediates.AddCert(c)
+	}
+	_, untrusted := certs[0].Verify(x509.VerifyOptions{DNSName: a.Host, Roots: roots, Intermediates: intermediates})
+	return Served{Pin: Pin(certs[0].Raw), Untrusted: untrusted}, nil
 }

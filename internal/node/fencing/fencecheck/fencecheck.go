@@ -5,6 +5,7 @@ package fencecheck
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -49,6 +50,9 @@ type Options struct {
 	// UnverifiedIdentity accepts a BMC system that cannot be compared with Target's machine
 	// (the node configuration's unverifiedIdentity); one that is another machine still fails.
 	UnverifiedIdentity bool
+	// Roots are the CAs an unchecked BMC's certificate is tried against, to tell whether
+	// verification would check it (nil: the system's).
+	Roots *x509.CertPool
 }
 
 // Check runs the checks; it never returns early, so every line always appears: redfish, the
@@ -73,11 +77,16 @@ func checkGofish(ctx context.Context, c bmc.Credential, o Options) (api, id Resu
 	defer cancel()
 	cl, err := bmc.Connect(ctx, c, bmc.Options{Timeout: o.Timeout, BasicAuth: o.BasicAuth})
 	if errors.Is(err, bmc.ErrUnchecked) && c.Address.Scheme == "https" {
-		pin, pinErr := bmc.ServedPin(ctx, c.Address, o.Timeout)
-		if pinErr != nil {
-			api.Detail = fmt.Sprintf("%v; its certificate could not be read: %v", err, pinErr)
-		} else {
-			api.Detail = fmt.Sprintf("%v; the certificate it serves has SHA-256 %s (check it against the BMC's own console before pinning it)", err, pin)
+		served, readErr := bmc.ServedCertificate(ctx, c.Address, o.Timeout, o.Roots)
+		switch {
+		case readErr != nil:
+			api.Detail = fmt.Sprintf("%v; its certificate could not be read: %v", err, readErr)
+		case served.Untrusted != nil:
+			api.Detail = fmt.Sprintf("%v; the certificate it serves has SHA-256 %s (check it against the BMC's own console before pinning it); "+
+				"this node's CAs do not verify it: %v", err, served.Pin, served.Untrusted)
+		default:
+			api.Detail = fmt.Sprintf("%v; the certificate it serves has SHA-256 %s, and this node's CAs verify it for %s: "+
+				"certificate verification would check this BMC as it stands", err, served.Pin, c.Address.Host)
 		}
 		return api, id
 	}

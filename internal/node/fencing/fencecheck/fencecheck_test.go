@@ -2,6 +2,9 @@ package fencecheck
 
 import (
 	"context"
+	"crypto/x509"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,26 +83,38 @@ func TestIdentity(t *testing.T) {
 // both checks before any request reaches it, and the redfish line gives the SHA-256 of the
 // certificate it serves, which pins it; the same BMC pinned passes.
 func TestUncheckedBMCGetsNoPassword(t *testing.T) {
-	e := emulator.StartForTest(t, emulator.Config{Systems: []emulator.System{
+	certs := t.TempDir()
+	e := emulator.StartForTest(t, emulator.Config{TLS: emulator.TLS{CertOut: certs}, Systems: []emulator.System{
 		{ID: "1", Username: "admin", Password: "pw", Power: emulator.Power{Backend: "fake"}}}})
 	a, err := bmc.ParseAddress("test", "redfish+"+e.URL()+"/redfish/v1/Systems/1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	served, err := bmc.ServedPin(context.Background(), a, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
+	served, err := bmc.ServedCertificate(context.Background(), a, 5*time.Second, nil)
+	if err != nil || served.Untrusted == nil {
+		t.Fatalf("the emulator's certificate, against the system's CAs: %+v, %v", served, err)
 	}
 	unchecked := bmc.Credential{Address: a, Username: "admin", Password: "pw"}
 	results := Check(context.Background(), unchecked, Options{Timeout: 5 * time.Second, Agent: "/nonexistent"})
-	if r := results[0]; r.OK || !strings.Contains(r.Detail, "neither verified nor pinned") || !strings.Contains(r.Detail, "SHA-256 "+served) {
+	if r := results[0]; r.OK || !strings.Contains(r.Detail, "neither verified nor pinned") || !strings.Contains(r.Detail, "SHA-256 "+served.Pin) ||
+		!strings.Contains(r.Detail, "this node's CAs do not verify it") {
 		t.Errorf("unchecked: %s", r)
+	}
+	// Against the CA that signed it, verification would check it (no password sent either way).
+	ca, err := os.ReadFile(filepath.Join(certs, "ca.pem"))
+	roots := x509.NewCertPool()
+	if err != nil || !roots.AppendCertsFromPEM(ca) {
+		t.Fatalf("the emulator's CA: %v", err)
+	}
+	if r := Check(context.Background(), unchecked, Options{Timeout: 5 * time.Second, Agent: "/nonexistent", Roots: roots})[0]; r.OK ||
+		!strings.Contains(r.Detail, "this node's CAs verify it for "+a.Host) {
+		t.Errorf("unchecked, its CA among the roots: %s", r)
 	}
 	if r := results[1]; r.OK || r.Check != "nonexistent" || !strings.Contains(r.Detail, "neither verified nor pinned") {
 		t.Errorf("unchecked, the agent: %s", r)
 	}
 	pinned := unchecked
-	pinned.PinSHA256 = served
+	pinned.PinSHA256 = served.Pin
 	if r := Check(context.Background(), pinned, Options{Timeout: 5 * time.Second, Agent: "/nonexistent"})[0]; !r.OK {
 		t.Errorf("pinned: %s", r)
 	}

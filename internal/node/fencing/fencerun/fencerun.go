@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -16,8 +17,11 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 )
 
+// AgentDir is where Pacemaker's fencer finds the fence agents.
+const AgentDir = "/usr/sbin"
+
 // DefaultAgent is the second fencing level's agent, the one that acts on a BMC's power.
-const DefaultAgent = "/usr/sbin/fence_tnf_redfish"
+const DefaultAgent = AgentDir + "/fence_tnf_redfish"
 
 // Option is one fence agent parameter.
 type Option struct{ Name, Value string }
@@ -53,6 +57,57 @@ func BMCOptions(c bmc.Credential) ([]Option, error) {
 		opts = append(opts, Option{"ssl_insecure", "1"}, Option{"insecure_skip_certificate_check", "1"})
 	}
 	return opts, nil
+}
+
+// DeviceCredential is the credential a Pacemaker fence device of fence_redfish or the layer's
+// agents holds (params: its parameters, by BMCOptions's names and fence_redfish's aliases), so
+// that it can be checked as the device will use it. The certificate is checked as the device
+// checks it: pinned (ssl_fingerprint), verified (with ssl_ca_file, or the system's CAs), or not at
+// all where ssl_insecure is set; a device that checks nothing is not opted out on its behalf
+// (bmc.CheckTrust refuses it). Errors name the device and the parameter.
+func DeviceCredential(id string, params map[string]string) (bmc.Credential, error) {
+	param := func(names ...string) string {
+		for _, n := range names {
+			if v, ok := params[n]; ok {
+				return v
+			}
+		}
+		return ""
+	}
+	for _, p := range []struct{ names []string }{{[]string{"ip", "ipaddr"}}, {[]string{"username", "login"}}, {[]string{"password", "passwd"}}, {[]string{"systems_uri", "systems-uri"}}} {
+		if param(p.names...) == "" {
+			return bmc.Credential{}, fmt.Errorf("fence device %s: %s: missing (pcs stonith config %s)", id, p.names[0], id)
+		}
+	}
+	port := param("ipport")
+	if port == "" {
+		port = "443" // fence_redfish's default
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(param("ip", "ipaddr"), "["), "]")
+	addr, err := bmc.ParseAddress("fence device "+id+": ip, ipport and systems_uri",
+		"redfish+https://"+net.JoinHostPort(host, port)+param("systems_uri", "systems-uri"))
+	if err != nil {
+		return bmc.Credential{}, err
+	}
+	c := bmc.Credential{Address: addr, Username: param("username", "login"), Password: param("password", "passwd"),
+		VerifyCertificate: !Bool(param("ssl_insecure", "ssl-insecure")), CAFile: param("ssl_ca_file")}
+	if pin := param("ssl_fingerprint"); pin != "" {
+		if c.PinSHA256, err = bmc.ParsePin(pin); err != nil {
+			return bmc.Credential{}, fmt.Errorf("fence device %s: ssl_fingerprint: %w", id, err)
+		}
+	}
+	return c, nil
+}
+
+// Bool reads a fence agent's boolean parameter as the fencing library reads its standard input
+// (fencing.py, _parse_input_stdin): quotes around it dropped, these words true whatever their
+// case, anything else not.
+func Bool(v string) bool {
+	switch strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(v, `"`), `"`)) {
+	case "1", "yes", "on", "true":
+		return true
+	}
+	return false
 }
 
 // Call is one run of a fence agent.

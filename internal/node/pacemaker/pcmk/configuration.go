@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
-	"strings"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 )
 
 // Configuration is what tnfctl status reads of the CIB's configuration beside crm_mon: the
@@ -74,7 +75,7 @@ func parseConfiguration(data []byte) (Configuration, error) {
 		for _, set := range p.Attributes {
 			for _, a := range set.NVPairs {
 				if a.Name == "ssl_insecure" || a.Name == "ssl-insecure" {
-					d.Insecure = fenceBool(a.Value)
+					d.Insecure = fencerun.Bool(a.Value)
 				}
 			}
 		}
@@ -83,13 +84,38 @@ func parseConfiguration(data []byte) (Configuration, error) {
 	return conf, nil
 }
 
-// fenceBool reads a fence agent's boolean parameter as the fencing library reads its standard
-// input (fencing.py, _parse_input_stdin): quotes around it dropped, these words true whatever
-// their case, anything else not.
-func fenceBool(v string) bool {
-	switch strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(v, `"`), `"`)) {
-	case "1", "yes", "on", "true":
-		return true
+// FenceDeviceParams reads stonith device id's agent and parameters from the live CIB, its password
+// among them: what fence-check needs to check the credential the device itself holds. They are
+// never shown.
+func (t Tools) FenceDeviceParams(ctx context.Context, id string) (agent string, params map[string]string, err error) {
+	out, err := t.Run(ctx, "cibadmin", "--query", "--scope", "resources")
+	if err != nil {
+		return "", nil, err
 	}
-	return false
+	return fenceDeviceParams([]byte(out), id)
+}
+
+func fenceDeviceParams(data []byte, id string) (string, map[string]string, error) {
+	var c struct {
+		Primitives []cibPrimitive `xml:"primitive"`
+	}
+	if err := xml.Unmarshal(data, &c); err != nil {
+		return "", nil, fmt.Errorf("cibadmin's resources: %w", err)
+	}
+	for _, p := range c.Primitives {
+		if p.ID != id {
+			continue
+		}
+		if p.Class != "stonith" {
+			return "", nil, fmt.Errorf("%s is a %s resource, not a fence device", id, p.Class)
+		}
+		params := map[string]string{}
+		for _, set := range p.Attributes {
+			for _, a := range set.NVPairs {
+				params[a.Name] = a.Value
+			}
+		}
+		return p.Type, params, nil
+	}
+	return "", nil, fmt.Errorf("no fence device %s in the CIB's resources (pcs stonith status lists them)", id)
 }

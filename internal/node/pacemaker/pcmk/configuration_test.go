@@ -42,17 +42,16 @@ func TestConfiguration(t *testing.T) {
 	if data, err := json.Marshal(got); err != nil || strings.Contains(string(data), "s3cret") {
 		t.Errorf("what status shows holds a password: %s %v", data, err)
 	}
+	agent, params, err := tools.FenceDeviceParams(ctx, "master-0_redfish")
+	if err != nil || agent != "fence_redfish" || params["password"] != "s3cret-0" || params["ssl_insecure"] != "1" || params["ip"] != "192.0.2.100" {
+		t.Errorf("FenceDeviceParams(master-0_redfish) = %q, %d parameters, %v", agent, len(params), err)
+	}
+	for id, want := range map[string]string{"dummy": "not a fence device", "master-2_redfish": "no fence device master-2_redfish"} {
+		if _, _, err := tools.FenceDeviceParams(ctx, id); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("FenceDeviceParams(%s): %v, want %q", id, err, want)
+		}
+	}
 	if _, err := parseConfiguration([]byte("<configuration><crm_config>")); err == nil {
 		t.Error("a torn configuration was read")
-	}
-}
-
-// TestFenceBool reads ssl_insecure's values as the fencing library does.
-func TestFenceBool(t *testing.T) {
-	for v, want := range map[string]bool{"1": true, "yes": true, "On": true, "TRUE": true, `"1"`: true,
-		"0": false, "no": false, "off": false, "false": false, "": false, "y": false, "2": false} {
-		if got := fenceBool(v); got != want {
-			t.Errorf("fenceBool(%q) = %v, want %v", v, got, want)
-		}
 	}
 }
