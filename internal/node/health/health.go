@@ -329,14 +329,15 @@ func absentNodes(c *pcmk.Membership) []string {
 // assessGuest reads a cluster the operator configured: etcd through podman-etcd, whose clone has
 // no promoted role, so a voter is a started instance whose node its learner_node property does
 // not name; its claims (force_new_cluster, learner_node, standalone_node) say what it is doing.
-// The advice is Pacemaker's own commands, which the operator's configuration takes: the layer's
-// confirm-peer-down works on its own cluster.
+// For a peer that is off, the advice is the layer's confirm-peer-down, which needs no API and
+// shows what the peer's BMC says first; Pacemaker's own command, which the field's procedures
+// run through the API (oc debug), is named beside it.
 func assessGuest(o Observation, off []Cause) (State, string) {
 	a := advice{idle: "kubelet or etcd", confirm: func(peer string, inert bool) string {
 		if inert {
-			return "see at its BMC that it is off, then `pcs quorum unblock`"
+			return "`tnfctl confirm-peer-down` (Pacemaker's own: `pcs quorum unblock`)"
 		}
-		return "see at its BMC that it is off, then `pcs stonith confirm " + peer + "`"
+		return "`tnfctl confirm-peer-down` (Pacemaker's own: `pcs stonith confirm " + peer + "`)"
 	}}
 	if state, line, ok := assessPeer(o, a); ok {
 		return state, line

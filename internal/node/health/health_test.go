@@ -182,11 +182,11 @@ func TestAssess(t *testing.T) {
 		{"guest: inert", guest(func(o *Observation) {
 			n2Gone(o)
 			o.Corosync.Quorate, o.Corosync.WaitingForAll = false, true
-		}), Inert, []string{"INERT: waits for n2 to join; no kubelet or etcd here", "`pcs quorum unblock`"}, nil},
+		}), Inert, []string{"INERT: waits for n2 to join; no kubelet or etcd here", "`tnfctl confirm-peer-down` (Pacemaker's own: `pcs quorum unblock`)"}, nil},
 		{"guest: fencing fails", guest(func(o *Observation) { n2Gone(o); o.FencingFails = true }), Blocked,
-			[]string{"BLOCKED: the fencing of n2 fails", "`pcs stonith confirm n2`"}, nil},
+			[]string{"BLOCKED: the fencing of n2 fails", "`tnfctl confirm-peer-down` (Pacemaker's own: `pcs stonith confirm n2`)"}, nil},
 		{"guest: not fenced yet", guest(func(o *Observation) { n2Gone(o); o.Pacemaker.Nodes[1].Unclean = true }), Blocked,
-			[]string{"BLOCKED: n2 is not fenced yet", "`pcs stonith confirm n2`"}, nil},
+			[]string{"BLOCKED: n2 is not fenced yet", "`tnfctl confirm-peer-down` (Pacemaker's own: `pcs stonith confirm n2`)"}, nil},
 		{"guest: maintenance mode", guest(func(o *Observation) { o.Pacemaker.MaintenanceMode = true }), FailoverOff,
 			[]string{"NO FAILOVER: Pacemaker is in maintenance mode"}, []string{CauseMaintenanceMode}},
 		{"guest: Corosync down", guest(func(o *Observation) { o.Corosync, o.Pacemaker = nil, nil }), CorosyncDown, []string{"COROSYNC NOT ANSWERING"}, nil},
