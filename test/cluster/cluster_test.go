@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -400,6 +401,11 @@ func (c *cluster) tnfctlPath(node string) string {
 
 // run runs a command inside a node, as an admin on it would.
 func (c *cluster) run(node string, argv ...string) (string, error) {
+	return c.runInput(node, nil, argv...)
+}
+
+// runInput is run with stdin read from input (none when nil).
+func (c *cluster) runInput(node string, input io.Reader, argv ...string) (string, error) {
 	n := c.layout.Nodes[node]
 	h := n.holder()
 	if h == 0 {
@@ -408,6 +414,7 @@ func (c *cluster) run(node string, argv ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"-t", fmt.Sprint(h), "-m", "-n", "-u", "--"}, argv...)...)
+	cmd.Stdin = input
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

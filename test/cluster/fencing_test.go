@@ -69,14 +69,20 @@ func (c *cluster) assertNoWrite(node string) {
 // it took.
 func (c *cluster) writeAfter(node, key string) time.Duration {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), settle)
+	return c.writeWithin(node, key, settle)
+}
+
+// writeWithin is writeAfter with its own bound.
+func (c *cluster) writeWithin(node, key string, limit time.Duration) time.Duration {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	began := time.Now()
 	select {
 	case at := <-c.firstWrite(ctx, key, node):
 		return at.Sub(began)
 	case <-ctx.Done():
-		c.t.Fatalf("%s's etcd took no write within %v", node, settle)
+		c.t.Fatalf("%s's etcd took no write within %v", node, limit)
 	}
 	return 0
 }

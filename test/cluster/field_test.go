@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 	"github.com/tnf-layer/tnf-layer/test/testca"
 )
@@ -58,17 +59,15 @@ func podmanEtcd(t testing.TB) string {
 // newFieldCluster is a cluster whose nodes run OpenShift's stack: the operator's Pacemaker
 // configuration, podman-etcd, etcd in podman over TLS with the operator's certificate names, and
 // kube-apiserver on both nodes (etcd's CA issues its client certificate, as the operator's signer
-// does). The nodes are off.
-func newFieldCluster(t testing.TB) *cluster {
+// does); change, when not nil, changes the layer's node configuration (a guest's). The nodes are
+// off.
+func newFieldCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	if _, err := exec.LookPath("podman"); err != nil {
 		t.Fatal("the field's stack runs etcd in podman: ci/install-deps.sh installs it")
 	}
-	c := newCluster(t, nil)
-	// The operator's job puts each BMC password in the CIB through pcs, where a tab does not
-	// survive (it reads back as spaces): the field's fence devices would fail every monitor. The
-	// field's BMC passwords are the layer's scenarios' less their tabs.
+	c := newCluster(t, change)
 	for _, name := range c.nodes {
-		c.write(filepath.Join(c.dir, "bmc", name+".password"), []byte(strings.ReplaceAll(c.password(name), "\t", " ")+"\n"), 0o600)
+		c.setBMCPassword(name, fieldPassword(c.password(name)))
 	}
 	c.restartEmulator()
 	image := c.fieldImageTar()
@@ -124,6 +123,21 @@ func newFieldCluster(t testing.TB) *cluster {
 	c.serveAPI(ca)
 	return c
 }
+
+// setBMCPassword writes node's BMC password where the emulator reads it (taken at its next
+// start) and where the layer's nodes keep it, as a fencing Secret's change reaches them. The
+// operator's fence devices keep theirs until its fencing job runs again.
+func (c *cluster) setBMCPassword(node, pw string) {
+	c.write(filepath.Join(c.dir, "bmc", node+".password"), []byte(pw+"\n"), 0o600)
+	for _, n := range c.nodes {
+		c.write(filepath.Join(c.layout.Nodes[n].Dir, "disk", "etc", "tnf", "secrets", node+".password"), []byte(pw+"\n"), 0o600)
+	}
+}
+
+// fieldPassword is a BMC password of the layer's scenarios less its tabs: the operator's job puts
+// each BMC password in the CIB through pcs, where a tab does not survive (it reads back as
+// spaces), and the field's fence devices would fail every monitor.
+func fieldPassword(pw string) string { return strings.ReplaceAll(pw, "\t", " ") }
 
 // fieldImageTar writes the stand-in etcd image's root file system as a tar for podman import.
 func (c *cluster) fieldImageTar() string {
@@ -288,7 +302,7 @@ func (c *cluster) waitVoters() {
 func TestFieldPowerCut(t *testing.T) {
 	onlyInClusterTest(t)
 	t.Parallel()
-	c := newFieldCluster(t)
+	c := newFieldCluster(t, nil)
 	c.fieldUp()
 	w := c.writing()
 	began := time.Now()
@@ -325,7 +339,7 @@ func BenchmarkFieldPlannedReboot(b *testing.B) {
 
 // upFieldCluster is a field cluster, both nodes serving.
 func upFieldCluster(b *testing.B) *cluster {
-	c := newFieldCluster(b)
+	c := newFieldCluster(b, nil)
 	c.fieldUp()
 	return c
 }

@@ -16,6 +16,8 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/duration"
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/test/kubeapi"
@@ -26,25 +28,26 @@ import (
 // writes nothing of the cluster: corosync.conf, the resources, the constraints and the fencing
 // levels stay the operator's; the handover does nothing. Status and the metrics read the
 // operator's configuration: healthy with podman-etcd's two voters, its fence devices named as
-// unchecked (they run with ssl_insecure=1). Through a power cut of node2, node1's status never
-// reads healthy while node2 is away, and reads healthy again once node2's member is a voter.
+// unchecked (they run with ssl_insecure=1); fence-check --device checks one without sending its
+// password to the unchecked BMC. Then, while a client writes through both nodes'
+// etcd: the operator's jobs run again as at its upgrade (nothing to change) and as after a
+// fencing Secret's change (node2's BMC password changed: the job updates node2_redfish), node2
+// loses its power (its fencing uses the new password) and the cluster link is cut (node1 wins
+// the fence race). Through each, node1's status never reads healthy while node2 is away, and
+// reads healthy again once node2's member is a voter; the operator's configuration is what its
+// jobs made, the nodes are still guests, and every acknowledged write is there.
 func TestGuestOnField(t *testing.T) {
 	t.Parallel()
-	c := newFieldCluster(t)
-	for _, name := range c.nodes {
-		n := c.layout.Nodes[name]
-		n.Guest = true
-		c.layout.Nodes[name] = n
-	}
-	c.writeLayout()
+	c := newGuestCluster(t, nil)
 	conf := readFile(c.layout.Nodes["node1"].path("disk", "etc", "corosync", "corosync.conf"))
 	operator := c.cibShape("env", "CIB_file="+c.layout.Nodes["node1"].path("disk", "var-lib", "pacemaker", "cib", "cib.xml"))
 	c.fieldUp()
+	markers := map[string]string{}
 	for _, node := range c.nodes {
 		marker := c.layout.Nodes[node].path("disk", "var-lib", "tnf", "guest")
 		c.waitFor(node+"'s setup records it a guest", settle, func() (bool, string) {
-			data := readFile(marker)
-			return strings.Contains(data, "cluster-etcd-operator"), data
+			markers[node] = readFile(marker)
+			return strings.Contains(markers[node], "cluster-etcd-operator"), markers[node]
 		})
 	}
 	c.checkOperatorConfiguration(conf, operator)
@@ -62,26 +65,155 @@ func TestGuestOnField(t *testing.T) {
 			t.Errorf("%s: tnfctl handover on a guest: %v\n%s", node, err, out)
 		}
 	}
+	// The operator's device for node2, checked as it holds its credential: its certificate is
+	// unchecked (ssl_insecure=1), so no password goes out, and the BMC's certificate, from the
+	// harness's own CA, is not one this node's CAs verify.
+	out, err := c.tnfctl("node1", "fence-check", "--device", "node2_redfish")
+	if err == nil || strings.Contains(out, c.password("node2")) || !strings.Contains(out, "redfish: FAILED: the BMC's certificate is neither verified nor pinned") ||
+		!strings.Contains(out, "SHA-256 "+c.bmcPin) || !strings.Contains(out, "this node's CAs do not verify it") ||
+		!strings.Contains(out, "fence_redfish: FAILED: the BMC's certificate is neither verified nor pinned") {
+		t.Errorf("fence-check --device node2_redfish: %v\n%s", err, out)
+	}
+	if out, err := c.tnfctl("node1", "fence-check", "--device", "kubelet"); err == nil || !strings.Contains(out, "--device: no fence device kubelet") {
+		t.Errorf("fence-check --device kubelet: %v\n%s", err, out)
+	}
 	c.checkGuestSeries("node1", `tnf_guest{node="node1"} 1`, `tnf_setup_state{node="node1",state="guest"} 1`,
 		`tnf_etcd_role{node="node1",role="voter"} 1`, `tnf_etcd_role{node="node2",role="voter"} 1`,
 		`tnf_fence_device_unchecked{device="node1_redfish"} 1`, `tnf_fence_device_unchecked{device="node2_redfish"} 1`)
+	w := c.writing()
 
+	// The operator's upgrade: every job again, the single ones on one node, update-setup on both.
+	changed := append(c.rerunSetupJob("node1"), c.rerunFencingJob("node2")...)
+	for _, node := range c.nodes {
+		c.rerunUpdateSetup(node)
+	}
+	if len(changed) > 0 {
+		t.Errorf("the operator's jobs changed a cluster they made: %v", changed)
+	}
+	c.checkGuestAfterJobs(conf, operator, markers)
+
+	// A fencing Secret's change: node2's BMC takes a new password, the fencing job follows.
+	c.setBMCPassword("node2", fieldPassword(bmcPassword()))
+	c.restartEmulator()
+	if changed := c.rerunFencingJob("node1"); !slices.Equal(changed, []string{"pcs stonith update node2_redfish"}) {
+		t.Errorf("the fencing job after node2's Secret changed: %v, want node2_redfish updated", changed)
+	}
+	c.checkGuestAfterJobs(conf, operator, markers)
+
+	c.guestPeerAway("power cut", func() { c.power("off", "node2") }, func() {})
+	c.guestPeerAway("link cut", func() { c.link("down") }, func() { c.link("up") })
+	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 2})
+	c.checkGuestAfterJobs(conf, operator, markers)
+	c.stopAndCheck(w)
+}
+
+// newGuestCluster is a field cluster (newFieldCluster) whose nodes also run the layer: their
+// boot starts its metrics and its setup, which makes them guests.
+func newGuestCluster(t *testing.T, change func(*clusterconfig.Config)) *cluster {
+	c := newFieldCluster(t, change)
+	for _, name := range c.nodes {
+		n := c.layout.Nodes[name]
+		n.Guest = true
+		c.layout.Nodes[name] = n
+	}
+	c.writeLayout()
+	return c
+}
+
+// TestGuestFencingFails: on a guest, a fencing Secret's change reached the BMC and the layer's
+// copy, and not yet the operator's fence device (its fencing job has not run again). node2 loses
+// its power: node1's fencing of it fails on the old password, so podman-etcd holds etcd, and
+// node1's status says BLOCKED with the way out, the layer's confirm-peer-down, which needs no
+// API (the field's way, pcs stonith confirm through oc debug, needs one). auto-unblock, enabled,
+// reads node2's BMC with the layer's copy of the password: Off twice, so it confirms node2 down,
+// and podman-etcd makes node1's member a cluster of one that takes writes. node2 comes back and
+// rejoins; the fencing job runs and updates node2_redfish; both read healthy, every
+// acknowledged write is there, and the operator's configuration is what its jobs made.
+func TestGuestFencingFails(t *testing.T) {
+	t.Parallel()
+	c := newGuestCluster(t, func(cfg *clusterconfig.Config) {
+		cfg.AutoUnblock = clusterconfig.AutoUnblock{Enabled: true, After: duration.Duration{Duration: 10 * time.Second}}
+	})
+	conf := readFile(c.layout.Nodes["node1"].path("disk", "etc", "corosync", "corosync.conf"))
+	operator := c.cibShape("env", "CIB_file="+c.layout.Nodes["node1"].path("disk", "var-lib", "pacemaker", "cib", "cib.xml"))
+	c.fieldUp()
+	markers := map[string]string{}
+	for _, node := range c.nodes {
+		c.waitFor(node+"'s setup records it a guest", settle, func() (bool, string) {
+			markers[node] = readFile(c.layout.Nodes[node].path("disk", "var-lib", "tnf", "guest"))
+			return markers[node] != "", ""
+		})
+	}
+	c.waitHealth(health.Healthy)
+	w := c.writing()
+
+	c.setBMCPassword("node2", fieldPassword(bmcPassword()))
+	c.restartEmulator()
 	c.power("off", "node2")
+	ff := c.waitFencingFails("node1", "node2", "")
+	t.Logf("node1's status while node2's fencing fails: %s (%s)", ff.Advice, ff.BMC)
+	if out, _, err := c.statusRun("node1"); err != nil || !strings.Contains(out, "`tnfctl confirm-peer-down` (Pacemaker's own: `pcs stonith confirm node2`)") {
+		t.Errorf("tnfctl status on node1 lacks the way out: %v\n%s", err, out)
+	}
+	c.assertNoWrite("node1")
+	c.assertMetric("node1", `tnf_fencing_failing{target="node2"} 1`)
+	autoUnblock := func() (string, error) { return c.tnfctl("node1", "auto-unblock", "--gap", "2s") }
+	if out, err := autoUnblock(); err != nil || !strings.Contains(out, "waited alone 0s") {
+		t.Fatalf("auto-unblock, first pass: %v\n%s", err, out)
+	}
+	time.Sleep(11 * time.Second)
+	out, err := autoUnblock()
+	if err != nil || !strings.Contains(out, "confirmed fenced") {
+		t.Fatalf("auto-unblock with the layer's password, node2 off: %v\n%s", err, out)
+	}
+	// What follows the confirmation is podman-etcd's: its monitor finds its member without a
+	// leader, claims force_new_cluster and fails, and Pacemaker restarts it as a cluster of one.
+	t.Logf("auto-unblock: first write on node1 after %v\n%s", c.writeWithin("node1", "after-auto-unblock", fieldRejoin).Round(10*time.Millisecond), out)
+	c.assertMetric("node1", `tnf_auto_unblock_decisions_total{node="node1",outcome="confirmed"} 1`)
+
+	c.power("on", "node2")
+	c.waitVoters()
+	if changed := c.rerunFencingJob("node1"); !slices.Equal(changed, []string{"pcs stonith update node2_redfish"}) {
+		t.Errorf("the fencing job after node2's Secret changed: %v, want node2_redfish updated", changed)
+	}
+	c.checkGuestAfterJobs(conf, operator, markers)
+	c.stopAndCheck(w)
+}
+
+// checkGuestAfterJobs checks, once both nodes are back, that the configuration is still the
+// operator's (checkOperatorConfiguration), both nodes the guests they were (markers: their
+// records) and healthy, and the operator's node-event job (update-setup) finds nothing to do.
+func (c *cluster) checkGuestAfterJobs(conf string, operator []string, markers map[string]string) {
+	c.t.Helper()
+	c.checkOperatorConfiguration(conf, operator)
+	c.waitHealth(health.Healthy)
+	for _, node := range c.nodes {
+		if got := readFile(c.layout.Nodes[node].path("disk", "var-lib", "tnf", "guest")); got != markers[node] {
+			c.t.Errorf("%s: the guest record changed:\n%s", node, got)
+		}
+		c.rerunUpdateSetup(node)
+	}
+}
+
+// guestPeerAway takes node2 away by cut and, once node1 fenced it and its fence's reboot
+// brought it up, heals: node1's status must not read healthy meanwhile, and both nodes must read
+// healthy with two voters afterwards.
+func (c *cluster) guestPeerAway(fault string, cut, heal func()) {
+	c.t.Helper()
+	fenced := c.fences("node1", "node2")
+	cut()
 	seen := map[health.State]bool{}
 	c.waitFor("node1's status reads node2 away", settle, func() (bool, string) {
 		st := c.guestStatus("node1")
 		seen[st.State] = true
 		return st.State != health.Healthy, st.Summary
 	})
+	c.waitFencedAgain("node1", "node2", fenced)
 	c.waitBooted("node2")
+	heal()
 	c.waitVoters()
 	c.waitHealth(health.Healthy)
-	if st := c.guestStatus("node1"); st.Pacemaker == nil || st.Pacemaker.Fencing.Successes("node2") == 0 {
-		t.Errorf("node1's status shows no fencing of node2: %+v", st.Pacemaker)
-	}
-	c.checkOperatorConfiguration(conf, operator)
-	c.checkGuestSeries("node1", `tnf_etcd_role{node="node1",role="voter"} 1`, `tnf_etcd_role{node="node2",role="voter"} 1`)
-	t.Logf("node1's states while node2 was away: %v", seen)
+	c.t.Logf("node1's states through node2's %s: %v", fault, seen)
 }
 
 // TestDualReplicaBeforeOperator: the layer arrives with the installation on a DualReplica

@@ -335,9 +335,7 @@ func (c *cluster) operatorPacemaker(field bool) []byte {
 		// One fence_redfish per node, the first node's delayed 10 s (the race winner), its
 		// certificate unchecked as with certificateVerification Disabled.
 		for i, node := range c.nodes {
-			commands = append(commands, []string{"stonith", "create", node + "_redfish", "fence_redfish", "username=" + bmcUser, "password=" + c.password(node),
-				"ip=" + bmcIP, "ipport=" + bmcPort, "systems_uri=/redfish/v1/Systems/" + node, "pcmk_host_list=" + node,
-				"pcmk_delay_base=" + []string{"10s", "1s"}[i], "ssl_insecure=1"})
+			commands = append(commands, append([]string{"stonith", "create", node + "_redfish", "fence_redfish"}, c.operatorFenceOptions(i, node)...))
 		}
 	}
 	for _, args := range commands {
