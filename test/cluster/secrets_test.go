@@ -275,7 +275,8 @@ func TestSecretsFromAPI(t *testing.T) {
 // API, both BMC passwords change at the BMCs and in their Secrets. tnfctl sync-secrets on each
 // node replaces the password files and says the change waits for setup (no systemd here to
 // start tnf-reconfigure.service, which runs it); setup restarts the fence devices with the new
-// passwords; a fencing check with them passes, a second sync finds nothing to do, and the old
+// passwords; a fencing check with them passes, so does one with the credential node2's fence
+// device holds (fence-check --device), a second sync finds nothing to do, and the old
 // passwords are gone from the nodes.
 func TestSecretRotation(t *testing.T) {
 	t.Parallel()
@@ -342,6 +343,10 @@ func TestSecretRotation(t *testing.T) {
 	})
 	if out, err := c.tnfctl("node1", "fence-check", "--target", "node2"); err != nil {
 		t.Errorf("fence-check with the new password: %v\n%s", err, out)
+	}
+	// The device's own credential: its password is cibsecret's, read from the node's secrets.
+	if out, err := c.tnfctl("node1", "fence-check", "--device", "fence-node2"); err != nil || !strings.Contains(out, "fence_tnf_redfish: ok") {
+		t.Errorf("fence-check --device fence-node2 with the new password: %v\n%s", err, out)
 	}
 	for _, n := range c.nodes {
 		for _, pw := range old {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 )
@@ -84,15 +87,42 @@ func parseConfiguration(data []byte) (Configuration, error) {
 	return conf, nil
 }
 
+// SecretRef is the CIB value of a parameter kept by cibsecret: Pacemaker reads the value from
+// SecretsDir/<resource>/<parameter> on the node that runs the resource.
+const SecretRef = "lrm://"
+
+// SecretsDir is where Pacemaker's cibsecret support looks for secret parameters.
+const SecretsDir = "/var/lib/pacemaker/lrm/secrets"
+
 // FenceDeviceParams reads stonith device id's agent and parameters from the live CIB, its password
-// among them: what fence-check needs to check the credential the device itself holds. They are
-// never shown.
+// among them: what fence-check needs to check the credential the device itself holds. A
+// parameter kept by cibsecret (the layer's devices keep their passwords so) is read from this
+// node's secrets, as Pacemaker reads it. They are never shown.
 func (t Tools) FenceDeviceParams(ctx context.Context, id string) (agent string, params map[string]string, err error) {
 	out, err := t.Run(ctx, "cibadmin", "--query", "--scope", "resources")
 	if err != nil {
 		return "", nil, err
 	}
-	return fenceDeviceParams([]byte(out), id)
+	if agent, params, err = fenceDeviceParams([]byte(out), id); err != nil {
+		return "", nil, err
+	}
+	return agent, params, readSecrets(SecretsDir, id, params)
+}
+
+// readSecrets replaces each of device id's params that cibsecret keeps with its value under dir
+// (dir/<id>/<name>, its line's end dropped, as Pacemaker's cib_secrets.c reads it).
+func readSecrets(dir, id string, params map[string]string) error {
+	for name, v := range params {
+		if v != SecretRef {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, id, name))
+		if err != nil {
+			return fmt.Errorf("%s's %s is kept by cibsecret, and this node does not hold it: %w", id, name, err)
+		}
+		params[name] = strings.TrimRight(string(data), "\r\n")
+	}
+	return nil
 }
 
 func fenceDeviceParams(data []byte, id string) (string, map[string]string, error) {

@@ -3,6 +3,8 @@ package pcmk
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -53,5 +55,25 @@ func TestConfiguration(t *testing.T) {
 	}
 	if _, err := parseConfiguration([]byte("<configuration><crm_config>")); err == nil {
 		t.Error("a torn configuration was read")
+	}
+}
+
+// TestReadSecrets reads a cibsecret-kept password from the node's secrets, as Pacemaker does, and
+// says which device and parameter lack theirs.
+func TestReadSecrets(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "fence-n2"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "fence-n2", "password"), []byte("pa ss\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]string{"password": SecretRef, "ip": "192.0.2.2"}
+	if err := readSecrets(dir, "fence-n2", params); err != nil || params["password"] != "pa ss" || params["ip"] != "192.0.2.2" {
+		t.Errorf("readSecrets: %v, %d parameters", err, len(params))
+	}
+	err := readSecrets(dir, "fence-n1", map[string]string{"password": SecretRef})
+	if err == nil || !strings.Contains(err.Error(), "fence-n1's password is kept by cibsecret") {
+		t.Errorf("readSecrets without the file: %v", err)
 	}
 }

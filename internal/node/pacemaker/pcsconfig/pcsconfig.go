@@ -18,14 +18,8 @@ import (
 	tnflayer "github.com/tnf-layer/tnf-layer"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
-
-// SecretRef is the CIB value of a parameter kept by cibsecret: Pacemaker reads the value from
-// SecretsDir/<resource>/<parameter> on the node that runs the resource.
-const SecretRef = "lrm://"
-
-// SecretsDir is where Pacemaker's cibsecret support looks for secret parameters.
-const SecretsDir = "/var/lib/pacemaker/lrm/secrets"
 
 // FenceDevice is the stonith device that fences node by powering it off through its BMC
 // (fence_tnf_redfish, level 2).
@@ -90,7 +84,7 @@ func from(c clusterconfig.Config) (inputs, error) {
 	for i, n := range nodes {
 		in.Nodes = append(in.Nodes, node{ID: i + 1, Name: n.Name, IP: n.IP})
 		// The password's value stays out of the CIB: only the reference goes in.
-		cred, err := n.CredentialWith(SecretRef)
+		cred, err := n.CredentialWith(pcmk.SecretRef)
 		if err != nil {
 			return inputs{}, err
 		}
@@ -236,7 +230,7 @@ func Secrets(passwords map[string]string) []Secret {
 	var out []Secret
 	for n, pw := range passwords {
 		for _, dev := range []string{FenceDevice(n), PowerOffDevice(n)} {
-			p := path.Join(SecretsDir, dev, "password")
+			p := path.Join(pcmk.SecretsDir, dev, "password")
 			out = append(out, Secret{dev, p, []byte(pw + "\n")},
 				Secret{dev, p + ".sign", []byte(fmt.Sprintf("%x\n", md5.Sum([]byte(pw))))})
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
 )
 
@@ -60,7 +61,7 @@ func TestNoPasswordInTheCIB(t *testing.T) {
 		for _, a := range c {
 			if strings.HasPrefix(a, "password=") {
 				n++
-				if a != "password="+SecretRef {
+				if a != "password="+pcmk.SecretRef {
 					t.Errorf("%q", a)
 				}
 			}
@@ -196,8 +197,8 @@ func TestSecrets(t *testing.T) {
 	}
 	for i, dev := range []string{"fence-master-0-poweroff", "fence-master-0"} {
 		pw, sign := got[2*i], got[2*i+1]
-		if pw.Device != dev || pw.Path != SecretsDir+"/"+dev+"/password" || string(pw.Data) != "hunter2\n" ||
-			sign.Path != SecretsDir+"/"+dev+"/password.sign" || string(sign.Data) != "2ab96390c7dbe3439de74d0c9b0b1767\n" {
+		if pw.Device != dev || pw.Path != pcmk.SecretsDir+"/"+dev+"/password" || string(pw.Data) != "hunter2\n" ||
+			sign.Path != pcmk.SecretsDir+"/"+dev+"/password.sign" || string(sign.Data) != "2ab96390c7dbe3439de74d0c9b0b1767\n" {
 			t.Errorf("%s: %s %s", dev, pw.Path, sign.Path)
 		}
 	}
