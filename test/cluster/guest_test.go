@@ -69,7 +69,10 @@ func TestGuestOnField(t *testing.T) {
 	// unchecked (ssl_insecure=1), so no password goes out, and the BMC's certificate, from the
 	// harness's own CA, is not one this node's CAs verify.
 	out, err := c.tnfctl("node1", "fence-check", "--device", "node2_redfish")
-	if err == nil || strings.Contains(out, c.password("node2")) || !strings.Contains(out, "redfish: FAILED: the BMC's certificate is neither verified nor pinned") ||
+	if strings.Contains(out, c.password("node2")) {
+		t.Fatal("fence-check --device node2_redfish printed the device's password") // and not its output
+	}
+	if err == nil || !strings.Contains(out, "redfish: FAILED: the BMC's certificate is neither verified nor pinned") ||
 		!strings.Contains(out, "SHA-256 "+c.bmcPin) || !strings.Contains(out, "this node's CAs do not verify it") ||
 		!strings.Contains(out, "fence_redfish: FAILED: the BMC's certificate is neither verified nor pinned") {
 		t.Errorf("fence-check --device node2_redfish: %v\n%s", err, out)

@@ -13,7 +13,12 @@ import (
 // them (cluster-etcd-operator pkg/tnf, main and release-4.22): every job at an operator upgrade
 // (a new image changes each job's spec), the fencing job when a fencing Secret's data changes,
 // update-setup on each node at a node event. Their commands run on a node through nsenter, as
-// the jobs run theirs on the host. Each returns what it changed. Left out: the alerts step (its
+// the jobs run theirs on the host, but with their arguments as argv: the jobs pass each command
+// line through bash -c (pkg/tnf/pkg/pcs/fencing.go: the credential check's --password unquoted,
+// pcs's password= quoted for Go, not for the shell), so a password holding a space, $ or a
+// backquote reaches fence_redfish and pcs changed there: a trap of theirs that the harness's
+// passwords, which hold all three, would show. The fence delays are main's and 4.22's (10 s on the first node,
+// 1 s on the second). Each returns what it changed. Left out: the alerts step (its
 // scripts come with the operator's image) and update-setup's removal and re-adding of an Offline
 // node, which only a replaced node leaves behind (pcs cluster node remove and add talk to pcsd,
 // which the harness's nodes do not run).

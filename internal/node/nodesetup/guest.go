@@ -98,7 +98,8 @@ func becomeGuest(clusterName string, step func(string, string)) (bool, error) {
 }
 
 // recordGuest writes GuestMarker with why, and takes away the record of a completed setup: the
-// units that act on the layer's own cluster (tnf-reconfigure, tnf-auto-unblock) run only with it.
+// unit that reconfigures the layer's own cluster (tnf-reconfigure) runs only with it
+// (tnf-auto-unblock runs with either record).
 func recordGuest(why string, step func(string, string)) error {
 	if err := os.MkdirAll(filepath.Dir(GuestMarker), 0o755); err != nil {
 		return err
