@@ -84,7 +84,7 @@ func peerFencingFails(ctx context.Context, nf *nodeFlags, st clusterStatus) *fen
 	if err != nil || st.Pacemaker == nil || st.Corosync.Nodes[peer.Name] {
 		return nil
 	}
-	f, ok := fencewait.Find(st.Pacemaker.Fencing, peer.Name)
+	f, ok := fencewait.Find(*st.Pacemaker, peer.Name)
 	if !ok {
 		return nil
 	}

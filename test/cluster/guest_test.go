@@ -133,13 +133,7 @@ func newGuestCluster(t *testing.T, change func(*clusterconfig.Config)) *cluster 
 // fencing job updates node2_redfish (it cannot while node2 is off), node1's etcd takes writes
 // and node2's rejoins; both read healthy, every acknowledged write is there, and the operator's
 // configuration is what its jobs made.
-//
-// In make cluster-test only, until status reads a fencing attempt that fails after an
-// administrator's confirmation rightly: Pacemaker's attempt in flight at the confirmation fails
-// a second later, and fencewait takes that failure, the latest, for a fencing that still fails,
-// so status stays BLOCKED although the node is clean (seen on 2026-11-29).
 func TestGuestFencingFails(t *testing.T) {
-	onlyInClusterTest(t)
 	t.Parallel()
 	c := newGuestCluster(t, func(cfg *clusterconfig.Config) {
 		cfg.AutoUnblock = clusterconfig.AutoUnblock{Enabled: true, After: duration.Duration{Duration: 10 * time.Second}}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 )
 
 // The cluster-etcd-operator's two-node jobs run again on a running cluster, as the operator reruns
@@ -17,11 +19,11 @@ import (
 // line through bash -c (pkg/tnf/pkg/pcs/fencing.go: the credential check's --password unquoted,
 // pcs's password= quoted for Go, not for the shell), so a password holding a space, $ or a
 // backquote reaches fence_redfish and pcs changed there: a trap of theirs that the harness's
-// passwords, which hold all three, would show. The fence delays are main's and 4.22's (10 s on the first node,
-// 1 s on the second). Each returns what it changed. Left out: the alerts step (its
-// scripts come with the operator's image) and update-setup's removal and re-adding of an Offline
-// node, which only a replaced node leaves behind (pcs cluster node remove and add talk to pcsd,
-// which the harness's nodes do not run).
+// passwords, which hold all three, would show. The fence delays are main's and 4.22's (10 s on
+// the first node, 1 s on the second). Each returns what it changed. Left out: the alerts step
+// (its scripts come with the operator's image) and update-setup's removal and re-adding of an
+// Offline node, which only a replaced node leaves behind (pcs cluster node remove and add talk
+// to pcsd, which the harness's nodes do not run).
 
 // operatorDevice is a stonith device as `pcs stonith config --output-format json` gives it.
 type operatorDevice struct {
@@ -115,13 +117,17 @@ func (c *cluster) rerunFencingJob(node string) []string {
 			}
 			verb = "update"
 		}
-		input := []string{"action=status"}
+		check := fencerun.Call{Action: "status"}
 		for _, o := range options {
-			if !strings.HasPrefix(o, "pcmk_") { // Pacemaker's, not the agent's
-				input = append(input, o)
+			if name, value, _ := strings.Cut(o, "="); !strings.HasPrefix(name, "pcmk_") { // Pacemaker's, not the agent's
+				check.Options = append(check.Options, fencerun.Option{Name: name, Value: value})
 			}
 		}
-		if out, err := c.runInput(node, strings.NewReader(strings.Join(input, "\n")+"\n"), "fence_redfish"); err != nil {
+		input, err := check.Stdin()
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if out, err := c.runInput(node, strings.NewReader(input), "fence_redfish"); err != nil {
 			c.t.Fatalf("%s: the fencing job's check of %s's credential failed: %v\n%s", node, target, err, out)
 		}
 		args := append(append([]string{"pcs", "stonith", verb, id, "fence_redfish"}, options...), "--wait=120")

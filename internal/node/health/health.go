@@ -214,14 +214,14 @@ func FailoverOffCauses(p *pcmk.Status) []Cause {
 	return causes
 }
 
-// FencingFails says whether the fencing of a node absent from Corosync has failed since its last
-// success.
+// FencingFails says whether the fencing of a node absent from Corosync, which Pacemaker holds
+// unclean, has failed since its last success.
 func FencingFails(c *pcmk.Membership, p *pcmk.Status) bool {
 	if c == nil || p == nil {
 		return false
 	}
 	for n, joined := range c.Nodes {
-		if _, failing := fencewait.Find(p.Fencing, n); !joined && failing {
+		if _, failing := fencewait.Find(*p, n); !joined && failing {
 			return true
 		}
 	}

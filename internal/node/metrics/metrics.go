@@ -126,7 +126,7 @@ var (
 	peerMember    = desc("tnf_cluster_member", "Whether each configured node is a Corosync member as this node sees it", "node")
 	waitingForAll = desc("tnf_inert", "Whether this node boots inert: Corosync's wait_for_all holds quorum back until the peer is seen or an administrator confirms it down", "node")
 	fencingEvents = desc("tnf_fencing_events_total", "Fencing operations in Pacemaker's fencing history by target, action and result (the count restarts when the history is cleaned)", "target", "action", "result")
-	fencingFails  = desc("tnf_fencing_failing", "Whether the fencing of the target has failed since its last success", "target")
+	fencingFails  = desc("tnf_fencing_failing", "Whether the target, which Pacemaker holds unclean, has had its fencing fail since its last success", "target")
 	fencingSince  = desc("tnf_fencing_failing_since_seconds", "When the fencing of the target first failed since its last success (Unix time)", "target")
 	forced        = desc("tnf_etcd_forced_clusters_total", "Clusters of one the etcd agent on the node forced since the node booted (after its peer was fenced or confirmed down)", "node")
 	copiesDropped = desc("tnf_etcd_copies_dropped_total", "Moved-aside etcd data dirs the agent on the node deleted since the node booted before backup_count asked, to make room for a new member's data", "node")
@@ -310,7 +310,7 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 		add(fencingEvents, prometheus.CounterValue, float64(events[k]), k.target, k.action, k.result)
 	}
 	for _, n := range p.Nodes {
-		f, failing := fencewait.Find(p.Fencing, n.Name)
+		f, failing := fencewait.Find(*p, n.Name)
 		gauge(fencingFails, failing, n.Name)
 		if failing {
 			add(fencingSince, prometheus.GaugeValue, float64(f.Since.Unix()), n.Name)

@@ -86,7 +86,7 @@ func (a Auto) Run(ctx context.Context) error {
 	if !s.PeerMember && !s.WaitingForAll {
 		// Quorate alone: is the peer's fencing failing? Without Pacemaker's answer, not proven.
 		if st, err := a.Tools.Status(ctx); err == nil {
-			_, s.FencingFails = fencewait.Find(st.Fencing, a.Peer.Name)
+			_, s.FencingFails = fencewait.Find(st, a.Peer.Name)
 		}
 	}
 	if s.PeerMember || !(s.WaitingForAll || s.FencingFails) {

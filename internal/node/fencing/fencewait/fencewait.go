@@ -21,10 +21,17 @@ type Failing struct {
 	Retrying   bool      `json:"retrying"` // an attempt is running now
 }
 
-// Find returns target's failing fencing, if its history has failures after its last success.
-func Find(history pcmk.FenceHistory, target string) (Failing, bool) {
-	lastSuccess, _ := history.LastSuccess(target, time.Time{})
+// Find returns target's failing fencing: Pacemaker still holds target unclean (it needs fencing)
+// and its history has failures after its last success. Unclean is the check, not the order of the
+// history: an attempt in flight when an administrator confirms the node down fails after the
+// confirmation's success, and no longer concerns a node Pacemaker holds clean.
+func Find(status pcmk.Status, target string) (Failing, bool) {
 	f := Failing{Target: target}
+	if !status.Node(target).Unclean {
+		return f, false
+	}
+	history := status.Fencing
+	lastSuccess, _ := history.LastSuccess(target, time.Time{})
 	var last time.Time
 	for _, e := range history {
 		if e.Target != target {

@@ -330,6 +330,16 @@ func (s Status) Peer(name string) NodeStatus {
 	return NodeStatus{}
 }
 
+// Node is the node called name; the zero NodeStatus when the status does not list it.
+func (s Status) Node(name string) NodeStatus {
+	for _, n := range s.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return NodeStatus{}
+}
+
 // Role is the role of resource id on node ("Stopped" when it does not run there).
 func (s Status) Role(id, node string) string {
 	for _, r := range s.Resources {
