@@ -26,17 +26,29 @@ const (
 	info     = "info"
 )
 
-// RunbookBase is docs/runbooks.md in the module's repository: each alert's runbook_url is its
-// section there (GitHub's anchor for a heading is the heading in lower case).
-const RunbookBase = "https://github.com/tnf-layer/tnf-layer/blob/main/docs/runbooks.md"
+// RunbookRepo is the module's repository. Each alert's runbook_url is its section of
+// docs/runbooks.md there at the commit the layer was built from, so an alert opens the runbook of
+// the release the nodes run, not main's (GitHub's anchor for a heading is the heading in lower
+// case).
+const RunbookRepo = "https://github.com/tnf-layer/tnf-layer"
 
-// runbook is the description's last sentence: where docs/runbooks.md explains the alert.
+// NodeRunbooks is where every node carries the same runbooks (the layer ships them), readable
+// when the API or the internet is not.
+const NodeRunbooks = "/usr/share/doc/tnf-layer/runbooks.md"
+
+// runbook is the description's last sentence: where the runbook explains the alert.
 func runbook(alert string) string {
-	return " Runbook: docs/runbooks.md#" + strings.ToLower(alert) + "."
+	return " Runbook: docs/runbooks.md#" + strings.ToLower(alert) + ", also on each node in " + NodeRunbooks + "."
 }
 
-// RunbookURL is the alert's runbook_url annotation.
-func RunbookURL(alert string) string { return RunbookBase + "#" + strings.ToLower(alert) }
+// RunbookURL is the alert's runbook_url annotation: its runbook at ref, a commit of the
+// repository ("main" when the build's commit is unknown).
+func RunbookURL(ref, alert string) string {
+	if ref == "" {
+		ref = "main"
+	}
+	return RunbookRepo + "/blob/" + ref + "/docs/runbooks.md#" + strings.ToLower(alert)
+}
 
 type alert struct {
 	name, expr, severity string
@@ -169,8 +181,8 @@ var all = []alert{
 	},
 }
 
-// Rules are the alerting rules.
-func Rules() []monitoringv1.Rule {
+// Rules are the alerting rules, their runbooks at ref (see RunbookURL).
+func Rules(ref string) []monitoringv1.Rule {
 	var rules []monitoringv1.Rule
 	for _, a := range all {
 		r := monitoringv1.Rule{
@@ -179,7 +191,7 @@ func Rules() []monitoringv1.Rule {
 			// OpenShift's alerting conventions: a namespace label on every alert (the
 			// expressions aggregate it away), the runbook as runbook_url.
 			Labels:      map[string]string{"severity": a.severity, "namespace": Namespace},
-			Annotations: map[string]string{"summary": a.summary, "description": a.description + runbook(a.name), "runbook_url": RunbookURL(a.name)},
+			Annotations: map[string]string{"summary": a.summary, "description": a.description + runbook(a.name), "runbook_url": RunbookURL(ref, a.name)},
 		}
 		if a.forDuration != "" {
 			d := a.forDuration
@@ -190,22 +202,23 @@ func Rules() []monitoringv1.Rule {
 	return rules
 }
 
-func groups() []monitoringv1.RuleGroup {
-	return []monitoringv1.RuleGroup{{Name: "tnf-layer", Rules: Rules()}}
+func groups(ref string) []monitoringv1.RuleGroup {
+	return []monitoringv1.RuleGroup{{Name: "tnf-layer", Rules: Rules(ref)}}
 }
 
-// PrometheusRule is the rules for OpenShift's monitoring.
-func PrometheusRule() *monitoringv1.PrometheusRule {
+// PrometheusRule is the rules for OpenShift's monitoring, their runbooks at ref.
+func PrometheusRule(ref string) *monitoringv1.PrometheusRule {
 	return &monitoringv1.PrometheusRule{
 		TypeMeta:   metav1.TypeMeta{APIVersion: monitoringv1.SchemeGroupVersion.String(), Kind: monitoringv1.PrometheusRuleKind},
 		ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: Namespace},
-		Spec:       monitoringv1.PrometheusRuleSpec{Groups: groups()},
+		Spec:       monitoringv1.PrometheusRuleSpec{Groups: groups(ref)},
 	}
 }
 
-// RuleFile is the rules as a Prometheus rule file (what promtool checks).
+// RuleFile is the rules as a Prometheus rule file (what promtool checks), their runbooks at
+// main.
 func RuleFile() ([]byte, error) {
 	return yaml.Marshal(struct {
 		Groups []monitoringv1.RuleGroup `json:"groups"`
-	}{groups()})
+	}{groups("")})
 }

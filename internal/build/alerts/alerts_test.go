@@ -52,7 +52,7 @@ func TestPromtool(t *testing.T) {
 // TestPrometheusRuleRoundTrip: the PrometheusRule decodes strictly into prometheus-operator's
 // v1 type and gives back the same object; the operator's CRD accepts it as the apiserver would.
 func TestPrometheusRuleRoundTrip(t *testing.T) {
-	want := PrometheusRule()
+	want := PrometheusRule("0123456789abcdef0123456789abcdef01234567")
 	data, err := yaml.Marshal(want)
 	if err != nil {
 		t.Fatal(err)
@@ -100,10 +100,19 @@ func TestRunbooks(t *testing.T) {
 	if !slices.Equal(sections, names) {
 		t.Errorf("docs/runbooks.md sections %v, alerts %v", sections, names)
 	}
-	// Each rule links its section (the heading's anchor) and carries the namespace label.
-	for _, r := range Rules() {
-		if want := RunbookBase + "#" + strings.ToLower(r.Alert); r.Annotations["runbook_url"] != want || r.Labels["namespace"] != Namespace {
+	// Each rule links its section (the heading's anchor) at the build's commit, names the
+	// node's copy, and carries the namespace label.
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	for _, r := range Rules(commit) {
+		want := "https://github.com/tnf-layer/tnf-layer/blob/" + commit + "/docs/runbooks.md#" + strings.ToLower(r.Alert)
+		if r.Annotations["runbook_url"] != want || r.Labels["namespace"] != Namespace {
 			t.Errorf("%s: runbook_url %q, namespace %q; want %q, %q", r.Alert, r.Annotations["runbook_url"], r.Labels["namespace"], want, Namespace)
 		}
+		if !strings.HasSuffix(r.Annotations["description"], "also on each node in /usr/share/doc/tnf-layer/runbooks.md.") {
+			t.Errorf("%s: the description names no copy on the node: %q", r.Alert, r.Annotations["description"])
+		}
+	}
+	if got := RunbookURL("", "TNFPeerMissing"); got != "https://github.com/tnf-layer/tnf-layer/blob/main/docs/runbooks.md#tnfpeermissing" {
+		t.Errorf("without a commit: %q", got)
 	}
 }

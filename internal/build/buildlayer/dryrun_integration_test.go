@@ -120,7 +120,8 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("%s differs between two runs", f)
 		}
 	}
-	for _, want := range []string{"Containerfile", "tree/usr/lib/ocf/resource.d/tnf/etcd", "tree/usr/libexec/tnf/tnf-etcd-agent", "tree/usr/bin/tnfctl"} {
+	for _, want := range []string{"Containerfile", "tree/usr/lib/ocf/resource.d/tnf/etcd", "tree/usr/libexec/tnf/tnf-etcd-agent", "tree/usr/bin/tnfctl",
+		"tree/usr/share/doc/tnf-layer/runbooks.md", "tree/usr/share/doc/tnf-layer/operate.md", "tree/usr/share/doc/tnf-layer/reference/README.md"} {
 		if _, ok := first[want]; !ok {
 			t.Errorf("context lacks %s: %v", want, first)
 		}
@@ -145,6 +146,11 @@ func TestDryRun(t *testing.T) {
 	checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml",
 		"prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
 	key := checkSecretsOnlyInSecrets(t, s.Manifests)
+	// The alerts open the runbooks of the commit the layer was built from.
+	if rule, err := os.ReadFile(filepath.Join(o.DryRun, "manifests", "prometheusrule-tnf-layer.yaml")); err != nil ||
+		!strings.Contains(string(rule), "runbook_url: https://github.com/tnf-layer/tnf-layer/blob/abc123/docs/runbooks.md#tnfpeermissing") {
+		t.Errorf("the PrometheusRule's runbooks are not at the build's commit: %v\n%s", err, rule)
+	}
 	// A node's taint role reaches its peer's Node by name, nothing else.
 	if role, err := os.ReadFile(filepath.Join(o.DryRun, "manifests", "clusterrole-tnf-out-of-service-node1.yaml")); err != nil ||
 		!strings.Contains(string(role), "resourceNames:\n  - node2\n  resources") {

@@ -295,8 +295,9 @@ func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string
 			return nil, err
 		}
 		maps.Copy(objs, rollout)
-		// The alerts go with the layer whose tnf-metrics.service serves what they read.
-		objs["prometheusrule-tnf-layer.yaml"] = alerts.PrometheusRule()
+		// The alerts go with the layer whose tnf-metrics.service serves what they read, and link
+		// to the runbooks of the commit it was built from.
+		objs["prometheusrule-tnf-layer.yaml"] = alerts.PrometheusRule(o.Commit)
 		// And what tnf-handover.service may do: set the handover's conditions on the Etcd object.
 		objs["clusterrole-tnf-handover.yaml"] = handover.ClusterRole()
 	}
