@@ -75,7 +75,7 @@ func rootCommand() *cobra.Command {
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintln(cmd.OutOrStdout(), "tnfctl version "+version.Describe())
 		}})
-	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), startEmptyCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), handoverCommand(&nf), installerKubeletCommand(&nf), syncSecretsCommand(&nf), metricsCommand(&nf), powerWatchCommand(&nf), gatherCommand(&nf))
+	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), startEmptyCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), handoverCommand(&nf), installerKubeletCommand(&nf), syncSecretsCommand(&nf), installCredentialCommand(&nf), metricsCommand(&nf), powerWatchCommand(&nf), gatherCommand(&nf))
 	return root
 }
 

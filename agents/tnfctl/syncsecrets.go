@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -23,7 +24,9 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 			"Corosync key, in " + clusterconfig.SecretsNamespace + ") and replaces the files whose value changed. On a node " +
 			"set up already, a change then starts tnf-reconfigure.service, which re-registers the fence devices with the new " +
 			"password, without a reboot. A Corosync key other than the one the cluster runs with is refused. tnf-keys-sync.timer " +
-			"runs it every 5 minutes. One line per file. Then the node's own credential: a bound token past half its lifetime is " +
+			"runs it every 5 minutes. One line per file. First, the node's own credential takes the CA bundle of the kubelet's " +
+			"kubeconfig (" + nodetoken.KubeletKubeconfig + ", which MCO rewrites when the API's signers rotate) where both name " +
+			"the same server. Last, a bound token past half its lifetime is " +
 			"replaced by a new one of the same lifetime (TokenRequest, with the token itself); a token that never expires " +
 			"(a legacy token Secret's) is reported.",
 		Args: cobra.NoArgs,
@@ -37,6 +40,7 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 				fmt.Fprintln(out, "sync-secrets: nothing to fetch: "+nf.config+" has no secretsFromAPI (the secrets come with the node configuration)")
 				return nil
 			}
+			followCA(out, cfg.SecretsFromAPI.KubeconfigFile)
 			installedKey := nodesetup.AuthkeyPath
 			if setup, _ := nodesetup.State(); setup == nodesetup.StateGuest {
 				installedKey = "" // the operator's key: the layer's is never Corosync's here
@@ -92,6 +96,17 @@ func applyRotation(cmd *cobra.Command, cfg clusterconfig.Config, changed []strin
 	return nil
 }
 
+// followCA has the node's credential at path follow the kubelet's CA bundle, before anything
+// reads the API with it: after a rotation of the API's signers the old bundle fails every read.
+// A bundle not followed is said, not fatal: the one in use may still be good.
+func followCA(out io.Writer, path string) {
+	if followed, err := nodetoken.FollowCA(path, nodetoken.KubeletKubeconfig); err != nil {
+		fmt.Fprintf(out, "sync-secrets: %s: the kubelet's CA bundle not followed: %v\n", path, err)
+	} else if followed {
+		fmt.Fprintf(out, "sync-secrets: %s: the API's CA bundle changed with the kubelet's (%s)\n", path, nodetoken.KubeletKubeconfig)
+	}
+}
+
 // renewToken renews the node's bound token when half its lifetime has passed, and says how long
 // the one in use is good for; self names the account a never-expiring token is to be replaced
 // with.
@@ -104,7 +119,8 @@ func renewToken(cmd *cobra.Command, path, self string) error {
 	switch {
 	case !r.Before.Bound:
 		fmt.Fprintf(out, "sync-secrets: %s: a token that never expires: replace it with a bound one the node renews "+
-			"(oc create token %s -n %s --duration=720h)\n", path, clusterconfig.NodeServiceAccount(self), clusterconfig.SecretsNamespace)
+			"(oc create token %s -n %s --duration=720h | ssh core@%s sudo tnfctl install-credential node)\n",
+			path, clusterconfig.NodeServiceAccount(self), clusterconfig.SecretsNamespace, self)
 	case r.Renewed:
 		fmt.Fprintf(out, "sync-secrets: %s: token renewed, valid until %s\n", path, r.After.Expires.UTC().Format(time.RFC3339))
 	default:

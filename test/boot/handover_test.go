@@ -43,7 +43,6 @@ const (
 	staticPods       = "/var/lib/tnf-lab/static-pod"
 	// The operator's revision the installer left, whose folder every installed node holds.
 	installedRevision = "2"
-	handoverAccount   = "tnf-handover"
 	guestAPI          = "127.0.0.1:6443" // where the guests reach the test's kube-apiserver
 )
 
@@ -249,19 +248,19 @@ func registerOperator(t testing.TB, api *kubeapi.Server) (dynamic.ResourceInterf
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cs := api.Client("admin")
-	const ns = "openshift-etcd-operator"
+	const ns = handover.ServiceAccountNamespace
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: handoverAccount}}, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: handover.ServiceAccountName}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	etcds, err := kubeapi.RegisterEtcdOperator(ctx, api.Config("admin"), rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: handoverAccount})
+	etcds, err := kubeapi.RegisterEtcdOperator(ctx, api.Config("admin"), rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: handover.ServiceAccountName})
 	if err != nil {
 		t.Fatal(err)
 	}
 	day := int64(24 * 3600)
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, handoverAccount,
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, handover.ServiceAccountName,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &day}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

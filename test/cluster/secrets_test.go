@@ -417,3 +417,67 @@ func TestNodeTokenRenewal(t *testing.T) {
 		t.Error("a token that never expires was written over")
 	}
 }
+
+// TestInstallCredential: what tnfctl install-credential writes, against the real kube-apiserver.
+// The API's address and CA come from the kubelet's kubeconfig (a stand-in of MCO's); node1's
+// token becomes a 0600 kubeconfig that reads node1's Secrets. node2's token for node1, a token
+// the API takes for another user, and an API that does not answer each write nothing.
+func TestInstallCredential(t *testing.T) {
+	t.Parallel()
+	api := startLoneAPI(t)
+	in := secretsInput(t)
+	tokens := applySecrets(t, api.Client("admin"), in)
+	ca, err := os.ReadFile(api.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kubelet := filepath.Join(dir, "kubelet.kubeconfig")
+	if err := os.WriteFile(kubelet, kubeconfig(t, api.URL, api.CAFile, "kubelet-bootstrap-stand-in"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	node1 := nodetoken.Account{Namespace: clusterconfig.SecretsNamespace, Name: clusterconfig.NodeServiceAccount("node1")}
+	for _, tc := range []struct {
+		name, token, server, want string
+	}{
+		{"the peer's token", tokens["node2"], "", "not openshift-etcd/tnf-node-node1's: each node takes its own"},
+		{"another user's", api.Token("admin"), "", "says the token is admin's, not system:serviceaccount:openshift-etcd:tnf-node-node1's"},
+		{"no API", tokens["node1"], "https://127.0.0.1:" + freePort(t), "asking https://127.0.0.1:"},
+		{"two lines", tokens["node1"] + "\n" + tokens["node1"], "", "one line expected"},
+	} {
+		path := filepath.Join(dir, "refused", "node.kubeconfig")
+		_, err := nodetoken.Install{Path: path, Token: tc.token, For: node1, Server: tc.server, Kubelet: kubelet, Check: true}.Write(ctx, time.Now())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), tc.token) {
+			t.Errorf("%s: the error holds the token", tc.name)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("%s: %s written: %v", tc.name, path, err)
+		}
+	}
+	path := filepath.Join(dir, "secrets", "node.kubeconfig")
+	tok, err := nodetoken.Install{Path: path, Token: tokens["node1"] + "\n", For: node1, Kubelet: kubelet, Check: true}.Write(ctx, time.Now())
+	if err != nil || !tok.Bound || tok.Account != node1.Name {
+		t.Fatalf("node1's own token: %+v, %v", tok, err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the kubeconfig: %v, %v", st, err)
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("its folder: %v, %v", st, err)
+	}
+	if data, _ := os.ReadFile(path); !bytes.Contains(data, []byte(base64.StdEncoding.EncodeToString(ca))) {
+		t.Errorf("the kubeconfig does not carry the kubelet's CA bundle:\n%s", data)
+	}
+	client, err := apisecrets.Client(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apisecrets.Fetch(ctx, client, in.Config); err != nil {
+		t.Fatalf("the installed credential: %v", err)
+	}
+}

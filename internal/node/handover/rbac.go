@@ -8,6 +8,13 @@ import (
 // ClusterRoleName is the handover credential's only role.
 const ClusterRoleName = "tnf-handover"
 
+// The ServiceAccount install.md has an administrator bind to the role and take the handover's
+// token of (oc create token).
+const (
+	ServiceAccountNamespace = "openshift-etcd-operator"
+	ServiceAccountName      = "tnf-handover"
+)
+
 // ClusterRole is all the handover may do through the API: read the operator's Etcd object and
 // set conditions in its status (the object is cluster-scoped, so the role is too). The API's
 // readiness check needs no role.

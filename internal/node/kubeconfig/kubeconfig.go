@@ -21,7 +21,7 @@ const DefaultTimeout = 10 * time.Second
 // write is refused: it is a credential of the cluster's (the node's may read both BMC
 // passwords), and the services that use it run as root.
 func Load(path, userAgent string, timeout time.Duration) (*rest.Config, error) {
-	if err := checkPrivate(path); err != nil {
+	if err := CheckPrivate(path); err != nil {
 		return nil, err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
@@ -35,8 +35,8 @@ func Load(path, userAgent string, timeout time.Duration) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// checkPrivate refuses a file not owned by root, or that its group or others may use.
-func checkPrivate(path string) error {
+// CheckPrivate refuses a file not owned by root, or that its group or others may use.
+func CheckPrivate(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", path, err)
