@@ -14,6 +14,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -157,4 +158,13 @@ func ConditionTrue(etcds dynamic.ResourceInterface, condition string) bool {
 		}
 	}
 	return false
+}
+
+// MachineConfigResource is MCO's MachineConfig, as the dynamic client names it.
+var MachineConfigResource = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineconfigs"}
+
+// RegisterMachineConfigs makes the API serve MCO's MachineConfigs with OpenShift's own CRD. cfg
+// is an administrator's.
+func RegisterMachineConfigs(ctx context.Context, cfg *rest.Config) error {
+	return createCRD(ctx, cfg, "machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml")
 }

@@ -17,6 +17,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
@@ -144,7 +145,7 @@ func TestDryRun(t *testing.T) {
 		"secret-fencing-credentials-node1.yaml", "secret-fencing-credentials-node2.yaml", "secret-tnf-corosync-authkey.yaml",
 		"serviceaccount-tnf-node-node1.yaml", "serviceaccount-tnf-node-node2.yaml"}
 	checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml",
-		"prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
+		"prometheusrule-tnf-layer.yaml", "validatingadmissionpolicy-tnf-layer-removal-guard.yaml", "validatingadmissionpolicybinding-tnf-layer-removal-guard.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
 	key := checkSecretsOnlyInSecrets(t, s.Manifests)
 	// The alerts open the runbooks of the commit the layer was built from.
 	if rule, err := os.ReadFile(filepath.Join(o.DryRun, "manifests", "prometheusrule-tnf-layer.yaml")); err != nil ||
@@ -169,7 +170,7 @@ func TestDryRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkRollout(t, s.Manifests, []string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml", "clusterrole-tnf-out-of-service.yaml",
-			"machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
+			"machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml", "validatingadmissionpolicy-tnf-layer-removal-guard.yaml", "validatingadmissionpolicybinding-tnf-layer-removal-guard.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"})
 		key, err := manifests.EarlierAuthkey(filepath.Join(inMC.DryRun, "manifests"), "master")
 		if err != nil || len(key) != 256 {
 			t.Fatalf("the MachineConfig's key: %d bytes, %v", len(key), err)
@@ -190,7 +191,7 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("on-cluster %s: the content does not name its release (%v):\n%s", ocp, err, cf)
 		}
 		checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "clusterrole-tnf-handover.yaml",
-			"machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml",
+			"machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml", "validatingadmissionpolicy-tnf-layer-removal-guard.yaml", "validatingadmissionpolicybinding-tnf-layer-removal-guard.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml",
 			"tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
 		checkSecretsOnlyInSecrets(t, s.Manifests)
 		checkIgnitionSpec(t, s.Manifests, "3.5.0")
@@ -295,6 +296,10 @@ func checkRollout(t *testing.T, paths, want []string) {
 			typed = &corev1.ServiceAccount{}
 		case strings.HasPrefix(filepath.Base(p), "prometheusrule-"):
 			typed = &monitoringv1.PrometheusRule{}
+		case strings.HasPrefix(filepath.Base(p), "validatingadmissionpolicy-"):
+			typed = &admissionregistrationv1.ValidatingAdmissionPolicy{}
+		case strings.HasPrefix(filepath.Base(p), "validatingadmissionpolicybinding-"):
+			typed = &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 		case strings.HasSuffix(p, "-servicemonitor.yaml"):
 			typed = &monitoringv1.ServiceMonitor{}
 		case strings.HasSuffix(p, "-service.yaml"):

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+
 	"github.com/tnf-layer/tnf-layer/internal/base/command"
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/base/version"
@@ -300,6 +302,21 @@ func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string
 		objs["prometheusrule-tnf-layer.yaml"] = alerts.PrometheusRule(o.Commit)
 		// And what tnf-handover.service may do: set the handover's conditions on the Etcd object.
 		objs["clusterrole-tnf-handover.yaml"] = handover.ClusterRole()
+		// Deleting what puts the layer on the nodes stops the cluster once it is handed over.
+		var mcs, moscs []string
+		for _, obj := range objs {
+			switch m := obj.(type) {
+			case *mcfgv1.MachineConfig:
+				mcs = append(mcs, m.Name)
+			case *mcfgv1.MachineOSConfig:
+				moscs = append(moscs, m.Name)
+			}
+		}
+		policy, binding, err := manifests.RemovalGuard(o.Pool, mcs, moscs)
+		if err != nil {
+			return nil, err
+		}
+		objs["validatingadmissionpolicy-tnf-layer-removal-guard.yaml"], objs["validatingadmissionpolicybinding-tnf-layer-removal-guard.yaml"] = policy, binding
 	}
 	if len(objs) == 0 {
 		return nil, nil
