@@ -434,3 +434,31 @@ func TestMetricsScrape(t *testing.T) {
 		t.Errorf("a node named by host name: %v", err)
 	}
 }
+
+// TestRemovalGuardRules: the policy guards deletes of the named objects only, each kind by its own
+// rule with its names sorted; a bad pool or nothing to guard is refused.
+func TestRemovalGuardRules(t *testing.T) {
+	policy, binding, err := RemovalGuard("master", []string{"99-master-tnf-os-image", "99-master-tnf-node-config"}, []string{"master"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := policy.Spec.MatchConstraints.ResourceRules
+	if len(rules) != 2 || rules[0].Resources[0] != "machineconfigs" || !slices.Equal(rules[0].ResourceNames, []string{"99-master-tnf-node-config", "99-master-tnf-os-image"}) ||
+		rules[1].Resources[0] != "machineosconfigs" || !slices.Equal(rules[1].ResourceNames, []string{"master"}) {
+		t.Errorf("rules: %+v", rules)
+	}
+	for _, r := range rules {
+		if len(r.Operations) != 1 || r.Operations[0] != "DELETE" {
+			t.Errorf("%v: operations %v, want DELETE only", r.Resources, r.Operations)
+		}
+	}
+	if binding.Spec.PolicyName != policy.Name || policy.Name != "tnf-layer-removal-guard-master" {
+		t.Errorf("policy %q, binding to %q", policy.Name, binding.Spec.PolicyName)
+	}
+	if _, _, err := RemovalGuard("Master!", []string{"x"}, nil); err == nil || !strings.Contains(err.Error(), "--pool") {
+		t.Errorf("a bad pool: %v", err)
+	}
+	if _, _, err := RemovalGuard("master", nil, nil); err == nil {
+		t.Error("nothing to guard: no error")
+	}
+}
