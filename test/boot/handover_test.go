@@ -27,7 +27,9 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
+	"github.com/tnf-layer/tnf-layer/internal/node/nodetoken"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/bootdisk"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/doccheck"
 	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
 	"github.com/tnf-layer/tnf-layer/test/kubeapi"
 	"github.com/tnf-layer/tnf-layer/test/kubeletstandin"
@@ -268,18 +270,26 @@ func registerOperator(t testing.TB, api *kubeapi.Server) (dynamic.ResourceInterf
 	return etcds, tr.Status.Token
 }
 
-// deliverHandoverCredential does the rest of install.md's handover step 1 on each node: the
-// kubeconfig of the handover's token, copied over SSH, then the unit started (at boot it found
-// no credential).
+// deliverHandoverCredential does the rest of install.md's handover step 1 on each node, with
+// its commands: the handover's token piped over SSH to tnfctl install-credential handover, which
+// takes the API's address and CA from the kubelet's kubeconfig (here a stand-in of the one MCO
+// writes), then the unit started (at boot it found no credential).
 func (l *lab) deliverHandoverCredential(api *kubeapi.Server, token string) {
 	l.t.Helper()
-	kc, err := kubeapi.Kubeconfig("https://"+guestAPI, "", api.CA(), token)
+	kubelet, err := kubeapi.Kubeconfig("https://"+guestAPI, "", api.CA(), "kubelet-bootstrap-stand-in")
 	if err != nil {
 		l.t.Fatal(err)
 	}
+	install := strings.Join(doccheck.InstallCredential(l.t, "handover"), " ")
 	for _, n := range nodeNames {
-		l.run(n, fmt.Sprintf("echo %s | base64 -d | install -D -m 0600 /dev/stdin %s && systemctl start tnf-handover.service",
-			base64.StdEncoding.EncodeToString(kc), handover.DefaultKubeconfig))
+		l.run(n, fmt.Sprintf("echo %s | base64 -d | install -D -m 0600 /dev/stdin %s",
+			base64.StdEncoding.EncodeToString(kubelet), nodetoken.KubeletKubeconfig))
+		if out, err := l.vms[n].sshClient.runInput(install, strings.NewReader(token+"\n")); err != nil {
+			l.t.Fatalf("%s: %s: %v", n, install, err)
+		} else {
+			l.t.Logf("%s: %s", n, strings.TrimSpace(out))
+		}
+		l.run(n, "systemctl start tnf-handover.service")
 	}
 }
 

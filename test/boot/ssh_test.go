@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -63,7 +64,10 @@ func (s *sshConn) close() {
 }
 
 // run runs a shell command and returns its standard output; stderr goes into the error.
-func (s *sshConn) run(cmd string) (string, error) {
+func (s *sshConn) run(cmd string) (string, error) { return s.runInput(cmd, nil) }
+
+// runInput is run with the command's standard input read from stdin (none when nil).
+func (s *sshConn) runInput(cmd string, stdin io.Reader) (string, error) {
 	c, err := s.client()
 	if err != nil {
 		return "", err
@@ -75,7 +79,7 @@ func (s *sshConn) run(cmd string) (string, error) {
 	}
 	defer sess.Close()
 	var out, errOut bytes.Buffer
-	sess.Stdout, sess.Stderr = &out, &errOut
+	sess.Stdin, sess.Stdout, sess.Stderr = stdin, &out, &errOut
 	// A guest that loses its power mid-command may never answer: bound every command.
 	timer := time.AfterFunc(commandLimit, func() { sess.Close() })
 	defer timer.Stop()

@@ -26,6 +26,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodetoken"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/doccheck"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
 	"github.com/tnf-layer/tnf-layer/test/kubeapi"
@@ -92,14 +93,14 @@ func (c *cluster) authkey() []byte {
 // waitAPIsAndDeliverSecrets waits until both API servers are ready, then does what an
 // administrator does once build-layer's manifests are written: applies the Secrets and the
 // nodes' ServiceAccounts with their Roles, and gives each node its ServiceAccount's token with
-// install.md's command (documentedInstallCredential). Setup waits for both, then fetches the Secrets.
+// install.md's command (doccheck.InstallCredential). Setup waits for both, then fetches the Secrets.
 func (c *cluster) waitAPIsAndDeliverSecrets() {
 	c.t.Helper()
 	for _, n := range c.nodes {
 		c.waitAPIReady(n)
 	}
 	tokens := applySecrets(c.t, c.apiClient("node1"), c.input)
-	argv := documentedInstallCredential(c.t, "node")
+	argv := doccheck.InstallCredential(c.t, "node")
 	for _, name := range c.nodes {
 		// Through the running node's own view of its /etc: a file written into the overlay's
 		// upper folder behind its back may stay unseen.
@@ -124,25 +125,6 @@ func (c *cluster) waitAPIsAndDeliverSecrets() {
 			c.t.Fatalf("%s: %s: %v\n%s", name, strings.Join(argv, " "), err, out)
 		}
 	}
-}
-
-// documentedInstallCredential is the tnfctl command install.md pipes a token to, for kind (node
-// or handover), as its lines write it: the words after `sudo`.
-func documentedInstallCredential(t testing.TB, kind string) []string {
-	t.Helper()
-	page, err := os.ReadFile("../../docs/install.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(page), "\n") {
-		if _, cmd, ok := strings.Cut(line, " sudo "); ok && strings.Contains(line, "oc create token") {
-			if argv := strings.Fields(cmd); len(argv) == 3 && argv[0] == "tnfctl" && argv[1] == "install-credential" && argv[2] == kind {
-				return argv
-			}
-		}
-	}
-	t.Fatalf("docs/install.md pipes no token to tnfctl install-credential %s", kind)
-	return nil
 }
 
 // installerPod is node's static pod as the operator's installer writes it (kubeletstandin), its

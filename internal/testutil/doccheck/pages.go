@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -125,4 +126,24 @@ func Anchor(h string) string {
 		}
 	}
 	return b.String()
+}
+
+// InstallCredential is the tnfctl command line install.md pipes a token to for kind (node or
+// handover), as the page writes it: `oc create token … | ssh core@<node> sudo tnfctl
+// install-credential kind`. The tests run it so, the docs' command being the test's.
+func InstallCredential(t testing.TB, kind string) []string {
+	t.Helper()
+	root := Root(t)
+	snippets, err := Snippets(root, []string{"docs/install.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inv := range Invocations(snippets, "tnfctl") {
+		if strings.Contains(inv.Text, "oc create token") && strings.Contains(inv.Text, "| ssh core@") &&
+			slices.Equal(inv.Args, []string{"install-credential", kind}) {
+			return append([]string{"tnfctl"}, inv.Args...)
+		}
+	}
+	t.Fatalf("docs/install.md pipes no token to tnfctl install-credential %s", kind)
+	return nil
 }
