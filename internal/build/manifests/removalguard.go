@@ -3,7 +3,6 @@ package manifests
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +27,6 @@ func RemovalGuard(pool string, machineConfigs, machineOSConfigs []string) (*admi
 		return nil, nil, fmt.Errorf("removal guard: no object to guard on pool %s", pool)
 	}
 	name := "tnf-layer-removal-guard-" + pool
-	fail := admissionregistrationv1.Fail
 	rule := func(resource string, names []string) admissionregistrationv1.NamedRuleWithOperations {
 		return admissionregistrationv1.NamedRuleWithOperations{ResourceNames: slices.Sorted(slices.Values(names)),
 			RuleWithOperations: admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
@@ -46,17 +44,15 @@ func RemovalGuard(pool string, machineConfigs, machineOSConfigs []string) (*admi
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy:    &fail,
+			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: rules},
 			Validations: []admissionregistrationv1.Validation{{
 				Expression: "has(oldObject.metadata.annotations) && " + annotation + " in oldObject.metadata.annotations && " +
 					"oldObject.metadata.annotations[" + annotation + "] == 'true'",
-				MessageExpression: strings.Join([]string{
-					"oldObject.kind + ' ' + oldObject.metadata.name + ' puts the tnf-layer on the " + pool + " nodes, which run etcd " +
-						"through its Pacemaker once the handover is done: without it they boot without etcd and the cluster stops. " +
-						"Read the layer\\'s docs/operate.md, Removing the layer; to delete it anyway: oc annotate ' + ",
-					"(oldObject.kind == 'MachineConfig' ? 'machineconfig' : 'machineosconfig') + ' ' + oldObject.metadata.name + ' " + AllowRemoval + "=true'",
-				}, ""),
+				MessageExpression: "oldObject.kind + ' ' + oldObject.metadata.name + ' puts the tnf-layer on the " + pool + " nodes, which run etcd " +
+					"through its Pacemaker once the handover is done: without it they boot without etcd and the cluster stops. " +
+					"Read the layer\\'s docs/operate.md, Removing the layer; to delete it anyway: oc annotate ' + " +
+					"oldObject.kind.lowerAscii() + ' ' + oldObject.metadata.name + ' " + AllowRemoval + "=true'",
 				Reason: ptr.To(metav1.StatusReasonForbidden),
 			}},
 		},

@@ -239,6 +239,9 @@ func lock(path string) (func(), error) {
 func apiOf(path string) (string, []byte, error) {
 	const hint = " (give --server and --certificate-authority)"
 	cfg, err := clientcmd.LoadFromFile(path)
+	if err == nil {
+		err = clientcmd.ResolveLocalPaths(cfg) // a relative CA file is the kubeconfig's folder's, as for kubectl
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("the API's address and CA: kubeconfig %s: %w"+hint, path, err)
 	}
@@ -247,12 +250,8 @@ func apiOf(path string) (string, []byte, error) {
 		return "", nil, err
 	}
 	ca := c.CertificateAuthorityData
-	if file := c.CertificateAuthority; len(ca) == 0 && file != "" {
-		// kubectl reads a relative path from the kubeconfig's folder.
-		if !filepath.IsAbs(file) {
-			file = filepath.Join(filepath.Dir(path), file)
-		}
-		if ca, err = os.ReadFile(file); err != nil {
+	if len(ca) == 0 && c.CertificateAuthority != "" {
+		if ca, err = os.ReadFile(c.CertificateAuthority); err != nil {
 			return "", nil, fmt.Errorf("kubeconfig %s: its CA: %w"+hint, path, err)
 		}
 	}
