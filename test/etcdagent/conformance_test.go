@@ -12,7 +12,54 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 )
 
-// TestOCFTester runs resource-agents' ocf-tester against the agent with the exec runtime.
+// ocf11DTD is resource-agents' ra-api-1.dtd with what OCF 1.1 adds to the meta-data, which
+// that DTD predates (resource-agents never extended it): the reload-agent action and a
+// parameter's reloadable attribute. The agent's meta-data says it follows 1.1, and Pacemaker
+// reloads a parameter only for an agent that advertises both.
+func ocf11DTD(t *testing.T) []byte {
+	t.Helper()
+	dtd, err := os.ReadFile("/usr/share/resource-agents/ra-api-1.dtd")
+	if err != nil {
+		t.Fatalf("resource-agents' DTD: %v", err)
+	}
+	s := string(dtd)
+	for _, change := range [][2]string{{"|reload|", "|reload|reload-agent|"}, {`unique  (1|0)   "0">`, `unique  (1|0)   "0"` + "\n        reloadable (1|0) \"0\">"}} {
+		if !strings.Contains(s, change[0]) {
+			t.Fatalf("resource-agents' DTD has no %q to extend to OCF 1.1", change[0])
+		}
+		s = strings.Replace(s, change[0], change[1], 1)
+	}
+	return []byte(s)
+}
+
+// ocfTester is resource-agents' ocf-tester with its meta-data check against ocf11DTD: a copy
+// of the script whose data folder (where it finds ra-api-1.dtd) is a temporary one.
+func ocfTester(t *testing.T) string {
+	t.Helper()
+	script, err := os.ReadFile("/usr/sbin/ocf-tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if !strings.Contains(string(script), "\nDATADIR=/usr/share\n") {
+		t.Fatal("ocf-tester no longer sets DATADIR=/usr/share: its DTD cannot be replaced")
+	}
+	script = []byte(strings.Replace(string(script), "\nDATADIR=/usr/share\n", "\nDATADIR="+dir+"\n", 1))
+	if err := os.MkdirAll(filepath.Join(dir, "resource-agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "resource-agents", "ra-api-1.dtd"), ocf11DTD(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tester := filepath.Join(dir, "ocf-tester")
+	if err := os.WriteFile(tester, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return tester
+}
+
+// TestOCFTester runs resource-agents' ocf-tester (ocfTester) against the agent with the exec
+// runtime.
 func TestOCFTester(t *testing.T) {
 	c := newCluster(t)
 	n := c.nodes["node1"]
@@ -27,7 +74,7 @@ func TestOCFTester(t *testing.T) {
 		args = append(args, "-o", k+"="+v)
 	}
 	args = append(args, worldReadableCopy(t, testbin.Dir(t), "ocf-etcd", "tnf-etcd-agent"))
-	out, err := exec.Command("ocf-tester", args...).CombinedOutput()
+	out, err := exec.Command(ocfTester(t), args...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "passed all tests") {
 		t.Fatalf("ocf-tester: %v\n%s", err, out)
 	}
@@ -58,19 +105,15 @@ func worldReadableCopy(t *testing.T, from string, names ...string) string {
 	return filepath.Join(dir, names[0])
 }
 
-// TestMetaDataValidates checks the meta-data against resource-agents' ra-api-1.dtd and that
-// every parameter has a description and a default attribute.
+// TestMetaDataValidates checks the meta-data against resource-agents' ra-api-1.dtd as OCF 1.1
+// extends it (ocf11DTD), and that every parameter has a description and a default attribute.
 func TestMetaDataValidates(t *testing.T) {
 	md, err := exec.Command(testbin.Path(t, "ocf-etcd"), "meta-data").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	dtd, err := os.ReadFile("/usr/share/resource-agents/ra-api-1.dtd")
-	if err != nil {
-		t.Fatalf("resource-agents' DTD: %v", err)
-	}
-	for name, data := range map[string][]byte{"ra-api-1.dtd": dtd, "md.xml": md} {
+	for name, data := range map[string][]byte{"ra-api-1.dtd": ocf11DTD(t), "md.xml": md} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +125,7 @@ func TestMetaDataValidates(t *testing.T) {
 	if got := strings.Count(s, "<parameter "); got != strings.Count(s, "<longdesc")-1 || got != strings.Count(s, `default="`) {
 		t.Errorf("%d parameters, but descriptions or defaults are missing:\n%s", got, s)
 	}
-	for _, action := range []string{"start", "stop", "monitor", "promote", "demote", "notify", "validate-all", "meta-data"} {
+	for _, action := range []string{"start", "stop", "monitor", "promote", "demote", "notify", "reload-agent", "validate-all", "meta-data"} {
 		if !strings.Contains(s, `<action name="`+action+`"`) {
 			t.Errorf("meta-data does not advertise %s", action)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/ocf"
 )
 
-const usage = "usage: etcd {start|stop|monitor|promote|demote|notify|validate-all|meta-data|usage}"
+const usage = "usage: etcd {start|stop|monitor|promote|demote|notify|reload-agent|validate-all|meta-data|usage}"
 
 // Main runs the action named in args[1] and returns its exit code.
 func Main(args []string, env ocf.Env, stdout, stderr io.Writer) ocf.Status {
@@ -107,6 +107,7 @@ var actionsByName = map[string]action{
 	"promote":      {timeout: 300 * time.Second, run: (*Agent).promote},
 	"demote":       {timeout: 120 * time.Second, run: (*Agent).demote},
 	"notify":       {timeout: 120 * time.Second, run: (*Agent).notify},
+	"reload-agent": {timeout: 20 * time.Second, run: (*Agent).reloadAgent},
 	// Not OCF actions. The watcher the agent starts beside etcd (watch.go) has no deadline and
 	// only reports; peer-fenced is what the watcher starts when the fencing alert reports the
 	// peer fenced (fencing.go).
@@ -115,6 +116,21 @@ var actionsByName = map[string]action{
 }
 
 func failed(err error) (ocf.Status, error) { return ocf.ErrGeneric, err }
+
+// reloadAgent takes new values of the reloadable parameters (etcdnode.Parameters): each action
+// reads them afresh, and the watcher of a running etcd is started again with them. etcd itself
+// keeps running.
+func (a *Agent) reloadAgent(ctx context.Context) (ocf.Status, error) {
+	alive, err := a.running(ctx)
+	if err != nil {
+		return failed(err)
+	}
+	if alive {
+		a.startWatcher(ctx)
+	}
+	a.log.Info("parameters reloaded", "etcd_running", alive)
+	return ocf.Success, nil
+}
 
 func (a *Agent) start(ctx context.Context) (ocf.Status, error) {
 	if alive, err := a.running(ctx); err != nil {

@@ -18,7 +18,7 @@ func MetaData() ([]byte, error) {
 			"etcd as a cluster of one at once.",
 		Parameters: etcdnode.Parameters,
 	}
-	for _, name := range []string{"start", "stop", "promote", "demote", "notify", "validate-all"} {
+	for _, name := range []string{"start", "stop", "promote", "demote", "notify", "reload-agent", "validate-all"} {
 		agent.Actions = append(agent.Actions, ocf.Action{Name: name, Timeout: actionsByName[name].timeout})
 	}
 	mon := actionsByName["monitor"].timeout

@@ -61,7 +61,9 @@ const DefaultPodManifest = "/etc/kubernetes/static-pod-resources/etcd-certs/conf
 const DefaultStaticPodManifest = "/etc/kubernetes/manifests/etcd-pod.yaml"
 
 // Parameters is the single description of every parameter: the meta-data is rendered from it
-// and the defaults are taken from it.
+// and the defaults are taken from it. The reloadable ones are read by each action afresh, and by
+// the watcher, which the agent's reload-agent starts again with them: a change of only those
+// reaches the running resource without a restart of etcd.
 var Parameters = []ocf.Parameter{
 	{Name: "node_ip_map", Required: true, Type: "string", Shortdesc: "Node names and their IPs",
 		Longdesc: "The two cluster nodes as name:ip pairs separated by ';' (IPv6 allowed, e.g. node1:192.0.2.1;node2:fd00::2). Names are Pacemaker node names."},
@@ -87,16 +89,16 @@ var Parameters = []ocf.Parameter{
 	{Name: "state_dir", Type: "string", Default: "/run/tnf-etcd", Shortdesc: "Runtime state directory",
 		Longdesc: "Where the agent keeps its per-boot state (started marker, etcd PID). Must be on a tmpfs that is emptied at boot."},
 	{Name: "log_file", Type: "string", Default: "/var/log/tnf-etcd.log", Shortdesc: "etcd log (runtime exec)", Longdesc: "File etcd's output is appended to."},
-	{Name: "backup_count", Type: "integer", Default: "3", Shortdesc: "Moved-aside data dirs kept", Longdesc: "How many moved-aside data directories are kept; older ones are deleted."},
-	{Name: "request_timeout", Type: "integer", Default: "5", Shortdesc: "etcd request timeout (s)", Longdesc: "Deadline of every single etcd request the agent makes."},
+	{Name: "backup_count", Type: "integer", Default: "3", Shortdesc: "Moved-aside data dirs kept", Longdesc: "How many moved-aside data directories are kept; older ones are deleted.", Reloadable: true},
+	{Name: "request_timeout", Type: "integer", Default: "5", Shortdesc: "etcd request timeout (s)", Longdesc: "Deadline of every single etcd request the agent makes.", Reloadable: true},
 	{Name: "liveness_timeout", Type: "integer", Default: "2", Shortdesc: "etcd status timeout (s)",
-		Longdesc: "Deadline of a member's status read, which etcd answers without raft. A local member that does not answer it in time is frozen: the monitor fails at once and the member is killed without a grace period. Chosen far above the status latency measured under a heavy write load (see README)."},
+		Longdesc: "Deadline of a member's status read, which etcd answers without raft. A local member that does not answer it in time is frozen: the monitor fails at once and the member is killed without a grace period. Chosen far above the status latency measured under a heavy write load (see README).", Reloadable: true},
 	{Name: "start_both_timeout", Type: "integer", Default: "60", Shortdesc: "Wait for the peer's member at a cold boot (s)",
-		Longdesc: "Both nodes back with voters of their two-member cluster start both members as they are, with nothing forced or streamed, and raft elects the newer log. A node whose member has no leader after this long (its peer's did not come) stops it and decides as it would have otherwise (force a cluster of one, or wait for the peer), and does not try both members again until it boots again. Keep it below the promote timeout."},
+		Longdesc: "Both nodes back with voters of their two-member cluster start both members as they are, with nothing forced or streamed, and raft elects the newer log. A node whose member has no leader after this long (its peer's did not come) stops it and decides as it would have otherwise (force a cluster of one, or wait for the peer), and does not try both members again until it boots again. Keep it below the promote timeout.", Reloadable: true},
 	{Name: "graceful_leave", Type: "boolean", Default: "true", Shortdesc: "Leave the member list on a planned stop",
-		Longdesc: "On a planned stop or demote of a voter whose peer serves as a voter, hand leadership to the peer and remove the local member first, so the peer keeps quorum alone and nothing is forced. Of two nodes stopping at once only one leaves; the last voter never does."},
+		Longdesc: "On a planned stop or demote of a voter whose peer serves as a voter, hand leadership to the peer and remove the local member first, so the peer keeps quorum alone and nothing is forced. Of two nodes stopping at once only one leaves; the last voter never does.", Reloadable: true},
 	{Name: "require_mountpoint", Type: "boolean", Default: "false", Shortdesc: "data_dir must be a mount point",
-		Longdesc: "For etcd on a disk of its own: while data_dir is not a mount point (the disk did not mount), every action that reads it fails, naming the reason, instead of reading an empty folder as no data."},
+		Longdesc: "For etcd on a disk of its own: while data_dir is not a mount point (the disk did not mount), every action that reads it fails, naming the reason, instead of reading an empty folder as no data.", Reloadable: true},
 	{Name: "insecure_plaintext", Type: "boolean", Default: "false", Shortdesc: "Test setting: etcd without TLS on the node's address",
 		Longdesc: "Runtime exec without the TLS parameters serves clients and peers on the node's address with neither TLS nor client authentication: anyone who reaches the address reads and writes OpenShift's data. The agent refuses that unless this test setting is true (loopback addresses need no setting)."},
 	{Name: "fencing_socket", Type: "string", Default: fencealert.DefaultSocket, Shortdesc: "Where the fencing alert reaches the agent",

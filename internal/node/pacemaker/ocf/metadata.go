@@ -15,6 +15,9 @@ type Parameter struct {
 	Default   string
 	Shortdesc string
 	Longdesc  string
+	// Reloadable: the agent takes a new value through its reload-agent action (OCF 1.1), so a
+	// change of it alone does not make Pacemaker restart the resource.
+	Reloadable bool
 }
 
 // Action is one advertised action with its default timeout (and interval for monitors).
@@ -54,12 +57,13 @@ type xmlDesc struct {
 }
 
 type xmlParam struct {
-	Name      string     `xml:"name,attr"`
-	Unique    string     `xml:"unique,attr"`
-	Required  string     `xml:"required,attr"`
-	Longdesc  xmlDesc    `xml:"longdesc"`
-	Shortdesc xmlDesc    `xml:"shortdesc"`
-	Content   xmlContent `xml:"content"`
+	Name       string     `xml:"name,attr"`
+	Unique     string     `xml:"unique,attr"`
+	Required   string     `xml:"required,attr"`
+	Reloadable string     `xml:"reloadable,attr,omitempty"`
+	Longdesc   xmlDesc    `xml:"longdesc"`
+	Shortdesc  xmlDesc    `xml:"shortdesc"`
+	Content    xmlContent `xml:"content"`
 }
 
 type xmlContent struct {
@@ -92,12 +96,16 @@ func (a Agent) MetaData() ([]byte, error) {
 		Shortdesc: xmlDesc{Lang: "en", Text: a.Shortdesc},
 	}
 	for _, p := range a.Parameters {
-		doc.Parameters = append(doc.Parameters, xmlParam{
+		x := xmlParam{
 			Name: p.Name, Unique: boolAttr(p.Unique), Required: boolAttr(p.Required),
 			Longdesc:  xmlDesc{Lang: "en", Text: p.Longdesc},
 			Shortdesc: xmlDesc{Lang: "en", Text: p.Shortdesc},
 			Content:   xmlContent{Type: p.Type, Default: p.Default},
-		})
+		}
+		if p.Reloadable {
+			x.Reloadable = "1"
+		}
+		doc.Parameters = append(doc.Parameters, x)
 	}
 	for _, act := range a.Actions {
 		x := xmlAction{Name: act.Name, Timeout: seconds(act.Timeout), Role: act.Role}
