@@ -18,7 +18,9 @@ func setupCommand(nf *nodeFlags) *cobra.Command {
 			"Pacemaker secrets, keeps cri-o and kubelet out of systemd's boot, starts Corosync and Pacemaker. " +
 			"On the fence race winner it waits for the peer to join, checks both BMC credentials through the Redfish API " +
 			"and the second fencing level's agent, then applies the cluster configuration (pcs -f offline, patched into the live CIB). " +
-			"Running it again changes nothing. One line per step.",
+			"Running it again changes nothing. One line per step. --if-changed runs it only on a node not set up yet, " +
+			"after a failed run, or when /etc/tnf's configuration or a file it names (the Corosync key, a BMC password " +
+			"or CA bundle) changed since the last completed run (tnf-setup.service at boot).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Config, o.Node, o.Out = nf.config, nf.node, cmd.OutOrStdout()
@@ -26,6 +28,7 @@ func setupCommand(nf *nodeFlags) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.BoolVar(&o.IfChanged, "if-changed", false, "do nothing where the last completed run applied the same inputs")
 	f.DurationVar(&o.Wait, "wait", time.Hour, "longest wait for Corosync, then for the peer to join")
 	f.StringVar(&o.PCS, "pcs", "pcs", "pcs binary")
 	f.StringVar(&o.Fence.Agent, "fence-agent", fencerun.DefaultAgent, "the second fencing level's agent, for the BMC checks")

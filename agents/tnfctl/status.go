@@ -170,7 +170,7 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 			"setting (maintenance mode, fencing disabled, a node in standby or maintenance, a resource unmanaged or " +
 			"disabled) keeps Pacemaker from recovering a fault; each such setting is listed with the command that undoes " +
 			"it (-o json: failoverOff). Then Corosync's " +
-			"membership as this node sees it, quorum, each node in Pacemaker (this node marked) with its layer version, why its etcd " +
+			"membership as this node sees it, quorum, each node in Pacemaker (this node marked) with its layer version and the version of the settings its last setup applied (the same on both nodes when they run the same /etc/tnf), why its etcd " +
 			"agent waits or refuses and what runs on it, what runs on no node, and the newest fencing events (times in UTC), after the " +
 			"fence devices that take any certificate from their BMC (ssl_insecure; -o json: uncheckedBMC). On a guest (a node whose " +
 			"Pacemaker the cluster-etcd-operator configured, which the layer only watches) a Mode line says so (-o json: guest), " +
@@ -266,11 +266,14 @@ func printStatus(w io.Writer, st clusterStatus) {
 		if name == st.Self {
 			name += " (this node)"
 		}
-		etcd := ""
+		more := ""
 		if v := n.Attributes[etcdnode.AttrEtcdVersion]; v != "" {
-			etcd = ", etcd " + v
+			more = ", etcd " + v
 		}
-		fmt.Fprintf(w, "Node %-24s %-8s layer %s%s\n", name, state, orNone(n.Attributes[etcdnode.AttrLayerVersion]), etcd)
+		if v := n.Attributes[nodesetup.AttrSettings]; v != "" {
+			more += ", settings " + v
+		}
+		fmt.Fprintf(w, "Node %-24s %-8s layer %s%s\n", name, state, orNone(n.Attributes[etcdnode.AttrLayerVersion]), more)
 		if d := n.Attributes[etcdnode.AttrDecision]; d != "" {
 			fmt.Fprintf(w, "  etcd on %s: %s\n", n.Name, d)
 		}
@@ -364,7 +367,10 @@ func uncheckedAdvice(device string, guest bool) string {
 
 // printSetup prints a failed setup's reason.
 func printSetup(w io.Writer, s setupStatus) {
-	if s.State == nodesetup.StateFailed {
+	switch {
+	case s.State == nodesetup.StateFailed && s.DoneBefore:
+		fmt.Fprintf(w, "Setup:     FAILED: %s (this node keeps the settings of its last completed run; tnfctl setup runs it again)\n", s.Reason)
+	case s.State == nodesetup.StateFailed:
 		fmt.Fprintf(w, "Setup:     FAILED: %s (tnf-setup.service retries; tnfctl setup runs it now)\n", s.Reason)
 	}
 }

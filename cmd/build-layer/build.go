@@ -88,7 +88,7 @@ func renderCommand() *cobra.Command {
 			"whole or not at all, and only a new or empty folder, or one an earlier render wrote, is replaced. Without " +
 			"--layer-image the rollout's manifests that need the pushed image are left out (the os-image MachineConfig or " +
 			"the MachineOSConfig and the extension's, the PrometheusRule, the handover's ClusterRole); " +
-			"machineconfiguration-cluster.yaml only comes with --secrets-in machineconfig (docs/reference: Manifests).",
+			"machineconfiguration-cluster.yaml comes with the node configuration (docs/reference: Manifests).",
 		Example: `  build-layer render --ocp 4.19 --dir out/4.19
   build-layer render --ocp 4.19 --dir out/render --node-config tnf.yaml   # the node configuration again`,
 		Args: cobra.NoArgs,

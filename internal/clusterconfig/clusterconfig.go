@@ -206,7 +206,10 @@ type BMC struct {
 // BMCCAFile is where a node's BMC CA bundle lives on the nodes: a file of the layer's, not a
 // trust anchor of the system, which would make every TLS client of the node trust that CA for
 // any name.
-func BMCCAFile(node string) string { return "/etc/tnf/bmc-ca/" + node + ".pem" }
+func BMCCAFile(node string) string { return BMCCADir + "/" + node + ".pem" }
+
+// BMCCADir holds the BMC CA bundles on the nodes (BMCCAFile).
+const BMCCADir = "/etc/tnf/bmc-ca"
 
 // FenceDelay is pcmk_delay_base on the device that fences the race winner (Winner) and on the
 // other one (Other). A Winner left out is sized by setup from the BMCs' latency (SizedWinner);

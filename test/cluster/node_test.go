@@ -295,7 +295,7 @@ func (n nodeSetup) powerOff() error {
 // boot starts the node as systemd would: a fresh mount namespace (overlays over /etc, /var/lib
 // and /var/log that keep the node's disk, the tnf OCF provider and the layer's agents in
 // /usr/sbin and /usr/libexec, empty /run and /dev/shm), then
-// tnf-metrics.service, tnf-power-watch.service, tnf-setup.service while it has not completed, Corosync once
+// tnf-metrics.service, tnf-power-watch.service, tnf-setup.service, Corosync once
 // corosync.conf exists, Pacemaker,
 // and kube-apiserver and tnf-out-of-service.service where the layout has a kube-apiserver; the
 // stand-in kubelet (before Corosync) and tnf-handover.service where the layout has them.
@@ -362,7 +362,13 @@ func (n nodeSetup) boot(bin string) error {
 			return err
 		}
 	}
-	if _, err := os.Stat(n.path("disk", "var-lib", "tnf", "setup.done")); err != nil {
+	// tnf-setup.service: at every boot, applying what changed since the last completed run; a
+	// release before --if-changed ran it only until it had completed once.
+	if exec.Command(filepath.Join(bin, "tnfctl"), "setup", "--if-changed", "--help").Run() == nil {
+		if err := n.daemon("setup", filepath.Join(bin, "tnfctl"), "setup", "--if-changed", "--wait", "10m"); err != nil {
+			return err
+		}
+	} else if _, err := os.Stat(n.path("disk", "var-lib", "tnf", "setup.done")); err != nil {
 		if err := n.daemon("setup", filepath.Join(bin, "tnfctl"), "setup", "--wait", "10m"); err != nil {
 			return err
 		}

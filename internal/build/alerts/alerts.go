@@ -135,6 +135,18 @@ var all = []alert{
 		description: "tnfctl setup failed on {{ $labels.node }}: tnfctl status there says why. It retries every 30 s; the node stays inert meanwhile.",
 	},
 	{
+		name: "TNFSettingsNotApplied",
+		// A failed run on a node set up before (TNFSetupFailed covers the node kept out): the
+		// node serves with the settings of its last completed run. 15 minutes: tnf-reconfigure's
+		// run on the race winner waits up to 5 for its peer, and a rollout's second node may
+		// take as long to get the file.
+		expr: `max by (node) (tnf_setup_state{state="failed"}) == 1` +
+			` unless on (node) max by (node) (tnf_health_state{state="setup-failed"}) == 1`,
+		severity: warning, forDuration: "15m",
+		summary:     "A node keeps older settings: the last tnfctl setup on it failed.",
+		description: "tnfctl setup failed on {{ $labels.node }}, which was set up before: it keeps the settings of its last completed run, and a changed /etc/tnf (cluster.yaml, a BMC password or CA bundle) is not applied. tnfctl status there says why (its Setup: line) and which settings each node runs.",
+	},
+	{
 		name:        "TNFAutoUnblockRefused",
 		expr:        `max by (node) (increase(tnf_auto_unblock_decisions_total{outcome="refused"}[30m])) >= 3`,
 		severity:    warning,

@@ -145,7 +145,7 @@ func TestDryRun(t *testing.T) {
 		"secret-fencing-credentials-node1.yaml", "secret-fencing-credentials-node2.yaml", "secret-tnf-corosync-authkey.yaml",
 		"serviceaccount-tnf-node-node1.yaml", "serviceaccount-tnf-node-node2.yaml"}
 	checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml",
-		"prometheusrule-tnf-layer.yaml", "validatingadmissionpolicy-tnf-layer-removal-guard.yaml", "validatingadmissionpolicybinding-tnf-layer-removal-guard.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
+		"machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml", "validatingadmissionpolicy-tnf-layer-removal-guard.yaml", "validatingadmissionpolicybinding-tnf-layer-removal-guard.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
 	key := checkSecretsOnlyInSecrets(t, s.Manifests)
 	// The alerts open the runbooks of the commit the layer was built from.
 	if rule, err := os.ReadFile(filepath.Join(o.DryRun, "manifests", "prometheusrule-tnf-layer.yaml")); err != nil ||
@@ -191,7 +191,7 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("on-cluster %s: the content does not name its release (%v):\n%s", ocp, err, cf)
 		}
 		checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-extensions.yaml", "99-master-tnf-node-config.yaml", "clusterrole-tnf-handover.yaml",
-			"machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml", "validatingadmissionpolicy-tnf-layer-removal-guard.yaml", "validatingadmissionpolicybinding-tnf-layer-removal-guard.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml",
+			"machineconfiguration-cluster.yaml", "machineosconfig-master.yaml", "prometheusrule-tnf-layer.yaml", "validatingadmissionpolicy-tnf-layer-removal-guard.yaml", "validatingadmissionpolicybinding-tnf-layer-removal-guard.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml",
 			"tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
 		checkSecretsOnlyInSecrets(t, s.Manifests)
 		checkIgnitionSpec(t, s.Manifests, "3.5.0")

@@ -265,15 +265,16 @@ func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string
 			maps.Copy(objs, secrets)
 			in = manifests.FromAPI(in)
 		case SecretsInMachineConfig:
-			// A BMC password rotated through the MachineConfig restarts tnf-reconfigure.service.
-			policy, err := manifests.NodeDisruptionPolicy(in)
-			if err != nil {
-				return nil, err
-			}
-			objs["machineconfiguration-cluster.yaml"] = policy
 		default:
 			return nil, fmt.Errorf("--secrets-in: %q is neither %s nor %s", o.SecretsIn, SecretsInSecret, SecretsInMachineConfig)
 		}
+		// A change of the node configuration MachineConfig restarts tnf-reconfigure.service
+		// instead of rebooting the nodes.
+		policy, err := manifests.NodeDisruptionPolicy(in)
+		if err != nil {
+			return nil, err
+		}
+		objs["machineconfiguration-cluster.yaml"] = policy
 		mc, err := manifests.NodeConfig(o.Pool, in, l.IgnitionVersion())
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package manifests
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,20 +21,23 @@ const ReconfigureUnit = "tnf-reconfigure.service"
 const MachineConfigurationName = "cluster"
 
 // NodeDisruptionPolicy is the MachineConfiguration "cluster" (operator.openshift.io/v1) whose
-// node disruption policy lets a BMC password rotation through the node configuration
-// MachineConfig restart ReconfigureUnit (tnfctl setup: new cibsecret, fence devices
-// re-registered) instead of draining and rebooting both nodes in turn. Only the password files
-// are listed: cluster.yaml and the Corosync key become corosync.conf and Corosync's authkey,
-// which Corosync reads at start only, so their changes keep MCO's default, a reboot.
+// node disruption policy lets a change of the node configuration MachineConfig restart
+// ReconfigureUnit (tnfctl setup) instead of draining and rebooting both nodes in turn: a change
+// of cluster.yaml (fence devices, delays, agent parameters, Corosync's token: setup applies each
+// in place, the token by one reload of both nodes' Corosync), of a BMC CA bundle, or of a BMC
+// password file where the passwords come in the MachineConfig. A node's name or address in
+// cluster.yaml reaches Corosync only at its next start: setup says so, and the nodes' next
+// reboots apply it. The Corosync key and the etcd pod manifest (read by the handover only) keep
+// MCO's default, a reboot.
 func NodeDisruptionPolicy(in clusterconfig.Input) (*operatorv1.MachineConfiguration, error) {
-	var paths []string
-	for _, s := range in.Secrets {
-		if s.Path != clusterconfig.AuthkeyFile && strings.HasPrefix(s.Path, clusterconfig.SecretsDir+"/") {
+	if len(in.Config.Nodes) == 0 {
+		return nil, fmt.Errorf("node disruption policy: the node configuration has no node")
+	}
+	paths := []string{clusterconfig.Path}
+	for _, s := range append(slices.Clone(in.Secrets), in.Files...) {
+		if s.Path != clusterconfig.AuthkeyFile && strings.HasPrefix(s.Path, clusterconfig.SecretsDir+"/") || strings.HasPrefix(s.Path, clusterconfig.BMCCADir+"/") {
 			paths = append(paths, s.Path)
 		}
-	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("node disruption policy: the node configuration has no BMC password file")
 	}
 	sort.Strings(paths)
 	mc := &operatorv1.MachineConfiguration{

@@ -254,11 +254,15 @@ controlPlane:
 }
 
 // TestNodeDisruptionPolicy: the MachineConfiguration the API accepts, strict-decoded into its
-// type, restarts the reconfigure unit for each BMC password file only (Corosync reads the others
-// at start) and sets nothing else of the cluster's object.
+// type, restarts the reconfigure unit for cluster.yaml, each BMC CA bundle and each BMC password
+// file the MachineConfig carries, never for the Corosync key (Corosync reads it at start), and
+// sets nothing else of the cluster's object. With the secrets in Secrets: cluster.yaml and the CA
+// bundles.
 func TestNodeDisruptionPolicy(t *testing.T) {
 	in := installConfigInput(t)
 	in.Secrets = append(in.Secrets, clusterconfig.Secret{Path: clusterconfig.AuthkeyFile, Data: []byte("key")})
+	in.Files = append(in.Files, clusterconfig.File{Path: clusterconfig.BMCCAFile("master-0"), Data: []byte("ca")},
+		clusterconfig.File{Path: clusterconfig.EtcdPodManifest, Data: []byte("pod")})
 	mc, err := NodeDisruptionPolicy(in)
 	if err != nil {
 		t.Fatal(err)
@@ -279,11 +283,22 @@ func TestNodeDisruptionPolicy(t *testing.T) {
 		}
 		got = append(got, f.Path)
 	}
-	if want := []string{"/etc/tnf/secrets/master-0.password", "/etc/tnf/secrets/master-1.password"}; !slices.Equal(got, want) {
+	if want := []string{"/etc/tnf/bmc-ca/master-0.pem", "/etc/tnf/cluster.yaml", "/etc/tnf/secrets/master-0.password", "/etc/tnf/secrets/master-1.password"}; !slices.Equal(got, want) {
 		t.Errorf("files %v, want %v", got, want)
 	}
+	fromAPI, err := NodeDisruptionPolicy(FromAPI(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, f := range fromAPI.Spec.NodeDisruptionPolicy.Files {
+		got = append(got, f.Path)
+	}
+	if want := []string{"/etc/tnf/bmc-ca/master-0.pem", "/etc/tnf/cluster.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("secrets in Secrets: files %v, want %v", got, want)
+	}
 	if _, err := NodeDisruptionPolicy(clusterconfig.Input{}); err == nil {
-		t.Error("a policy without password files")
+		t.Error("a policy without a node configuration")
 	}
 }
 

@@ -36,7 +36,8 @@ const (
 	AuthkeyPath  = "/etc/corosync/authkey"
 	// CorosyncLogDir holds the log file corosync.conf names.
 	CorosyncLogDir = "/var/log/cluster"
-	// Marker is written when setup completed; tnf-setup.service runs only without it.
+	// Marker is written when setup completed, with the digest of the inputs it applied
+	// (InputsDigest): tnf-setup.service's run at boot applies only what changed since.
 	Marker = "/var/lib/tnf/setup.done"
 	// FailedMarker holds why the last run failed, for tnfctl status and the metrics; a run that
 	// completes removes it.
@@ -95,6 +96,9 @@ type Options struct {
 	Fence    fencecheck.Options
 	Out      io.Writer // one line per step
 	Services Services  // default: systemd when it is the init system, else External
+	// IfChanged: on a node set up before, run only when the inputs changed since the last
+	// completed run (or a run failed since).
+	IfChanged bool
 }
 
 // publishIdentity publishes this machine's identity (identity.Publish) for the race winner's
@@ -126,6 +130,11 @@ func Run(ctx context.Context, o Options) error {
 	// its identity, the peer, both identities, the DC), and the steps between.
 	ctx, cancel := context.WithTimeout(ctx, 5*o.Wait+stepsBound)
 	defer cancel()
+	if o.IfChanged {
+		if done, err := alreadyApplied(o); err != nil || done {
+			return err
+		}
+	}
 	err := run(ctx, o)
 	if rmErr := os.Remove(WaitingMarker); rmErr != nil && !os.IsNotExist(rmErr) && err == nil {
 		err = rmErr
@@ -178,6 +187,11 @@ func run(ctx context.Context, o Options) error {
 				return recordGuest(why, step)
 			}
 		}
+	}
+	// Before the files are read: one that changes meanwhile makes the next run apply it again.
+	digest, err := InputsDigest(o.Config, cfg)
+	if err != nil {
+		return err
 	}
 	key, err := authkey(cfg.CorosyncAuthkeyFile)
 	if err != nil {
@@ -245,6 +259,9 @@ func run(ctx context.Context, o Options) error {
 	if err := writePending(nil); err != nil {
 		return err
 	}
+	if err := settleCorosync(ctx, cfg, conf, self.Name, peer.Name, tools, attrs.CRM{}, step); err != nil {
+		return err
+	}
 
 	if cfg.FenceRaceWinner == self.Name {
 		if err := configure(ctx, o, cfg, creds, peer.Name, tools, step); err != nil {
@@ -253,10 +270,14 @@ func run(ctx context.Context, o Options) error {
 	} else {
 		step("cluster configuration", "left to "+cfg.FenceRaceWinner+", the fence race winner")
 	}
+	if err := (attrs.CRM{}).Set(ctx, self.Name, AttrSettings, SettingsVersion(digest), attrs.Forever); err != nil {
+		return err
+	}
+	step("settings", SettingsVersion(digest)+" applied")
 	if err := os.MkdirAll(filepath.Dir(Marker), 0o755); err != nil {
 		return err
 	}
-	return fsutil.WriteFileAtomic(Marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
+	return markDone(time.Now(), digest)
 }
 
 // configure waits for the peer, checks every BMC credential, then applies the cluster

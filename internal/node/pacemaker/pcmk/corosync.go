@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -153,6 +154,29 @@ func membership(nodelist, runtime map[string]string, quorumtool string) (Members
 // CancelWaitForAll lifts wait_for_all on this node, as `pcs quorum unblock` does.
 func (t Tools) CancelWaitForAll(ctx context.Context) error {
 	_, err := t.Run(ctx, "corosync-cmapctl", "-s", "quorum.cancel_wait_for_all", "u8", "1")
+	return err
+}
+
+// CorosyncConfig reads the totem and nodelist settings the running Corosync holds: those of
+// corosync.conf as it was at Corosync's start or last reload.
+func (t Tools) CorosyncConfig(ctx context.Context) (map[string]string, error) {
+	totem, err := t.cmap(ctx, "totem.")
+	if err != nil {
+		return nil, err
+	}
+	nodelist, err := t.cmap(ctx, "nodelist.")
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(totem, nodelist)
+	return totem, nil
+}
+
+// ReloadCorosync makes every Corosync of the cluster read its corosync.conf again
+// (corosync-cfgtool -R): one cluster-wide step, whose effect depends on what each node's file
+// says.
+func (t Tools) ReloadCorosync(ctx context.Context) error {
+	_, err := t.Run(ctx, "corosync-cfgtool", "-R")
 	return err
 }
 

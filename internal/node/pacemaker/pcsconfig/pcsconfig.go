@@ -11,6 +11,7 @@ import (
 	"path"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 	"unicode"
@@ -193,6 +194,22 @@ func Corosync(c clusterconfig.Config) (string, error) {
 		return "", err
 	}
 	return render("corosync.conf.tmpl", in)
+}
+
+// CorosyncKeys are the keys of Corosync's configuration map (cmap) that corosync.conf sets from
+// the node configuration, with the values Corosync loads from Corosync(c): what setup compares
+// with the running Corosync's.
+func CorosyncKeys(c clusterconfig.Config) (map[string]string, error) {
+	in, err := from(c)
+	if err != nil {
+		return nil, err
+	}
+	keys := map[string]string{"totem.cluster_name": in.ClusterName, "totem.token": strconv.FormatInt(in.TokenMS, 10)}
+	for i, n := range in.Nodes {
+		p := fmt.Sprintf("nodelist.node.%d.", i)
+		keys[p+"ring0_addr"], keys[p+"name"], keys[p+"nodeid"] = n.IP, n.Name, strconv.Itoa(n.ID)
+	}
+	return keys, nil
 }
 
 // Commands renders the cluster configuration: the argument lists of pcs, each to be run as
