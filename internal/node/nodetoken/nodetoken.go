@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/golang-jwt/jwt/v4"
@@ -224,15 +223,12 @@ func (i Install) Write(ctx context.Context, now time.Time) (Token, error) {
 // writers (Install, FollowCA, Renew from tnf-keys-sync.timer) each read it whole and write it
 // back, and would otherwise put back the token an administrator just replaced.
 func lock(path string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	lockFile := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lock")
+	unlock, err := fsutil.Lock(context.Background(), lockFile)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("locking %s: %w", lockFile, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
-	}
-	return func() { f.Close() }, nil
+	return unlock, nil
 }
 
 // apiOf is the server and CA bundle of the kubeconfig at path's current context.

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/tnf-layer/tnf-layer/internal/base/poll"
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 )
 
 // Pacemaker runs one action of a resource at a time on a node, but peer-fenced runs outside
@@ -24,16 +21,9 @@ func (a *Agent) lock(ctx context.Context) (func(), error) {
 		return nil, err
 	}
 	path := filepath.Join(a.cfg.StateDir, "agent.lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600) // close-on-exec: etcd never inherits it
+	unlock, err := fsutil.Lock(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("another action held %s until this one's deadline: %w", path, err)
 	}
-	err = poll.Every(ctx, 20*time.Millisecond, func(context.Context) (bool, error) {
-		return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil, nil
-	})
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("another action held %s until this one's deadline", path)
-	}
-	return func() { f.Close() }, nil
+	return unlock, nil
 }
