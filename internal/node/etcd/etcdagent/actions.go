@@ -107,7 +107,7 @@ var actionsByName = map[string]action{
 	"promote":      {timeout: 300 * time.Second, run: (*Agent).promote},
 	"demote":       {timeout: 120 * time.Second, run: (*Agent).demote},
 	"notify":       {timeout: 120 * time.Second, run: (*Agent).notify},
-	"reload-agent": {timeout: 20 * time.Second, run: (*Agent).reloadAgent},
+	"reload-agent": {timeout: 20 * time.Second, unlocked: true, run: (*Agent).reloadAgent},
 	// Not OCF actions. The watcher the agent starts beside etcd (watch.go) has no deadline and
 	// only reports; peer-fenced is what the watcher starts when the fencing alert reports the
 	// peer fenced (fencing.go).
@@ -117,19 +117,37 @@ var actionsByName = map[string]action{
 
 func failed(err error) (ocf.Status, error) { return ocf.ErrGeneric, err }
 
+// reloadLockWait bounds reload-agent's wait for the agent's lock.
+const reloadLockWait = 2 * time.Second
+
 // reloadAgent takes new values of the reloadable parameters (etcdnode.Parameters): each action
 // reads them afresh, and the watcher of a running etcd is started again with them. etcd itself
-// keeps running.
+// keeps running. It takes the agent's lock only briefly: peer-fenced may hold it for as long as
+// a cluster of one takes to force, and a failed reload makes Pacemaker restart etcd. Without the
+// lock the watcher keeps the old values until etcd's next start.
 func (a *Agent) reloadAgent(ctx context.Context) (ocf.Status, error) {
-	alive, err := a.running(ctx)
-	if err != nil {
-		return failed(err)
+	if err := a.reloadWatcher(ctx); err != nil {
+		a.log.Warn("parameters reloaded for the next actions; the watcher keeps the old ones until etcd's next start", "err", err)
+	} else {
+		a.log.Info("parameters reloaded")
 	}
-	if alive {
-		a.startWatcher(ctx)
-	}
-	a.log.Info("parameters reloaded", "etcd_running", alive)
 	return ocf.Success, nil
+}
+
+// reloadWatcher starts the watcher of a running etcd again, with this action's parameters.
+func (a *Agent) reloadWatcher(ctx context.Context) error {
+	lctx, cancel := context.WithTimeout(ctx, reloadLockWait)
+	unlock, err := a.lock(lctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if alive, err := a.running(ctx); err != nil || !alive {
+		return err
+	}
+	a.startWatcher(ctx)
+	return nil
 }
 
 func (a *Agent) start(ctx context.Context) (ocf.Status, error) {

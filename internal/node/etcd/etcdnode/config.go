@@ -6,9 +6,11 @@ package etcdnode
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,13 +130,7 @@ func LoadConfig(env ocf.Env) (Config, error) {
 		}
 		return defaultOf(name)
 	}
-	integer := func(name string, min, max int) (int, error) {
-		n, err := strconv.Atoi(get(name))
-		if err != nil || n < min || n > max {
-			return 0, configured("parameter %s: %q is not an integer from %d to %d", name, get(name), min, max)
-		}
-		return n, nil
-	}
+	integer := func(name string) (int, error) { return integerParameter(name, get(name)) }
 	c := Config{
 		DataDir: get("data_dir"), Runtime: get("runtime"), EtcdBinary: get("etcd_binary"),
 		PodManifest: get("pod_manifest"), StaticPodManifest: get("static_pod_manifest"), PodmanBinary: get("podman_binary"), StateDir: get("state_dir"),
@@ -150,28 +146,28 @@ func LoadConfig(env ocf.Env) (Config, error) {
 	if c.Peer, c.SelfIP, c.PeerIP, err = parseNodeIPMap(get("node_ip_map"), c.Self); err != nil {
 		return c, err
 	}
-	if c.ClientPort, err = integer("client_port", 1, 65535); err != nil {
+	if c.ClientPort, err = integer("client_port"); err != nil {
 		return c, err
 	}
-	if c.PeerPort, err = integer("peer_port", 1, 65535); err != nil {
+	if c.PeerPort, err = integer("peer_port"); err != nil {
 		return c, err
 	}
 	if c.ClientPort == c.PeerPort {
 		return c, configured("parameter peer_port: %d is also client_port", c.PeerPort)
 	}
-	if c.Backups, err = integer("backup_count", 0, 100); err != nil {
+	if c.Backups, err = integer("backup_count"); err != nil {
 		return c, err
 	}
-	secs, err := integer("request_timeout", 1, 300)
+	secs, err := integer("request_timeout")
 	if err != nil {
 		return c, err
 	}
 	c.RequestTimeout = time.Duration(secs) * time.Second
-	if secs, err = integer("liveness_timeout", 1, 300); err != nil {
+	if secs, err = integer("liveness_timeout"); err != nil {
 		return c, err
 	}
 	c.LivenessTimeout = time.Duration(secs) * time.Second
-	if secs, err = integer("start_both_timeout", 1, 240); err != nil {
+	if secs, err = integer("start_both_timeout"); err != nil {
 		return c, err
 	}
 	c.StartBothTimeout = time.Duration(secs) * time.Second
@@ -234,6 +230,46 @@ func (c Config) CheckPlaintext() error {
 }
 
 // boolean reads a boolean parameter as Pacemaker spells them.
+// integerRanges are the integer parameters and the values each takes.
+var integerRanges = map[string][2]int{
+	"client_port": {1, 65535}, "peer_port": {1, 65535}, "backup_count": {0, 100},
+	"request_timeout": {1, 300}, "liveness_timeout": {1, 300}, "start_both_timeout": {1, 240},
+}
+
+func integerParameter(name, v string) (int, error) {
+	r := integerRanges[name]
+	n, err := strconv.Atoi(v)
+	if err != nil || n < r[0] || n > r[1] {
+		return 0, configured("parameter %s: %q is not an integer from %d to %d", name, v, r[0], r[1])
+	}
+	return n, nil
+}
+
+// CheckValues checks what can be checked of parameter values away from the node that runs them:
+// that each names a parameter of the agent, an integer in its range, a boolean. A value the agent
+// would refuse makes Pacemaker stop etcd on both nodes (a configuration error is fatal to it):
+// tnfctl setup refuses it before it reaches the CIB.
+func CheckValues(values map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		v := values[name]
+		i := slices.IndexFunc(Parameters, func(p ocf.Parameter) bool { return p.Name == name })
+		if i < 0 {
+			return configured("parameter %s: the agent has no such parameter", name)
+		}
+		var err error
+		switch Parameters[i].Type {
+		case "integer":
+			_, err = integerParameter(name, v)
+		case "boolean":
+			_, err = boolean(func(string) string { return v }, name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func boolean(get func(string) string, name string) (bool, error) {
 	switch v := get(name); strings.ToLower(v) {
 	case "true", "yes", "1", "on":

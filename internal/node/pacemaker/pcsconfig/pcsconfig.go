@@ -18,6 +18,7 @@ import (
 
 	tnflayer "github.com/tnf-layer/tnf-layer"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
@@ -119,6 +120,9 @@ func from(c clusterconfig.Config) (inputs, error) {
 	}
 	if in.Etcd, err = params("resources.etcd", c.Resources.Etcd); err != nil {
 		return inputs{}, err
+	}
+	if err := etcdnode.CheckValues(c.Resources.Etcd); err != nil {
+		return inputs{}, fmt.Errorf("resources.etcd: %w", err)
 	}
 	for _, p := range in.Etcd {
 		if p.Name == "node_ip_map" {

@@ -2,6 +2,7 @@ package pcsconfig
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,6 +216,11 @@ func TestBadValues(t *testing.T) {
 		// A key is written before its value on the command's line: a newline in it starts another.
 		{func(c *clusterconfig.Config) { c.Resources.Etcd = map[string]string{"x\nresource delete etcd": "1"} }, "resources.etcd"},
 		{func(c *clusterconfig.Config) { c.Resources.Crio.Params = map[string]string{"a=b": "1"} }, "resources.crio.params"},
+		// A value the agent refuses would make Pacemaker stop etcd on both nodes.
+		{func(c *clusterconfig.Config) { c.Resources.Etcd = map[string]string{"liveness_timeout": "3s"} }, "resources.etcd: parameter liveness_timeout"},
+		{func(c *clusterconfig.Config) { c.Resources.Etcd = map[string]string{"backup_count": "101"} }, "resources.etcd: parameter backup_count"},
+		{func(c *clusterconfig.Config) { c.Resources.Etcd = map[string]string{"graceful_leave": "maybe"} }, "resources.etcd: parameter graceful_leave"},
+		{func(c *clusterconfig.Config) { c.Resources.Etcd = map[string]string{"backups": "3"} }, "resources.etcd: parameter backups: the agent has no such parameter"},
 		{func(c *clusterconfig.Config) { c.Nodes[0].BMC.Username = "ad min" }, "nodes[master-1].bmc (username)"},
 		{func(c *clusterconfig.Config) {
 			c.Nodes[0].BMC.Address = "redfish+http://192.0.2.1/redfish/v1/Systems/1"
@@ -225,6 +231,50 @@ func TestBadValues(t *testing.T) {
 		r.edit(&c)
 		if _, err := Commands(c); err == nil || !strings.Contains(err.Error(), r.want) {
 			t.Errorf("error %v, want one naming %s", err, r.want)
+		}
+	}
+}
+
+// TestCorosyncKeys: each key CorosyncKeys gives is set to its value in the corosync.conf Corosync
+// renders for the same configuration, in its section (totem, or the node's entry in order).
+func TestCorosyncKeys(t *testing.T) {
+	c := config()
+	c.Token.Duration = 2500e6
+	conf, err := Corosync(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := CorosyncKeys(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file as cmap keys: section.key, a node's keys as nodelist.node.N.key.
+	inFile := map[string]string{}
+	var path []string
+	nodes := 0
+	for _, line := range strings.Split(conf, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasSuffix(line, "{"):
+			section := strings.TrimSpace(strings.TrimSuffix(line, "{"))
+			if section == "node" {
+				section = fmt.Sprintf("node.%d", nodes)
+				nodes++
+			}
+			path = append(path, section)
+		case line == "}":
+			path = path[:len(path)-1]
+		case strings.Contains(line, ":"):
+			k, v, _ := strings.Cut(line, ":")
+			inFile[strings.Join(append(slices.Clone(path), k), ".")] = strings.TrimSpace(v)
+		}
+	}
+	if len(keys) != 2+3*len(c.Nodes) {
+		t.Errorf("%d keys, want the cluster name, the token and three per node: %v", len(keys), keys)
+	}
+	for k, v := range keys {
+		if inFile[k] != v {
+			t.Errorf("%s: %q in corosync.conf, CorosyncKeys says %q", k, inFile[k], v)
 		}
 	}
 }
