@@ -170,7 +170,7 @@ func statusCommand(nf *nodeFlags) *cobra.Command {
 			"setting (maintenance mode, fencing disabled, a node in standby or maintenance, a resource unmanaged or " +
 			"disabled) keeps Pacemaker from recovering a fault; each such setting is listed with the command that undoes " +
 			"it (-o json: failoverOff). Then Corosync's " +
-			"membership as this node sees it, quorum, each node in Pacemaker (this node marked) with its layer version and the version of the settings its last setup applied (the same on both nodes when they run the same /etc/tnf), why its etcd " +
+			"membership as this node sees it, quorum, each node in Pacemaker (this node marked) with its layer version and the version of the settings its last setup applied (the same on both nodes when they run the same /etc/tnf) and the Corosync settings its Corosync does not run yet, why its etcd " +
 			"agent waits or refuses and what runs on it, what runs on no node, and the newest fencing events (times in UTC), after the " +
 			"fence devices that take any certificate from their BMC (ssl_insecure; -o json: uncheckedBMC). On a guest (a node whose " +
 			"Pacemaker the cluster-etcd-operator configured, which the layer only watches) a Mode line says so (-o json: guest), " +
@@ -266,14 +266,20 @@ func printStatus(w io.Writer, st clusterStatus) {
 		if name == st.Self {
 			name += " (this node)"
 		}
-		more := ""
+		versions := ""
 		if v := n.Attributes[etcdnode.AttrEtcdVersion]; v != "" {
-			more = ", etcd " + v
+			versions = ", etcd " + v
 		}
 		if v := n.Attributes[nodesetup.AttrSettings]; v != "" {
-			more += ", settings " + v
+			versions += ", settings " + v
 		}
-		fmt.Fprintf(w, "Node %-24s %-8s layer %s%s\n", name, state, orNone(n.Attributes[etcdnode.AttrLayerVersion]), more)
+		fmt.Fprintf(w, "Node %-24s %-8s layer %s%s\n", name, state, orNone(n.Attributes[etcdnode.AttrLayerVersion]), versions)
+		if v := n.Attributes[nodesetup.AttrCorosyncReload]; v != "" {
+			fmt.Fprintf(w, "  corosync on %s: %s: not running yet, waits for a reload (tnfctl setup on either node once both have the same corosync.conf)\n", n.Name, v)
+		}
+		if v := n.Attributes[nodesetup.AttrCorosyncRestart]; v != "" {
+			fmt.Fprintf(w, "  corosync on %s: %s: not running yet, read at Corosync's next start (reboot %s)\n", n.Name, v, n.Name)
+		}
 		if d := n.Attributes[etcdnode.AttrDecision]; d != "" {
 			fmt.Fprintf(w, "  etcd on %s: %s\n", n.Name, d)
 		}

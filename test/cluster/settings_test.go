@@ -114,6 +114,9 @@ func TestSettingsChangedInPlace(t *testing.T) {
 	if v := c.settingsVersions(); v["node1"] != before["node1"] || v["node2"] == before["node2"] {
 		t.Errorf("settings versions with node2 changed alone: %v, before %v", v, before)
 	}
+	if out, _ := c.tnfctl("node1", "status"); !strings.Contains(out, "corosync on node2: totem.token 3000 -> 2000: not running yet, waits for a reload") {
+		t.Errorf("tnfctl status on node1 with node2's token waiting:\n%s", out)
+	}
 	c.writeClusterYAML("node1", cfg)
 	out, err = c.tnfctl("node1", "setup", "--wait", "1m")
 	if err != nil || !strings.Contains(out, "corosync: totem.token 3000 → 2000: reloaded on both nodes") || !strings.Contains(out, "cluster configuration: applied") {
@@ -127,6 +130,9 @@ func TestSettingsChangedInPlace(t *testing.T) {
 	if v := c.settingsVersions(); v["node1"] == before["node1"] || v["node1"] != v["node2"] {
 		t.Errorf("settings versions once both changed: %v, before %v", v, before)
 	}
+	if out, _ := c.tnfctl("node2", "status"); strings.Contains(out, "corosync on") {
+		t.Errorf("tnfctl status on node2 once both Corosyncs run the token:\n%s", out)
+	}
 	if got := c.parameter("etcd", "backup_count"); got != "5" {
 		t.Errorf("etcd's backup_count in the CIB: %q", got)
 	}
@@ -134,8 +140,14 @@ func TestSettingsChangedInPlace(t *testing.T) {
 		t.Errorf("fence-node2's delay in the CIB: %q", got)
 	}
 	c.waitFor("etcd's new parameters reloaded on both nodes", settle, func() (bool, string) {
-		n := strings.Count(c.agentLogsSince(logFrom), "parameters reloaded")
-		return n >= 2, strings.Repeat("reloaded ", n)
+		logs := c.agentLogsSince(logFrom)
+		var seen []string // what Pacemaker and the agent said of reloads and etcd's parameters
+		for _, l := range strings.Split(logs, "\n") {
+			if strings.Contains(l, "reload") || strings.Contains(l, "etcd_start") || strings.Contains(l, "Parameters to") {
+				seen = append(seen, l)
+			}
+		}
+		return strings.Count(logs, "parameters reloaded") >= 2, strings.Join(seen, "\n")
 	})
 	c.waitRoles("node1", bothPromoted)
 	for _, n := range c.nodes {
@@ -189,6 +201,9 @@ func TestSettingsChangedInPlace(t *testing.T) {
 	out, err = c.tnfctl("node2", "setup", "--if-changed", "--wait", "1m")
 	if err != nil || !strings.Contains(out, "nodelist.node.1.ring0_addr "+c.ip["node2"]+" → 192.0.2.99 changed in /etc/corosync/corosync.conf: Corosync reads it only when it starts") {
 		t.Errorf("setup on node2 with a new address: %v\n%s", err, out)
+	}
+	if out, _ := c.tnfctl("node1", "status"); !strings.Contains(out, "corosync on node2: nodelist.node.1.ring0_addr "+c.ip["node2"]+" -> 192.0.2.99: not running yet, read at Corosync's next start") {
+		t.Errorf("tnfctl status on node1 with node2's new address waiting:\n%s", out)
 	}
 	c.writeClusterYAML("node2", cfg)
 	if out, err := c.tnfctl("node2", "setup", "--if-changed", "--wait", "1m"); err != nil || strings.Contains(out, "→") {

@@ -137,9 +137,9 @@ var all = []alert{
 	{
 		name: "TNFSettingsNotApplied",
 		// A failed run on a node set up before (TNFSetupFailed covers the node kept out): the
-		// node serves with the settings of its last completed run. 15 minutes: tnf-reconfigure's
-		// run on the race winner waits up to 5 for its peer, and a rollout's second node may
-		// take as long to get the file.
+		// node serves, without the change. 15 minutes: while a password change is pending the
+		// secrets' sync starts tnf-reconfigure again every 5, and a BMC that did not answer one
+		// run may answer the next.
 		expr: `max by (node) (tnf_setup_state{state="failed"}) == 1` +
 			` unless on (node) max by (node) (tnf_health_state{state="setup-failed"}) == 1`,
 		severity: warning, forDuration: "15m",

@@ -265,6 +265,7 @@ func renderManifests(o Options, l layerdef.Layer, dir, earlier string) ([]string
 			maps.Copy(objs, secrets)
 			in = manifests.FromAPI(in)
 		case SecretsInMachineConfig:
+			// The files stay in the node configuration MachineConfig.
 		default:
 			return nil, fmt.Errorf("--secrets-in: %q is neither %s nor %s", o.SecretsIn, SecretsInSecret, SecretsInMachineConfig)
 		}

@@ -1,6 +1,7 @@
 package nodesetup
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,11 +15,19 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcsconfig"
 )
 
-// AttrCorosyncConf (a node attribute, lifetime forever like the file) is the SHA-256 of the
-// corosync.conf a node's setup wrote, published while that file differs from what its Corosync
-// runs. The node whose setup finds its peer's equal to its own reloads Corosync on both: a
-// setting reaches the two nodes in one step, never one node ahead of the other.
-const AttrCorosyncConf = "tnf-corosync-conf"
+// Node attributes (lifetime forever, like the file they describe) through which the two nodes'
+// setups bring a Corosync setting to both nodes in one step, never one node ahead of the other.
+const (
+	// AttrCorosyncConf is the SHA-256 of the corosync.conf the node's last setup wrote.
+	AttrCorosyncConf = "tnf-corosync-conf"
+	// AttrCorosyncReload says which settings of the node's corosync.conf its Corosync does not
+	// run yet and a reload would apply, as "key old -> new, ..." (empty or absent: none). Either node's setup reloads both
+	// Corosyncs once the two files are the same, and clears both.
+	AttrCorosyncReload = "tnf-corosync-reload"
+	// AttrCorosyncRestart says which settings of the node's corosync.conf its Corosync reads
+	// only when it starts (empty or absent: none).
+	AttrCorosyncRestart = "tnf-corosync-restart"
+)
 
 // reloadable are the keys of pcsconfig.CorosyncKeys that `corosync-cfgtool -R` changes in a
 // running Corosync (corosync.conf(5): the token is read again at a reload). The others (the
@@ -59,10 +68,30 @@ func isNodeKey(k string) bool {
 	return false
 }
 
-// settleCorosync brings the running Corosync to the settings of the corosync.conf setup wrote
-// (conf), where a reload can: once the peer's setup wrote the same file, one reload for both
-// nodes. A setting only a restart applies is said, not applied: restarting Corosync under a
-// running cluster is a node leaving it (docs/operate.md, Changing a setting).
+// corosyncState is what one node's setup knows of both nodes' Corosync settings.
+type corosyncState struct {
+	// Same: the two nodes' setups wrote the same corosync.conf (AttrCorosyncConf).
+	Same bool
+	// Reload and Restart: this node's keys that differ between its file and its Corosync
+	// (corosyncDrift).
+	Reload, Restart []string
+	// PeerReload and PeerRestart: the peer's published AttrCorosyncReload, AttrCorosyncRestart.
+	PeerReload, PeerRestart bool
+}
+
+// shouldReload decides whether this node's setup reloads both Corosyncs: when both files are
+// the same, a reload would apply something on either node, and neither waits for a restart (a
+// reload of a changed node list or address is never attempted). A node whose own Corosync
+// already runs its file reloads for a peer that waits: the peer's Corosync may never have been
+// reloaded (this node's Corosync restarted with the new file, or the peer's setup ran first).
+func shouldReload(s corosyncState) bool {
+	return s.Same && len(s.Restart) == 0 && !s.PeerRestart && (len(s.Reload) > 0 || s.PeerReload)
+}
+
+// settleCorosync brings both nodes' Corosyncs to the settings of the corosync.conf setup wrote
+// (conf), where a reload can (shouldReload), and publishes what is still pending on this node.
+// A setting only a restart applies is said, not applied: restarting Corosync under a running
+// cluster is a node leaving it (docs/operate.md, Changing a setting).
 func settleCorosync(ctx context.Context, cfg clusterconfig.Config, conf, self, peer string, tools pcmk.Tools, store attrs.Store, step func(string, string)) error {
 	file, err := pcsconfig.CorosyncKeys(cfg)
 	if err != nil {
@@ -72,50 +101,69 @@ func settleCorosync(ctx context.Context, cfg clusterconfig.Config, conf, self, p
 	if err != nil {
 		return err
 	}
-	reload, restart := corosyncDrift(file, running)
-	if len(restart) > 0 {
-		step("corosync", fmt.Sprintf("%s changed in %s: Corosync reads %s only when it starts, so it runs with the old values until "+
-			"each node's cluster stack restarts, one node at a time (a reboot)", strings.Join(changes(restart, file, running), ", "), CorosyncConf, them(restart)))
-		return nil
-	}
-	if len(reload) == 0 {
-		return nil
-	}
 	sum := sha256.Sum256([]byte(conf))
 	digest := hex.EncodeToString(sum[:])
 	if err := store.Set(ctx, self, AttrCorosyncConf, digest, attrs.Forever); err != nil {
 		return err
 	}
-	theirs, _, err := store.Get(ctx, peer, AttrCorosyncConf, attrs.Forever)
+	peerAttr := func(name string) (string, error) {
+		v, _, err := store.Get(ctx, peer, name, attrs.Forever)
+		return v, err
+	}
+	theirs, err := peerAttr(AttrCorosyncConf)
 	if err != nil {
 		return err
 	}
-	what := strings.Join(changes(reload, file, running), ", ")
-	if theirs != digest {
-		step("corosync", what+": waits for "+peer+"'s setup to write the same "+CorosyncConf+", which then reloads Corosync on both nodes")
-		return nil
+	peerReload, err := peerAttr(AttrCorosyncReload)
+	if err != nil {
+		return err
 	}
-	if err := tools.ReloadCorosync(ctx); err != nil {
-		return fmt.Errorf("corosync-cfgtool -R (%s): %w", what, err)
+	peerRestart, err := peerAttr(AttrCorosyncRestart)
+	if err != nil {
+		return err
 	}
-	step("corosync", what+": reloaded on both nodes")
-	return nil
+	st := corosyncState{Same: theirs == digest, PeerReload: peerReload != "", PeerRestart: peerRestart != ""}
+	st.Reload, st.Restart = corosyncDrift(file, running)
+	if shouldReload(st) {
+		what := cmp.Or(strings.Join(changes(st.Reload, file, running), ", "), peer+"'s "+peerReload)
+		if err := tools.ReloadCorosync(ctx); err != nil {
+			return fmt.Errorf("corosync-cfgtool -R (%s): %w", what, err)
+		}
+		step("corosync", what+": reloaded on both nodes")
+		// The peer's Corosync read the same file.
+		if err := store.Set(ctx, peer, AttrCorosyncReload, "", attrs.Forever); err != nil {
+			return err
+		}
+		if running, err = tools.CorosyncConfig(ctx); err != nil {
+			return err
+		}
+		st.Reload, st.Restart = corosyncDrift(file, running)
+	}
+	reload := strings.Join(changes(st.Reload, file, running), ", ")
+	restart := strings.Join(changes(st.Restart, file, running), ", ")
+	switch {
+	case restart != "":
+		keys := slices.Sorted(slices.Values(append(slices.Clone(st.Restart), st.Reload...)))
+		step("corosync", fmt.Sprintf("%s changed in %s: Corosync reads %s only when it starts, so it runs with the old values until "+
+			"this node reboots", strings.Join(changes(keys, file, running), ", "), CorosyncConf, them(keys)))
+	case reload != "":
+		step("corosync", reload+": waits for "+peer+"'s setup to write the same "+CorosyncConf+", which then reloads Corosync on both nodes")
+	}
+	// crm_attribute takes ASCII only.
+	ascii := strings.NewReplacer(" → ", " -> ")
+	if err := store.Set(ctx, self, AttrCorosyncReload, ascii.Replace(reload), attrs.Forever); err != nil {
+		return err
+	}
+	return store.Set(ctx, self, AttrCorosyncRestart, ascii.Replace(restart), attrs.Forever)
 }
 
 // changes says each key's running and new value.
 func changes(keys []string, file, running map[string]string) []string {
 	var out []string
 	for _, k := range keys {
-		out = append(out, fmt.Sprintf("%s %s → %s", k, orNone(running[k]), orNone(file[k])))
+		out = append(out, fmt.Sprintf("%s %s → %s", k, cmp.Or(running[k], "(none)"), cmp.Or(file[k], "(none)")))
 	}
 	return out
-}
-
-func orNone(v string) string {
-	if v == "" {
-		return "(none)"
-	}
-	return v
 }
 
 func them(keys []string) string {

@@ -44,3 +44,29 @@ func TestCorosyncDrift(t *testing.T) {
 		}
 	}
 }
+
+// TestShouldReload: every combination of what both nodes know, and when one reload for both is
+// right.
+func TestShouldReload(t *testing.T) {
+	token := []string{"totem.token"}
+	addr := []string{"nodelist.node.1.ring0_addr"}
+	for _, tc := range []struct {
+		name string
+		s    corosyncState
+		want bool
+	}{
+		{"nothing differs anywhere", corosyncState{Same: true}, false},
+		{"this node's token, both files the same", corosyncState{Same: true, Reload: token}, true},
+		{"this node's token, the peer's file not yet", corosyncState{Reload: token}, false},
+		{"the peer waits, this node runs its file", corosyncState{Same: true, PeerReload: true}, true},
+		{"the peer waits, its file another", corosyncState{PeerReload: true}, false},
+		{"both wait", corosyncState{Same: true, Reload: token, PeerReload: true}, true},
+		{"this node's address waits for a restart", corosyncState{Same: true, Reload: token, Restart: addr}, false},
+		{"the peer's address waits for a restart", corosyncState{Same: true, Reload: token, PeerRestart: true}, false},
+		{"only a restart waits", corosyncState{Same: true, Restart: addr}, false},
+	} {
+		if got := shouldReload(tc.s); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -20,21 +20,22 @@ import (
 // pair that runs the same settings shows the same version (tnfctl status).
 const AttrSettings = "tnf-settings"
 
-// SettingsVersion is the short form of an InputsDigest that AttrSettings publishes: enough to
-// tell two versions apart, and nothing of the secrets the digest covers.
+// SettingsVersion is the short form of an InputsDigest that AttrSettings publishes. Neither it
+// nor the whole digest in the Marker lets anyone guess a weak BMC password offline only because
+// the digest covers the cluster's random Corosync key too (a node configuration without one is
+// refused).
 func SettingsVersion(digest string) string {
-	hex := strings.TrimPrefix(digest, "sha256:")
-	return hex[:min(12, len(hex))]
+	sum := strings.TrimPrefix(digest, "sha256:")
+	return sum[:min(12, len(sum))]
 }
 
 // inputsPrefix starts the Marker's line that names the inputs a completed run applied.
 const inputsPrefix = "inputs "
 
-// InputsDigest is the SHA-256 of what setup applies on this node: the node configuration and the
-// files it names (the Corosync key, the BMC passwords and CA bundles). A file that is missing
-// counts as such, so that its arrival is a change. Secrets go into the digest only: the Marker
-// holds no value of theirs.
-func InputsDigest(configPath string, cfg clusterconfig.Config) (string, error) {
+// InputsDigest is the SHA-256 of what setup applies on this node: the node configuration as it
+// was read (config) and the files it names (the Corosync key, the BMC passwords and CA bundles).
+// A file that is missing counts as such, so that its arrival is a change.
+func InputsDigest(config []byte, cfg clusterconfig.Config) (string, error) {
 	files := []string{cfg.CorosyncAuthkeyFile}
 	for _, n := range cfg.Nodes {
 		files = append(files, n.BMC.PasswordFile, n.BMC.CAFile)
@@ -43,7 +44,10 @@ func InputsDigest(configPath string, cfg clusterconfig.Config) (string, error) {
 	slices.Sort(files)
 	files = slices.Compact(files)
 	h := sha256.New()
-	for _, p := range append([]string{configPath}, files...) {
+	// Length-prefixed, so that no two sets of files digest alike.
+	fmt.Fprintf(h, "cluster.yaml %d\n", len(config))
+	h.Write(config)
+	for _, p := range files {
 		data, err := os.ReadFile(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -52,7 +56,6 @@ func InputsDigest(configPath string, cfg clusterconfig.Config) (string, error) {
 		case err != nil:
 			return "", err
 		}
-		// Length-prefixed, so that no two sets of files digest alike.
 		fmt.Fprintf(h, "%s %d\n", p, len(data))
 		h.Write(data)
 	}
@@ -64,43 +67,91 @@ func markDone(now time.Time, digest string) error {
 	return fsutil.WriteFileAtomic(Marker, []byte(now.UTC().Format(time.RFC3339)+"\n"+inputsPrefix+digest+"\n"), 0o644)
 }
 
-// applied reads the Marker: when setup last completed and the digest of the inputs it applied
-// ("" from a release that recorded none).
-func applied() (at, digest string, err error) {
-	data, err := os.ReadFile(Marker)
-	if err != nil {
-		return "", "", err
-	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	for _, l := range lines[1:] {
-		if d, ok := strings.CutPrefix(l, inputsPrefix); ok {
-			digest = d
-		}
-	}
-	return lines[0], digest, nil
+// marker is what the Marker says: whether a run completed, when, and the digest of the inputs
+// it applied ("" from a release that recorded none).
+type marker struct {
+	Exists     bool
+	At, Digest string
 }
 
-// upToDate says whether a run would apply nothing new: setup completed, no run failed since,
-// and the inputs are those it applied. A Marker without a digest (written by a release before
-// this one) is taken as applying the inputs of today: that release's run applied the files then
-// on disk, and a change since could not be seen.
-func upToDate(digest string) (bool, string, error) {
-	if _, err := os.Stat(FailedMarker); err == nil {
-		return false, "", nil
-	}
-	at, was, err := applied()
+func readMarker() (marker, error) {
+	data, err := os.ReadFile(Marker)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, "", nil
+		return marker{}, nil
 	} else if err != nil {
-		return false, "", err
+		return marker{}, err
 	}
-	if was == "" {
-		if err := markDone(markerTime(at), digest); err != nil {
-			return false, "", err
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	m := marker{Exists: true, At: lines[0]}
+	for _, l := range lines[1:] {
+		if d, ok := strings.CutPrefix(l, inputsPrefix); ok {
+			m.Digest = d
 		}
-		was = digest
 	}
-	return was == digest, at, nil
+	return m, nil
+}
+
+// runDecision is what tnfctl setup --if-changed does.
+type runDecision int
+
+const (
+	runSetup runDecision = iota
+	// skipRun: the last completed run applied these inputs.
+	skipRun
+	// adoptInputs: a Marker without a digest (written by a release before this one) is taken as
+	// applying the inputs of today, recorded without a run: that release's run applied the files
+	// then on disk, and a change since could not be seen. Running instead would apply this
+	// release's cluster configuration on the race winner beside a peer that may still run the
+	// older release (CHANGELOG: run setup once both run this one).
+	adoptInputs
+)
+
+// decideRun: run where no run completed, where a run failed since, and where the inputs changed.
+func decideRun(failed bool, m marker, digest string) runDecision {
+	switch {
+	case failed, !m.Exists:
+		return runSetup
+	case m.Digest == "":
+		return adoptInputs
+	case m.Digest == digest:
+		return skipRun
+	}
+	return runSetup
+}
+
+// alreadyApplied says, and prints, that a run would apply nothing new (decideRun). A node
+// configuration that cannot be read is left to the run, which says what is wrong and records it.
+func alreadyApplied(o Options) (bool, error) {
+	raw, err := os.ReadFile(o.Config)
+	if err != nil {
+		return false, nil
+	}
+	nc, err := clusterconfig.LoadNode(o.Config, o.Node)
+	if err != nil {
+		return false, nil
+	}
+	digest, err := InputsDigest(raw, nc.Config)
+	if err != nil {
+		return false, nil
+	}
+	_, err = os.Stat(FailedMarker)
+	failed := err == nil
+	m, err := readMarker()
+	if err != nil {
+		return false, err
+	}
+	switch decideRun(failed, m, digest) {
+	case adoptInputs:
+		if err := markDone(markerTime(m.At), digest); err != nil {
+			return false, err
+		}
+		fmt.Fprintf(o.Out, "setup: %s: taken as applied by the run completed at %s (an earlier release's, which recorded no digest)\n", o.Config, m.At)
+		return true, nil
+	case skipRun:
+		fmt.Fprintf(o.Out, "setup: %s: unchanged since the run completed at %s: nothing to apply\n", o.Config, m.At)
+		return true, nil
+	}
+	return false, nil
 }
 
 // markerTime reads the Marker's time, or now where it is unreadable (a Marker written by hand).
@@ -109,22 +160,4 @@ func markerTime(at string) time.Time {
 		return t
 	}
 	return time.Now()
-}
-
-// alreadyApplied says, and prints, that a run would apply nothing new (upToDate). A node
-// configuration that cannot be read is left to the run, which says what is wrong and records it.
-func alreadyApplied(o Options) (bool, error) {
-	nc, err := clusterconfig.LoadNode(o.Config, o.Node)
-	if err != nil {
-		return false, nil
-	}
-	digest, err := InputsDigest(o.Config, nc.Config)
-	if err != nil {
-		return false, nil
-	}
-	ok, at, err := upToDate(digest)
-	if ok {
-		fmt.Fprintf(o.Out, "setup: %s: unchanged since the run completed at %s: nothing to apply\n", o.Config, at)
-	}
-	return ok, err
 }

@@ -26,7 +26,11 @@ func TestInputsDigest(t *testing.T) {
 	write("node1.password", "one")
 	write("node2.password", "two")
 	digest := func() string {
-		d, err := InputsDigest(file("cluster.yaml"), cfg)
+		config, err := os.ReadFile(file("cluster.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := InputsDigest(config, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,5 +58,28 @@ func TestInputsDigest(t *testing.T) {
 	write("unnamed", "a file the configuration does not name")
 	if _, ok := seen[digest()]; !ok {
 		t.Error("a file the configuration does not name changed the digest")
+	}
+}
+
+// TestDecideRun: every state of the markers against the inputs of today.
+func TestDecideRun(t *testing.T) {
+	const now, before = "sha256:22", "sha256:11"
+	for _, tc := range []struct {
+		name   string
+		failed bool
+		m      marker
+		want   runDecision
+	}{
+		{"never completed", false, marker{}, runSetup},
+		{"never completed, failed", true, marker{}, runSetup},
+		{"completed with these inputs", false, marker{Exists: true, Digest: now}, skipRun},
+		{"completed with other inputs", false, marker{Exists: true, Digest: before}, runSetup},
+		{"completed with these inputs, a run failed since", true, marker{Exists: true, Digest: now}, runSetup},
+		{"completed by a release that recorded no digest", false, marker{Exists: true}, adoptInputs},
+		{"completed by such a release, a run failed since", true, marker{Exists: true}, runSetup},
+	} {
+		if got := decideRun(tc.failed, tc.m, now); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -44,6 +44,8 @@ const (
 	FailedMarker = "/var/lib/tnf/setup.failed"
 	// WaitingMarker exists while a run waits for the peer to join (on /run: a reboot ends it).
 	WaitingMarker = "/run/tnf/setup-waiting"
+	// RunLock is held by the run in progress.
+	RunLock = "/run/tnf/setup.lock"
 )
 
 // Where setup stands on a node.
@@ -101,6 +103,20 @@ type Options struct {
 	IfChanged bool
 }
 
+// lockRun takes RunLock, waiting at most wait for a run in progress to end.
+func lockRun(ctx context.Context, wait time.Duration) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(RunLock), 0o755); err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	unlock, err := fsutil.Lock(lctx, RunLock)
+	if err != nil {
+		return nil, fmt.Errorf("another tnfctl setup still ran after %v (%s): %w", wait, RunLock, err)
+	}
+	return unlock, nil
+}
+
 // publishIdentity publishes this machine's identity (identity.Publish) for the race winner's
 // check of the BMC entries, once the cluster takes attributes.
 func publishIdentity(ctx context.Context, wait time.Duration, self string, step func(string, string)) error {
@@ -130,12 +146,19 @@ func Run(ctx context.Context, o Options) error {
 	// its identity, the peer, both identities, the DC), and the steps between.
 	ctx, cancel := context.WithTimeout(ctx, 5*o.Wait+stepsBound)
 	defer cancel()
+	// One run at a time: tnf-setup.service's at boot (which may wait an hour for the peer) and
+	// tnf-reconfigure.service's write the same files, markers and CIB.
+	unlock, err := lockRun(ctx, o.Wait)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if o.IfChanged {
 		if done, err := alreadyApplied(o); err != nil || done {
 			return err
 		}
 	}
-	err := run(ctx, o)
+	err = run(ctx, o)
 	if rmErr := os.Remove(WaitingMarker); rmErr != nil && !os.IsNotExist(rmErr) && err == nil {
 		err = rmErr
 	}
@@ -153,6 +176,12 @@ func Run(ctx context.Context, o Options) error {
 }
 
 func run(ctx context.Context, o Options) error {
+	// Read first, digested as read: a file that changes before it is parsed makes the next run
+	// apply it again.
+	raw, err := os.ReadFile(o.Config)
+	if err != nil {
+		return err
+	}
 	nc, err := clusterconfig.LoadNode(o.Config, o.Node)
 	if err != nil {
 		return err
@@ -188,8 +217,9 @@ func run(ctx context.Context, o Options) error {
 			}
 		}
 	}
-	// Before the files are read: one that changes meanwhile makes the next run apply it again.
-	digest, err := InputsDigest(o.Config, cfg)
+	// Before the files it names are read: one that changes meanwhile makes the next run apply it
+	// again.
+	digest, err := InputsDigest(raw, cfg)
 	if err != nil {
 		return err
 	}
