@@ -275,7 +275,7 @@ func printStatus(w io.Writer, st clusterStatus) {
 		}
 		fmt.Fprintf(w, "Node %-24s %-8s layer %s%s\n", name, state, orNone(n.Attributes[etcdnode.AttrLayerVersion]), versions)
 		if v := n.Attributes[nodesetup.AttrCorosyncReload]; v != "" {
-			fmt.Fprintf(w, "  corosync on %s: %s: not running yet, waits for a reload (tnfctl setup on either node once both have the same corosync.conf)\n", n.Name, v)
+			fmt.Fprintf(w, "  corosync on %s: %s: not running yet, waits for a reload (tnfctl setup on either node once both have the same corosync.conf and neither waits for a restart)\n", n.Name, v)
 		}
 		if v := n.Attributes[nodesetup.AttrCorosyncRestart]; v != "" {
 			fmt.Fprintf(w, "  corosync on %s: %s: not running yet, read at Corosync's next start (reboot %s)\n", n.Name, v, n.Name)

@@ -137,9 +137,8 @@ var all = []alert{
 	{
 		name: "TNFSettingsNotApplied",
 		// A failed run on a node set up before (TNFSetupFailed covers the node kept out): the
-		// node serves, without the change. 15 minutes: while a password change is pending the
-		// secrets' sync starts tnf-reconfigure again every 5, and a BMC that did not answer one
-		// run may answer the next.
+		// node serves, without the change. 15 minutes: a rollout runs setup on one node, then
+		// on the other, and the race winner's run waits up to 5 minutes for its peer.
 		expr: `max by (node) (tnf_setup_state{state="failed"}) == 1` +
 			` unless on (node) max by (node) (tnf_health_state{state="setup-failed"}) == 1`,
 		severity: warning, forDuration: "15m",

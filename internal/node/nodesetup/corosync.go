@@ -6,9 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
@@ -28,6 +31,29 @@ const (
 	// only when it starts (empty or absent: none).
 	AttrCorosyncRestart = "tnf-corosync-restart"
 )
+
+// CorosyncPending holds what this node's Corosync does not run yet of its corosync.conf, while
+// anything does: tnf-setup.service's run at boot then runs setup (decideRun) even where the
+// inputs did not change, so that the marks (AttrCorosyncReload, AttrCorosyncRestart) go once the
+// boot's Corosync read the file.
+const CorosyncPending = "/var/lib/tnf/corosync-pending"
+
+// withdrawCorosyncConf deletes this node's AttrCorosyncConf before a corosync.conf of other
+// content replaces the one its running Corosync may be reloaded from: until settleCorosync
+// publishes the new digest, the peer must not take the old one for this node's file and reload
+// both. A Corosync that does not run reads the new file when it starts.
+func withdrawCorosyncConf(ctx context.Context, conf, self string) error {
+	if fsutil.Holds(CorosyncConf, []byte(conf)) {
+		return nil
+	}
+	if _, err := (pcmk.Tools{}).Members(ctx); err != nil {
+		return nil // Corosync does not run
+	}
+	if err := (attrs.CRM{}).Set(ctx, self, AttrCorosyncConf, "", attrs.Forever); err != nil {
+		return fmt.Errorf("withdrawing %s before %s changes: %w", AttrCorosyncConf, CorosyncConf, err)
+	}
+	return nil
+}
 
 // reloadable are the keys of pcsconfig.CorosyncKeys that `corosync-cfgtool -R` changes in a
 // running Corosync (corosync.conf(5): the token is read again at a reload). The others (the
@@ -149,12 +175,26 @@ func settleCorosync(ctx context.Context, cfg clusterconfig.Config, conf, self, p
 	case reload != "":
 		step("corosync", reload+": waits for "+peer+"'s setup to write the same "+CorosyncConf+", which then reloads Corosync on both nodes")
 	}
+	if err := markPending(strings.Join(slices.DeleteFunc([]string{reload, restart}, func(s string) bool { return s == "" }), ", ")); err != nil {
+		return err
+	}
 	// crm_attribute takes ASCII only.
 	ascii := strings.NewReplacer(" → ", " -> ")
 	if err := store.Set(ctx, self, AttrCorosyncReload, ascii.Replace(reload), attrs.Forever); err != nil {
 		return err
 	}
 	return store.Set(ctx, self, AttrCorosyncRestart, ascii.Replace(restart), attrs.Forever)
+}
+
+// markPending writes CorosyncPending with what is pending, or removes it when nothing is.
+func markPending(pending string) error {
+	if pending == "" {
+		return fsutil.RemoveIfExists(CorosyncPending)
+	}
+	if err := os.MkdirAll(filepath.Dir(CorosyncPending), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(CorosyncPending, []byte(pending+"\n"), 0o644)
 }
 
 // changes says each key's running and new value.

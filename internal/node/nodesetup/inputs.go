@@ -106,10 +106,11 @@ const (
 	adoptInputs
 )
 
-// decideRun: run where no run completed, where a run failed since, and where the inputs changed.
-func decideRun(failed bool, m marker, digest string) runDecision {
+// decideRun: run where no run completed, where a run failed since, where the inputs changed, and
+// where a Corosync setting was pending (CorosyncPending).
+func decideRun(failed, corosyncPending bool, m marker, digest string) runDecision {
 	switch {
-	case failed, !m.Exists:
+	case failed, corosyncPending, !m.Exists:
 		return runSetup
 	case m.Digest == "":
 		return adoptInputs
@@ -136,11 +137,13 @@ func alreadyApplied(o Options) (bool, error) {
 	}
 	_, err = os.Stat(FailedMarker)
 	failed := err == nil
+	_, err = os.Stat(CorosyncPending)
+	pending := err == nil
 	m, err := readMarker()
 	if err != nil {
 		return false, err
 	}
-	switch decideRun(failed, m, digest) {
+	switch decideRun(failed, pending, m, digest) {
 	case adoptInputs:
 		if err := markDone(markerTime(m.At), digest); err != nil {
 			return false, err

@@ -65,20 +65,21 @@ func TestInputsDigest(t *testing.T) {
 func TestDecideRun(t *testing.T) {
 	const now, before = "sha256:22", "sha256:11"
 	for _, tc := range []struct {
-		name   string
-		failed bool
-		m      marker
-		want   runDecision
+		name            string
+		failed, pending bool
+		m               marker
+		want            runDecision
 	}{
-		{"never completed", false, marker{}, runSetup},
-		{"never completed, failed", true, marker{}, runSetup},
-		{"completed with these inputs", false, marker{Exists: true, Digest: now}, skipRun},
-		{"completed with other inputs", false, marker{Exists: true, Digest: before}, runSetup},
-		{"completed with these inputs, a run failed since", true, marker{Exists: true, Digest: now}, runSetup},
-		{"completed by a release that recorded no digest", false, marker{Exists: true}, adoptInputs},
-		{"completed by such a release, a run failed since", true, marker{Exists: true}, runSetup},
+		{"never completed", false, false, marker{}, runSetup},
+		{"never completed, failed", true, false, marker{}, runSetup},
+		{"completed with these inputs", false, false, marker{Exists: true, Digest: now}, skipRun},
+		{"completed with these inputs, a Corosync setting pending", false, true, marker{Exists: true, Digest: now}, runSetup},
+		{"completed with other inputs", false, false, marker{Exists: true, Digest: before}, runSetup},
+		{"completed with these inputs, a run failed since", true, false, marker{Exists: true, Digest: now}, runSetup},
+		{"completed by a release that recorded no digest", false, false, marker{Exists: true}, adoptInputs},
+		{"completed by such a release, a run failed since", true, false, marker{Exists: true}, runSetup},
 	} {
-		if got := decideRun(tc.failed, tc.m, now); got != tc.want {
+		if got := decideRun(tc.failed, tc.pending, tc.m, now); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

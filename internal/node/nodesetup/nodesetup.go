@@ -242,6 +242,9 @@ func run(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(CorosyncLogDir, 0o750); err != nil {
 		return err
 	}
+	if err := withdrawCorosyncConf(ctx, conf, self.Name); err != nil {
+		return err
+	}
 	if _, err := writeStep(step, CorosyncConf, []byte(conf), 0o644); err != nil {
 		return err
 	}
@@ -299,6 +302,15 @@ func run(ctx context.Context, o Options) error {
 		}
 	} else {
 		step("cluster configuration", "left to "+cfg.FenceRaceWinner+", the fence race winner")
+	}
+	// A change written while this run read the older files (MCO's, while a run at boot held the
+	// lock) is not applied: the run fails, so that the next one applies it.
+	if now, err := os.ReadFile(o.Config); err != nil {
+		return err
+	} else if again, err := InputsDigest(now, cfg); err != nil {
+		return err
+	} else if again != digest {
+		return fmt.Errorf("%s or a file it names changed while setup ran: run tnfctl setup again to apply it", o.Config)
 	}
 	if err := (attrs.CRM{}).Set(ctx, self.Name, AttrSettings, SettingsVersion(digest), attrs.Forever); err != nil {
 		return err

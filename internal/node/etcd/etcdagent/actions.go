@@ -124,10 +124,11 @@ const reloadLockWait = 2 * time.Second
 // reads them afresh, and the watcher of a running etcd is started again with them. etcd itself
 // keeps running. It takes the agent's lock only briefly: peer-fenced may hold it for as long as
 // a cluster of one takes to force, and a failed reload makes Pacemaker restart etcd. Without the
-// lock the watcher keeps the old values until etcd's next start.
+// lock the watcher (and a forced cluster of one it starts) keeps the old values until Pacemaker
+// next starts etcd.
 func (a *Agent) reloadAgent(ctx context.Context) (ocf.Status, error) {
 	if err := a.reloadWatcher(ctx); err != nil {
-		a.log.Warn("parameters reloaded for the next actions; the watcher keeps the old ones until etcd's next start", "err", err)
+		a.log.Warn("parameters reloaded for the next actions; the watcher keeps the old ones until Pacemaker next starts etcd", "err", err)
 	} else {
 		a.log.Info("parameters reloaded")
 	}

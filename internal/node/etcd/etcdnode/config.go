@@ -229,7 +229,6 @@ func (c Config) CheckPlaintext() error {
 	return nil
 }
 
-// boolean reads a boolean parameter as Pacemaker spells them.
 // integerRanges are the integer parameters and the values each takes.
 var integerRanges = map[string][2]int{
 	"client_port": {1, 65535}, "peer_port": {1, 65535}, "backup_count": {0, 100},
@@ -245,10 +244,11 @@ func integerParameter(name, v string) (int, error) {
 	return n, nil
 }
 
-// CheckValues checks what can be checked of parameter values away from the node that runs them:
-// that each names a parameter of the agent, an integer in its range, a boolean. A value the agent
-// would refuse makes Pacemaker stop etcd on both nodes (a configuration error is fatal to it):
-// tnfctl setup refuses it before it reaches the CIB.
+// CheckValues checks each parameter value on its own, away from the node that runs it: that it
+// names a parameter of the agent, and is an integer in its range or a boolean. A value the agent
+// refuses makes Pacemaker stop etcd on both nodes (a configuration error is fatal to it): tnfctl
+// setup refuses these before they reach the CIB. What LoadConfig checks of values together
+// (the ports, paths, the TLS files) or of the node (its binaries) is left to the agent.
 func CheckValues(values map[string]string) error {
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		v := values[name]
@@ -270,6 +270,7 @@ func CheckValues(values map[string]string) error {
 	return nil
 }
 
+// boolean reads a boolean parameter as Pacemaker spells them.
 func boolean(get func(string) string, name string) (bool, error) {
 	switch v := get(name); strings.ToLower(v) {
 	case "true", "yes", "1", "on":
