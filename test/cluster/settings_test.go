@@ -140,16 +140,19 @@ func TestSettingsChangedInPlace(t *testing.T) {
 	if got := c.parameter("fence-node2", "pcmk_delay_base"); got != "2s" {
 		t.Errorf("fence-node2's delay in the CIB: %q", got)
 	}
-	c.waitFor("etcd's new parameters reloaded on both nodes", settle, func() (bool, string) {
-		logs := c.agentLogsSince(logFrom)
-		var seen []string // what Pacemaker and the agent said of reloads and etcd's parameters
-		for _, l := range strings.Split(logs, "\n") {
-			if strings.Contains(l, "reload") || strings.Contains(l, "etcd_start") || strings.Contains(l, "Parameters to") {
-				seen = append(seen, l)
-			}
+	// The watcher runs with the new values: started again by reload-agent, or by the next
+	// monitor where Pacemaker ran none.
+	c.waitFor("etcd's watchers running with the new parameters on both nodes", settle, func() (bool, string) {
+		var running []string
+		for _, n := range c.nodes {
+			out, _ := c.run(n, "cat", "/run/tnf-etcd/watcher.params")
+			running = append(running, n+": "+out)
 		}
-		return strings.Count(logs, "parameters reloaded") >= 2, strings.Join(seen, "\n")
+		all := strings.Join(running, "; ")
+		return strings.Count(all, "backup_count=5 request_timeout=5 liveness_timeout=3 ") == 2, all
 	})
+	reloads := strings.Count(c.agentLogsSince(logFrom), "parameters reloaded")
+	t.Logf("%d reloads of the agent's parameters logged (reload-agent or a monitor)", reloads)
 	c.waitRoles("node1", bothPromoted)
 	for _, n := range c.nodes {
 		if now := c.etcdPIDs(n); !slices.Equal(now, etcdBefore[n]) {

@@ -259,6 +259,12 @@ func (a *Agent) monitor(ctx context.Context) (ocf.Status, error) {
 	if err := a.reloadTrust(ctx); err != nil {
 		return failed(err)
 	}
+	// Pacemaker hands the monitor the parameters of today: a change that reached no reload-agent
+	// (Pacemaker may leave it out) reaches the watcher here.
+	if a.cfg.WatcherStale() {
+		a.log.Info("parameters reloaded: the watcher starts again with them", "parameters", a.cfg.ReloadableValues())
+		a.startWatcher(ctx)
+	}
 	st, err := a.localStatus(ctx)
 	if err != nil {
 		return failed(fmt.Errorf("etcd does not answer: %w", err))

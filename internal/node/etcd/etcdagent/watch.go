@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdrun"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/fastmonitor"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/attrs"
@@ -37,6 +38,10 @@ func (a *Agent) startWatcher(ctx context.Context) {
 		if err = w.Stop(ctx, 0); err == nil {
 			err = w.Start([]string{"watch"}, os.Environ())
 		}
+	}
+	if err == nil {
+		// What it runs with, for the monitor to compare (etcdnode.Config.WatcherStale).
+		err = fsutil.WriteFileAtomic(a.cfg.WatcherParamsFile(), []byte(a.cfg.ReloadableValues()), 0o600)
 	}
 	if err != nil {
 		a.log.Warn("no watcher for etcd: a crash is found by the next monitor", "err", err)

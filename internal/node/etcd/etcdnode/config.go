@@ -64,8 +64,9 @@ const DefaultStaticPodManifest = "/etc/kubernetes/manifests/etcd-pod.yaml"
 
 // Parameters is the single description of every parameter: the meta-data is rendered from it
 // and the defaults are taken from it. The reloadable ones are read by each action afresh, and by
-// the watcher, which the agent's reload-agent starts again with them: a change of only those
-// reaches the running resource without a restart of etcd.
+// the watcher, which the agent's reload-agent (or the next monitor: Config.WatcherStale) starts
+// again with them: a change of only those reaches the running resource without a restart of
+// etcd.
 var Parameters = []ocf.Parameter{
 	{Name: "node_ip_map", Required: true, Type: "string", Shortdesc: "Node names and their IPs",
 		Longdesc: "The two cluster nodes as name:ip pairs separated by ';' (IPv6 allowed, e.g. node1:192.0.2.1;node2:fd00::2). Names are Pacemaker node names."},

@@ -139,6 +139,24 @@ const (
 // StartedFile marks the instance started (per boot: state_dir is a tmpfs).
 func (c Config) StartedFile() string { return filepath.Join(c.StateDir, "started") }
 
+// WatcherParamsFile holds the reloadable parameters (ReloadableValues) the watcher runs with.
+func (c Config) WatcherParamsFile() string { return filepath.Join(c.StateDir, "watcher.params") }
+
+// ReloadableValues are this configuration's values of the reloadable parameters, as one line.
+func (c Config) ReloadableValues() string {
+	return fmt.Sprintf("backup_count=%d request_timeout=%d liveness_timeout=%d start_both_timeout=%d graceful_leave=%t require_mountpoint=%t",
+		c.Backups, int(c.RequestTimeout/time.Second), int(c.LivenessTimeout/time.Second), int(c.StartBothTimeout/time.Second),
+		c.GracefulLeave, c.RequireMountpoint)
+}
+
+// WatcherStale says whether the watcher runs with other reloadable parameters than this
+// configuration's: Pacemaker changed them without a reload-agent that restarted it. A watcher
+// started by a version that did not record them is not stale.
+func (c Config) WatcherStale() bool {
+	data, err := os.ReadFile(c.WatcherParamsFile())
+	return err == nil && string(data) != c.ReloadableValues()
+}
+
 // LaunchedFile marks that etcd was launched and should be running.
 func (c Config) LaunchedFile() string { return filepath.Join(c.StateDir, "launched") }
 

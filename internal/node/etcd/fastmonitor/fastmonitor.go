@@ -50,7 +50,7 @@ func Run(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	}
 	// Only a member this agent launched is its to report: an etcd it did not launch answering on
 	// the same address (the installer's, before the handover) is the full agent's to decide on.
-	if _, err := os.Stat(c.StartedFile()); err != nil || c.TrustChanged() {
+	if _, err := os.Stat(c.StartedFile()); err != nil || c.TrustChanged() || c.WatcherStale() {
 		return 0, false
 	}
 	if _, err := os.Stat(c.LaunchedFile()); err != nil {
