@@ -67,7 +67,8 @@ func (c *cluster) settingsVersions() map[string]string {
 // then tnf-reconfigure.service's run of tnfctl setup there, then node1's. The etcd agent's
 // parameters (backup_count, liveness_timeout), a fence delay and Corosync's token change with
 // a writer running. The token waits for the second node's file, then one reload applies it to
-// both Corosyncs; etcd takes its new parameters without a restart (the agent's reload-agent);
+// both Corosyncs; etcd's watchers run with the new parameters (the agent's reload-agent, or a
+// monitor's restart of the watcher, where Pacemaker reloaded; a restart, where it chose one);
 // nobody is fenced and no write is lost. A run at boot (--if-changed) then finds nothing to
 // apply on either node, once node2's, which had waited, ran once more. A BMC address that
 // answers nothing is refused on the race winner before anything of the change is applied, with
@@ -151,14 +152,19 @@ func TestSettingsChangedInPlace(t *testing.T) {
 		all := strings.Join(running, "; ")
 		return strings.Count(all, "backup_count=5 request_timeout=5 liveness_timeout=3 ") == 2, all
 	})
+	// Whether Pacemaker reloads or restarts etcd for a reloadable parameter is its own choice:
+	// alone here it always ran reload-agent, beside other scenarios in CI it once restarted etcd
+	// on both nodes (docs/operate.md says so). The test says which it saw; the writer checks
+	// that nothing acknowledged was lost either way.
 	reloads := strings.Count(c.agentLogsSince(logFrom), "parameters reloaded")
-	t.Logf("%d reloads of the agent's parameters logged (reload-agent or a monitor)", reloads)
 	c.waitRoles("node1", bothPromoted)
+	var restarted []string
 	for _, n := range c.nodes {
 		if now := c.etcdPIDs(n); !slices.Equal(now, etcdBefore[n]) {
-			t.Errorf("%s's etcd was restarted for the new parameters: processes %v, before %v", n, now, etcdBefore[n])
+			restarted = append(restarted, n)
 		}
 	}
+	t.Logf("etcd's new parameters: %d reloads logged (reload-agent or a monitor), etcd restarted on %v", reloads, restarted)
 	// node2 waited for the reload: its next run at boot runs setup once more (its mark that a
 	// Corosync setting was pending), then none has anything to apply.
 	if out, err := c.tnfctl("node2", "setup", "--if-changed", "--wait", "1m"); err != nil || strings.Contains(out, "nothing to apply") || strings.Contains(out, "→") {
