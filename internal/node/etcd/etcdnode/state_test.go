@@ -2,6 +2,7 @@ package etcdnode
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +75,26 @@ func TestTally(t *testing.T) {
 		if _, err := ParseTally(AttrCopiesDropped, bad); err == nil || !strings.Contains(err.Error(), AttrCopiesDropped) {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// TestReloadableValuesNameEveryReloadableParameter: the line the watcher records
+// (ReloadableValues) names each parameter marked reloadable, and no other: one marked later but
+// left out would never make a running watcher stale.
+func TestReloadableValuesNameEveryReloadableParameter(t *testing.T) {
+	var marked, recorded []string
+	for _, p := range Parameters {
+		if p.Reloadable {
+			marked = append(marked, p.Name)
+		}
+	}
+	for _, kv := range strings.Fields(Config{}.ReloadableValues()) {
+		name, _, _ := strings.Cut(kv, "=")
+		recorded = append(recorded, name)
+	}
+	slices.Sort(marked)
+	slices.Sort(recorded)
+	if !slices.Equal(marked, recorded) {
+		t.Errorf("ReloadableValues names %v, the reloadable parameters are %v", recorded, marked)
 	}
 }
