@@ -14,9 +14,10 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 )
 
-// nodeFlags are where the node configuration is and which node this is.
+// nodeFlags are where the node configuration is and which node this is, and, for a command
+// that calls the API, its --kubeconfig.
 type nodeFlags struct {
-	config, node string
+	config, node, kubeconfig string
 }
 
 // name is this node's name: --node, else the host name (as the installer names nodes).
@@ -27,9 +28,30 @@ func (f nodeFlags) name() (string, error) {
 	return os.Hostname()
 }
 
-// load reads cluster.yaml and returns it with this node and its peer.
+// load reads cluster.yaml and returns it with this node and its peer, and --kubeconfig as its
+// credential for the API where given.
 func (f nodeFlags) load() (clusterconfig.NodeConfig, error) {
-	return clusterconfig.LoadNode(f.config, f.node)
+	nc, err := clusterconfig.LoadNode(f.config, f.node)
+	if err == nil && f.kubeconfig != "" {
+		nc.Config.UseKubeconfig(f.kubeconfig)
+	}
+	return nc, err
+}
+
+// loadConfig reads cluster.yaml, with --kubeconfig as its credential for the API where given.
+func (f nodeFlags) loadConfig() (clusterconfig.Config, error) {
+	cfg, err := clusterconfig.Load(f.config)
+	if err == nil && f.kubeconfig != "" {
+		cfg.UseKubeconfig(f.kubeconfig)
+	}
+	return cfg, err
+}
+
+// kubeconfigFlag gives a command that calls the API --kubeconfig, as oc's commands have it: a
+// credential for this run instead of the node's own.
+func kubeconfigFlag(cmd *cobra.Command, nf *nodeFlags) {
+	cmd.Flags().StringVar(&nf.kubeconfig, "kubeconfig", "", "a credential for the API for this run (an administrator's, say), "+
+		"instead of the node's own (cluster.yaml's secretsFromAPI.kubeconfigFile, default "+clusterconfig.NodeKubeconfig+")")
 }
 
 func main() {

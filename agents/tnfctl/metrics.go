@@ -65,8 +65,9 @@ func metricsCommand(nf *nodeFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&o.plaintext, "insecure-plaintext", false, "test and lab setting, for a cluster without an API: plain HTTP without authorization on --listen")
 	cmd.Flags().StringVar(&o.certFile, "tls-cert-file", o.certFile, "the serving certificate")
 	cmd.Flags().StringVar(&o.keyFile, "tls-key-file", o.keyFile, "its key")
-	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "the node's credential for the reviews")
-	hide(cmd, "tls-cert-file", "tls-key-file", "kubeconfig")
+	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "the credential for the reviews (default: the node's own, "+
+		"cluster.yaml's secretsFromAPI.kubeconfigFile)")
+	hide(cmd, "tls-cert-file", "tls-key-file")
 	return cmd
 }
 

@@ -48,6 +48,7 @@ func outOfServiceCommand(nf *nodeFlags) *cobra.Command {
 	cmd.Flags().DurationVar(&interval, "interval", 5*time.Second, "time between passes")
 	cmd.Flags().BoolVar(&once, "once", false, "one pass, then exit")
 	cmd.Flags().StringVar(&r.LastSeenFile, "last-seen-file", outofservice.LastSeenFile, "where the time this node last saw its peer online is kept")
+	kubeconfigFlag(cmd, nf)
 	hide(cmd, "last-seen-file")
 	return cmd
 }

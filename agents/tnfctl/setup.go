@@ -23,7 +23,7 @@ func setupCommand(nf *nodeFlags) *cobra.Command {
 			"or CA bundle) changed since the last completed run (tnf-setup.service at boot).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Config, o.Node, o.Out = nf.config, nf.node, cmd.OutOrStdout()
+			o.Config, o.Node, o.Kubeconfig, o.Out = nf.config, nf.node, nf.kubeconfig, cmd.OutOrStdout()
 			return nodesetup.Run(cmd.Context(), o)
 		},
 	}
@@ -34,6 +34,7 @@ func setupCommand(nf *nodeFlags) *cobra.Command {
 	f.StringVar(&o.Fence.Agent, "fence-agent", fencerun.DefaultAgent, "the second fencing level's agent, for the BMC checks")
 	f.DurationVar(&o.Fence.Timeout, "fence-timeout", 20*time.Second, "deadline of each BMC check")
 	f.BoolVar(&o.Fence.BasicAuth, "basic-auth", false, "Basic auth instead of a Redfish session (for BMCs without sessions)")
+	kubeconfigFlag(cmd, nf)
 	hide(cmd, "pcs", "fence-agent")
 	return cmd
 }

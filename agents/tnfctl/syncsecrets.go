@@ -17,7 +17,7 @@ import (
 )
 
 func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "sync-secrets",
 		Short: "Fetch this node's Secrets from the API into its root-only files, and apply a changed BMC password",
 		Long: "Reads the Secrets cluster.yaml's secretsFromAPI names (each node's fencing-credentials Secret and the " +
@@ -28,10 +28,11 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 			"kubeconfig (" + nodetoken.KubeletKubeconfig + ", which MCO rewrites when the API's signers rotate) where both name " +
 			"the same server. Last, a bound token past half its lifetime is " +
 			"replaced by a new one of the same lifetime (TokenRequest, with the token itself); a token that never expires " +
-			"(a legacy token Secret's) is reported.",
+			"(a legacy token Secret's) is reported. With --kubeconfig, the Secrets are read with that credential, " +
+			"and the node's own is left as it is (its CA bundle and its token).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := clusterconfig.Load(nf.config)
+			cfg, err := nf.loadConfig()
 			if err != nil {
 				return err
 			}
@@ -40,7 +41,10 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 				fmt.Fprintln(out, "sync-secrets: nothing to fetch: "+nf.config+" has no secretsFromAPI (the secrets come with the node configuration)")
 				return nil
 			}
-			followCA(out, cfg.SecretsFromAPI.KubeconfigFile)
+			own := nf.kubeconfig == "" // the node's own credential, which sync-secrets keeps current
+			if own {
+				followCA(out, cfg.SecretsFromAPI.KubeconfigFile)
+			}
 			installedKey := nodesetup.AuthkeyPath
 			if setup, _ := nodesetup.State(); setup == nodesetup.StateGuest {
 				installedKey = "" // the operator's key: the layer's is never Corosync's here
@@ -55,6 +59,9 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 			if err := applyRotation(cmd, cfg, changed); err != nil {
 				return err
 			}
+			if !own {
+				return keyErr
+			}
 			self, err := nf.name()
 			if err != nil {
 				return err
@@ -65,6 +72,8 @@ func syncSecretsCommand(nf *nodeFlags) *cobra.Command {
 			return keyErr
 		},
 	}
+	kubeconfigFlag(cmd, nf)
+	return cmd
 }
 
 // applyRotation starts tnf-reconfigure.service when a BMC password changed on a node set up

@@ -137,6 +137,16 @@ func (c Config) OutOfServiceKubeconfig() string {
 	return LocalhostKubeconfig
 }
 
+// UseKubeconfig makes path the credential of every call to the API: the Secrets' and the taint's.
+// It is a command's --kubeconfig, for one run (an administrator's own credential while the node's
+// has expired, say); cluster.yaml keeps naming the node's.
+func (c *Config) UseKubeconfig(path string) {
+	if c.SecretsFromAPI != nil {
+		c.SecretsFromAPI.KubeconfigFile = path
+	}
+	c.OutOfService.KubeconfigFile = path
+}
+
 // LocalhostKubeconfig is the kubeconfig for the node's own kube-apiserver that the
 // kube-apiserver operator keeps on every control-plane node, the one the field's host scripts
 // use.

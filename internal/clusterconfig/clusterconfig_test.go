@@ -395,23 +395,39 @@ func TestPasswordFilesOfTheirOwn(t *testing.T) {
 
 // TestOutOfServiceCredential: the taint's credential defaults to the node's own, which the
 // layer's manifests scope, where the node has one; to localhost.kubeconfig (system:masters)
-// only where it has none; an administrator's choice stands.
+// only where it has none; an administrator's choice stands, and a command's --kubeconfig
+// (UseKubeconfig) stands over both, for the Secrets too.
 func TestOutOfServiceCredential(t *testing.T) {
+	const admin = "/root/admin.kubeconfig"
 	for _, tc := range []struct {
-		name    string
-		fromAPI *SecretsFromAPI
-		given   string
-		want    string
+		name        string
+		fromAPI     *SecretsFromAPI
+		given, flag string
+		want        string
+		wantSecrets string // the Secrets' credential; "" where they come with the MachineConfig
 	}{
-		{"secrets from the API", &SecretsFromAPI{}, "", NodeKubeconfig},
-		{"secrets from the API, another kubeconfig", &SecretsFromAPI{KubeconfigFile: SecretsDir + "/api.kubeconfig"}, "", SecretsDir + "/api.kubeconfig"},
-		{"secrets in the MachineConfig", nil, "", LocalhostKubeconfig},
-		{"the administrator's", &SecretsFromAPI{}, "/etc/tnf/secrets/taint.kubeconfig", "/etc/tnf/secrets/taint.kubeconfig"},
+		{"secrets from the API", &SecretsFromAPI{}, "", "", NodeKubeconfig, NodeKubeconfig},
+		{"secrets from the API, another kubeconfig", &SecretsFromAPI{KubeconfigFile: SecretsDir + "/api.kubeconfig"}, "", "", SecretsDir + "/api.kubeconfig", SecretsDir + "/api.kubeconfig"},
+		{"secrets in the MachineConfig", nil, "", "", LocalhostKubeconfig, ""},
+		{"the administrator's", &SecretsFromAPI{}, "/etc/tnf/secrets/taint.kubeconfig", "", "/etc/tnf/secrets/taint.kubeconfig", NodeKubeconfig},
+		{"--kubeconfig", &SecretsFromAPI{}, "", admin, admin, admin},
+		{"--kubeconfig over the administrator's", &SecretsFromAPI{}, "/etc/tnf/secrets/taint.kubeconfig", admin, admin, admin},
+		{"--kubeconfig, secrets in the MachineConfig", nil, "", admin, admin, ""},
 	} {
 		c := Config{SecretsFromAPI: tc.fromAPI, OutOfService: OutOfService{KubeconfigFile: tc.given}}
 		c.Defaults()
+		if tc.flag != "" {
+			c.UseKubeconfig(tc.flag)
+		}
 		if got := c.OutOfServiceKubeconfig(); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+		secrets := ""
+		if c.SecretsFromAPI != nil {
+			secrets = c.SecretsFromAPI.KubeconfigFile
+		}
+		if secrets != tc.wantSecrets {
+			t.Errorf("%s: the Secrets' credential %q, want %q", tc.name, secrets, tc.wantSecrets)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -315,7 +317,13 @@ func TestSecretRotation(t *testing.T) {
 		return i >= 0 && st.Resources[i].Role != "Started", fmt.Sprint(st.Resources)
 	})
 	for _, n := range c.nodes {
-		out, err := c.tnfctl(n, "sync-secrets")
+		var out string
+		var err error
+		if n == "node2" {
+			out, err = c.syncWithAdminCredential(n)
+		} else {
+			out, err = c.tnfctl(n, "sync-secrets")
+		}
 		if err != nil || strings.Count(out, ".password: written (from Secret") != 2 || !strings.Contains(out, "run tnfctl setup") {
 			t.Fatalf("sync-secrets on %s: %v\n%s", n, err, out)
 		}
@@ -355,6 +363,34 @@ func TestSecretRotation(t *testing.T) {
 			}
 		}
 	}
+}
+
+// syncWithAdminCredential runs sync-secrets on node with --kubeconfig, an administrator's
+// credential, while the node's own is away (as after it expired): the Secrets come with the
+// administrator's, and the node's own path is neither written nor renewed.
+func (c *cluster) syncWithAdminCredential(node string) (string, error) {
+	c.t.Helper()
+	h := c.layout.Nodes[node].holder()
+	if h == 0 {
+		c.t.Fatalf("%s is off", node)
+	}
+	root := fmt.Sprintf("/proc/%d/root", h)
+	own := filepath.Join(root, pkiDir, "node.kubeconfig")
+	if err := os.Rename(own, own+".away"); err != nil {
+		c.t.Fatal(err)
+	}
+	defer func() {
+		if err := os.Rename(own+".away", own); err != nil {
+			c.t.Fatal(err)
+		}
+	}()
+	admin := pkiDir + "/admin.kubeconfig"
+	c.write(filepath.Join(root, admin), kubeconfig(c.t, "https://"+net.JoinHostPort(c.ip[node], apiPort), pkiDir+"/ca.crt", c.api.token), 0o600)
+	out, err := c.tnfctl(node, "sync-secrets", "--kubeconfig", admin)
+	if _, serr := os.Stat(own); !errors.Is(serr, fs.ErrNotExist) || strings.Contains(out, "token") {
+		c.t.Errorf("sync-secrets --kubeconfig wrote or renewed the node's own credential (%v):\n%s", serr, out)
+	}
+	return out, err
 }
 
 // TestNodeTokenRenewal: the node's bound token, renewed through the real kube-apiserver's

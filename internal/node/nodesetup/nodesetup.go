@@ -91,13 +91,16 @@ func SetUpBefore() bool {
 
 // Options tune a run.
 type Options struct {
-	Config   string        // cluster.yaml
-	Node     string        // this node's name; default: the host name
-	Wait     time.Duration // longest wait for Corosync, then for the peer
-	PCS      string        // pcs binary
-	Fence    fencecheck.Options
-	Out      io.Writer // one line per step
-	Services Services  // default: systemd when it is the init system, else External
+	Config string // cluster.yaml
+	// Kubeconfig, where given, is the credential for the API instead of the node's own
+	// (clusterconfig's UseKubeconfig).
+	Kubeconfig string
+	Node       string        // this node's name; default: the host name
+	Wait       time.Duration // longest wait for Corosync, then for the peer
+	PCS        string        // pcs binary
+	Fence      fencecheck.Options
+	Out        io.Writer // one line per step
+	Services   Services  // default: systemd when it is the init system, else External
 	// IfChanged: on a node set up before, run only when the inputs changed since the last
 	// completed run (or a run failed since).
 	IfChanged bool
@@ -185,6 +188,9 @@ func run(ctx context.Context, o Options) error {
 	nc, err := clusterconfig.LoadNode(o.Config, o.Node)
 	if err != nil {
 		return err
+	}
+	if o.Kubeconfig != "" {
+		nc.Config.UseKubeconfig(o.Kubeconfig)
 	}
 	cfg, self, peer := nc.Config, nc.Self, nc.Peer
 	if o.Services == nil {
