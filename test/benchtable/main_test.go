@@ -86,7 +86,8 @@ func TestPageMerge(t *testing.T) {
 	}
 }
 
-// TestReadmeFiguresAreThePages: README's blocks of figures are the ones the page generates.
+// TestReadmeFiguresAreThePages: README's blocks of figures are the ones the page generates, each
+// from a run of a committed tree (a "-dirty" commit names no tree a reader can check out).
 func TestReadmeFiguresAreThePages(t *testing.T) {
 	page, err := os.ReadFile("../../docs/benchmarks/make-bench.md")
 	if err != nil {
@@ -106,6 +107,11 @@ func TestReadmeFiguresAreThePages(t *testing.T) {
 	}
 	if string(readme) != want {
 		t.Errorf("README.md's figures differ from the page's; regenerate them: go run ./test/benchtable -summary README.md -markdown docs/benchmarks/make-bench.md </dev/null")
+	}
+	for i, line := range strings.Split(string(readme), "\n") {
+		if strings.Contains(line, "-dirty`") {
+			t.Errorf("README.md:%d: a figure from a tree with uncommitted changes; run its benchmark again on a commit", i+1)
+		}
 	}
 }
 
