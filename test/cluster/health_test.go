@@ -33,7 +33,7 @@ func TestFailoverOff(t *testing.T) {
 		{"node standby node2", "node unstandby node2", health.Cause{Kind: health.CauseNodeStandby, Subject: "node2"}},
 		{"node maintenance node2", "node unmaintenance node2", health.Cause{Kind: health.CauseNodeMaintenance, Subject: "node2"}},
 		{"resource unmanage kubelet-clone", "resource manage kubelet-clone", health.Cause{Kind: health.CauseUnmanaged, Subject: "kubelet-clone"}},
-		{"resource disable " + fence, "resource enable " + fence, health.Cause{Kind: health.CauseDisabled, Subject: fence}},
+		{"stonith disable " + fence, "stonith enable " + fence, health.Cause{Kind: health.CauseDisabled, Subject: fence}},
 	} {
 		tc.cause.Undo = "pcs " + tc.undo
 		c.pcs("node1", strings.Fields(tc.set)...)

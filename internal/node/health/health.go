@@ -204,11 +204,17 @@ func FailoverOffCauses(p *pcmk.Status) []Cause {
 		if r.Clone != "" {
 			name = r.Clone
 		}
+		// pcs 0.12 refuses its resource commands for a fence device ("does not accept stonith
+		// resources"); its stonith commands work from 0.10 on.
+		manage, enable := "pcs resource manage "+name, "pcs resource enable "+name
+		if strings.HasPrefix(r.Agent, "stonith:") {
+			manage, enable = "pcs stonith meta "+name+" is-managed=true", "pcs stonith enable "+name
+		}
 		if r.Unmanaged && !p.MaintenanceMode && !slices.ContainsFunc(p.Nodes, func(n pcmk.NodeStatus) bool { return n.Maintenance && n.Name == r.Node }) {
-			add(Cause{Kind: CauseUnmanaged, Subject: name, Undo: "pcs resource manage " + name})
+			add(Cause{Kind: CauseUnmanaged, Subject: name, Undo: manage})
 		}
 		if r.TargetRole == "Stopped" {
-			add(Cause{Kind: CauseDisabled, Subject: name, Undo: "pcs resource enable " + name})
+			add(Cause{Kind: CauseDisabled, Subject: name, Undo: enable})
 		}
 	}
 	return causes

@@ -140,7 +140,10 @@ func TestAssess(t *testing.T) {
 		}), FailoverOff, []string{"NO FAILOVER: kubelet-clone is disabled", "`pcs resource enable kubelet-clone`"}, []string{CauseDisabled}},
 		{"a fence device disabled", with(func(o *Observation) {
 			o.Pacemaker.Resources = append(o.Pacemaker.Resources, pcmk.ResourceRole{ID: "fence-n2", Agent: "stonith:fence_tnf_redfish", Role: "Stopped", TargetRole: "Stopped"})
-		}), FailoverOff, []string{"fence-n2 is disabled", "`pcs resource enable fence-n2`"}, []string{CauseDisabled}},
+		}), FailoverOff, []string{"fence-n2 is disabled", "`pcs stonith enable fence-n2`"}, []string{CauseDisabled}},
+		{"a fence device unmanaged", with(func(o *Observation) {
+			o.Pacemaker.Resources = append(o.Pacemaker.Resources, pcmk.ResourceRole{ID: "fence-n2", Agent: "stonith:fence_tnf_redfish", Role: "Started", Node: "n1", Unmanaged: true})
+		}), FailoverOff, []string{"fence-n2 is unmanaged", "`pcs stonith meta fence-n2 is-managed=true`"}, []string{CauseUnmanaged}},
 		{"all of them at once, each listed", with(func(o *Observation) {
 			o.Pacemaker.StonithEnabled = false
 			o.Pacemaker.Nodes[1].Standby = true
