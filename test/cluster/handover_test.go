@@ -169,12 +169,16 @@ func (c *cluster) rollOutWithoutEtcd(node string) {
 // tnf-handover.service's identity.
 func (c *cluster) registerOperator() dynamic.ResourceInterface {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	etcds, err := kubeapi.RegisterEtcdOperator(ctx, c.restConfig("node1"), rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: handoverUser})
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	var etcds dynamic.ResourceInterface
+	// As an administrator does, again after a transient error: right after a node's return, the
+	// API's first request over a connection to its etcd from before the power cut is reset.
+	c.waitFor("the operator's API registered", time.Minute, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var err error
+		etcds, err = kubeapi.RegisterEtcdOperator(ctx, c.restConfig("node1"), rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: handoverUser})
+		return err == nil, fmt.Sprint(err)
+	})
 	return etcds
 }
 

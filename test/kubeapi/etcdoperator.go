@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,7 +34,8 @@ const etcdCRD = "operator/v1/zz_generated.crd-manifests/0000_12_etcd_01_etcds-De
 // RegisterEtcdOperator makes the API what the cluster-etcd-operator makes it: its Etcd CRD
 // (OpenShift's own manifest), the Etcd object "cluster" with EtcdRunningInCluster, and the
 // handover's ClusterRole bound to the handover's identity, as an administrator applies it. cfg is
-// an administrator's. It returns the Etcd resource.
+// an administrator's. It returns the Etcd resource. What exists already is kept, so a call that
+// failed halfway (an etcd connection the API reset) can be made again.
 func RegisterEtcdOperator(ctx context.Context, cfg *rest.Config, handoverIdentity rbacv1.Subject) (dynamic.ResourceInterface, error) {
 	if err := createCRD(ctx, cfg, etcdCRD); err != nil {
 		return nil, err
@@ -50,6 +52,9 @@ func RegisterEtcdOperator(ctx context.Context, cfg *rest.Config, handoverIdentit
 		return nil, err
 	}
 	created, err := etcds.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = etcds.Get(ctx, handover.EtcdName, metav1.GetOptions{})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -64,12 +69,15 @@ func RegisterEtcdOperator(ctx context.Context, cfg *rest.Config, handoverIdentit
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, handover.ClusterRole(), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, handover.ClusterRole(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
 	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: handover.ClusterRoleName},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: handover.ClusterRoleName},
 		Subjects: []rbacv1.Subject{handoverIdentity}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		err = nil
+	}
 	return etcds, err
 }
 
@@ -92,7 +100,7 @@ func createCRD(ctx context.Context, cfg *rest.Config, path string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	var last string
