@@ -84,7 +84,7 @@ func hashFiles(t *testing.T, dir string) map[string][32]byte {
 // TestDryRun renders the 4.19 layer with the out-of-cluster manifests twice: the context is the
 // same to the byte (reproducible), the manifests decode strictly and pass their CRDs, the secrets
 // are only in the node configuration and never in the context. Then the on-cluster manifests of
-// 4.19, 4.20 and 4.21 (the first release whose etcd is 3.6), each MachineOSConfig's content
+// 4.19 to 4.22 (4.21 the first release whose etcd is 3.6), each MachineOSConfig's content
 // labelled with its release.
 func TestDryRun(t *testing.T) {
 	dir := t.TempDir()
@@ -180,7 +180,7 @@ func TestDryRun(t *testing.T) {
 	if !bytes.Equal(mcKeys[0], mcKeys[1]) {
 		t.Errorf("the second render into the MachineConfig made a new Corosync key")
 	}
-	for _, ocp := range []string{"4.19", "4.20", "4.21"} {
+	for _, ocp := range []string{"4.19", "4.20", "4.21", "4.22"} {
 		on := o
 		on.OCP, on.Release, on.Rollout, on.DryRun = ocp, ocp+".3", RolloutOnCluster, filepath.Join(dir, "on-cluster-"+ocp)
 		s, err := DryRun(on)

@@ -11,14 +11,14 @@ import (
 
 func TestShippedLayersParse(t *testing.T) {
 	names, err := fs.Glob(tnflayer.Layers, "layers/*.yaml")
-	if err != nil || len(names) != 5 {
+	if err != nil || len(names) != 6 {
 		t.Fatalf("layers: %v %v", names, err)
 	}
-	// The etcd each release ships: 3.6 from 4.21 on (openshift/etcd openshift-4.21: 3.6.5).
-	etcd := map[string]string{"ocp-4.18": "3.5", "ocp-4.19": "3.5", "ocp-4.20": "3.5", "ocp-4.21": "3.6"}
+	// The etcd each release ships: 3.6 from 4.21 on (openshift/etcd openshift-4.21 and -4.22: 3.6.5).
+	etcd := map[string]string{"ocp-4.18": "3.5", "ocp-4.19": "3.5", "ocp-4.20": "3.5", "ocp-4.21": "3.6", "ocp-4.22": "3.6"}
 	// The newest Ignition spec each release's MCO accepts: 3.5 from 4.19 on
 	// (openshift/machine-config-operator #4903).
-	ignition := map[string]string{"ocp-4.18": "3.4.0", "ocp-4.19": "3.5.0", "ocp-4.20": "3.5.0", "ocp-4.21": "3.5.0"}
+	ignition := map[string]string{"ocp-4.18": "3.4.0", "ocp-4.19": "3.5.0", "ocp-4.20": "3.5.0", "ocp-4.21": "3.5.0", "ocp-4.22": "3.5.0"}
 	for _, n := range names {
 		data, _ := fs.ReadFile(tnflayer.Layers, n)
 		l, err := Parse(n, data)
