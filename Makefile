@@ -6,7 +6,7 @@ export GOFLAGS
 # containers/image and storage without cgo: pure-Go OpenPGP, no btrfs or devicemapper drivers.
 TAGS      := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
 
-.PHONY: all build kube-apiserver previous-release test test-one cluster-ci cluster-test chaos bench bench-failover bench-field bench-data demo lab lab-base boot-test boot-smoke boot-bench fuzz lint lint-vet clean
+.PHONY: all build kube-apiserver previous-release test test-one cluster-ci cluster-test chaos bench bench-failover bench-field bench-data demo lab lab-base boot-test boot-smoke boot-bench fuzz lint lint-vet clean ha-root-13 pacemaker-answers cluster-seeds
 
 all: build
 
@@ -21,6 +21,19 @@ toolkey = $(shell cat $(1) | sha256sum | cut -c1-16)-$(GO_VERSION)
 ETCD35 := $(TOOLS_CACHE)/etcd-3.5-$(call toolkey,go.sum cmd/etcd/*.go cmd/etcdctl/*.go)
 ETCD36 := $(TOOLS_CACHE)/etcd-3.6-$(call toolkey,tools/etcd-3.6/go.sum tools/etcd-3.6/*.go)
 KUBE_APISERVER := $(TOOLS_CACHE)/kube-apiserver-$(call toolkey,tools/kube-apiserver/go.mod tools/kube-apiserver/go.sum)
+
+# The HA stack the cluster scenarios run (test/cluster): PACEMAKER=2, the host's, Debian 12's
+# (Pacemaker 2.1.5, pcs 0.11.5, Corosync 3.1.7); PACEMAKER=3, Debian 13's (Pacemaker 3.0.0, pcs
+# 0.12, Corosync 3.1.9), from a Debian 13 tree tools/ha-root makes once into TOOLS_CACHE, whose
+# /usr the nodes run instead of the host's (TNF_HA_ROOT).
+PACEMAKER ?= 2
+HA_ROOT_13 := $(TOOLS_CACHE)/ha-root-trixie-$(call toolkey,tools/ha-root/make-root.sh)
+ifeq ($(PACEMAKER),3)
+HA_ROOT := $(HA_ROOT_13)
+HA_STACK := $(HA_ROOT_13)/ha-stack.versions
+else ifneq ($(PACEMAKER),2)
+$(error PACEMAKER=$(PACEMAKER): want 2 (Debian 12's HA stack, the host's) or 3 (Debian 13's))
+endif
 
 # The release in the repository (VERSION) with the commit as build metadata, stamped into every
 # binary make builds, as build-layer stamps the agents it builds into a layer.
@@ -100,14 +113,14 @@ STANDIN_TEST := TestStandInRHCOS
 # instead of 6 min 15 s with warm caches, 2026-11-27).
 LONGEST := ./test/etcdagent ./internal/build/buildlayer
 CLUSTER_PARALLEL ?= 3
-GOTEST = TNF_BIN=$(BIN) TNF_PREVIOUS_BIN=$(PREVIOUS_BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
+GOTEST = TNF_HA_ROOT=$(HA_ROOT) TNF_BIN=$(BIN) TNF_PREVIOUS_BIN=$(PREVIOUS_BIN) $(GO) test -count=1 -tags "integration $(TAGS)"
 # failures ends a failed pass with what failed, last, where a CI log's tail shows it: the tests'
 # messages (file:line) and the failed tests and packages, from the pass's whole output in $(1).
 failures = { echo "== what failed (the whole output: $(1))"; \
 	grep -E -e '^(\[[^]]*\] )?\s*\S+\.go:[0-9]+:|DATA RACE|panic:|gofmt needed|^\[staticcheck\] ' $(1) | head -20; \
 	grep -E -e '--- FAIL|^(\[[^]]*\] )?FAIL' $(1) | head -20; exit 1; }
 test: SHELL := /bin/bash
-test: build previous-release
+test: build previous-release $(HA_STACK)
 	set -o pipefail; { \
 	( set -o pipefail; $(GOTEST) -run '^$(STANDIN_TEST)$$' -timeout 20m ./internal/build/buildlayer/ 2>&1 | sed -u 's/^/[stand-in] /' ) & standin=$$!; \
 	$(MAKE) --no-print-directory lint-vet; vet=$$?; \
@@ -123,18 +136,23 @@ test: build previous-release
 # make test-one PKG=./test/cluster RUN='^TestNodeFailure$$'
 PKG ?= ./...
 RUN ?= .
-test-one: build kube-apiserver previous-release
+test-one: build kube-apiserver previous-release $(HA_STACK)
 	$(GOTEST) -v -run '$(RUN)' -timeout 40m $(PKG)
 
 # The two-node cluster scenarios (test/cluster: real Corosync, Pacemaker, pcs, fence_redfish and
 # etcd in network namespaces) that CI runs after make test: all but make test's (a cold boot,
 # a node failure) and the longer ones marked onlyInClusterTest; among them the API's
 # (kube-apiserver: the link cut, the kubelet's and etcd's failures...) and the previous release's.
-cluster-ci: build kube-apiserver previous-release
+cluster-ci: build kube-apiserver previous-release $(HA_STACK)
 	TNF_CLUSTER_SET=ci $(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 25m ./test/cluster/
 
+# The seed scenarios (a cold boot, a node failure) and the tools' answers, alone: CI runs them on
+# Debian 13's stack (PACEMAKER=3) beside make test's and make cluster-ci's on the host's.
+cluster-seeds: build $(HA_STACK)
+	$(GOTEST) -parallel $(CLUSTER_PARALLEL) -run '^(TestColdBoot|TestNodeFailure|TestToolAnswers)$$' -timeout 15m ./test/cluster/
+
 # Every cluster scenario.
-cluster-test: build kube-apiserver previous-release
+cluster-test: build kube-apiserver previous-release $(HA_STACK)
 	TNF_CLUSTER_SET=all $(GOTEST) -parallel $(CLUSTER_PARALLEL) -timeout 40m ./test/cluster/
 
 # The randomized fault campaign (test/cluster TestChaos): CHAOS_CYCLES faults drawn from
@@ -142,8 +160,8 @@ cluster-test: build kube-apiserver previous-release
 # checked for linearizability. A failed campaign keeps its cluster folder (the evidence).
 CHAOS_CYCLES ?= 20
 CHAOS_SEED ?=
-chaos: build
-	CHAOS_CYCLES=$(CHAOS_CYCLES) CHAOS_SEED=$(CHAOS_SEED) TNF_KEEP=1 TNF_BIN=$(BIN) $(GO) test -count=1 -v -tags "integration $(TAGS)" \
+chaos: build $(HA_STACK)
+	CHAOS_CYCLES=$(CHAOS_CYCLES) CHAOS_SEED=$(CHAOS_SEED) TNF_KEEP=1 TNF_HA_ROOT=$(HA_ROOT) TNF_BIN=$(BIN) $(GO) test -count=1 -v -tags "integration $(TAGS)" \
 		-run '^TestChaos$$' -timeout $$((15 + 6 * $(CHAOS_CYCLES)))m ./test/cluster/
 
 # DATA_GIB: the database sizes (GiB) of the large-data benchmarks; each needs about five times its
@@ -158,9 +176,9 @@ bench: build kube-apiserver
 
 # The failover rows alone, the API's beside etcd's: the cluster failovers, the planned reboots and
 # the process faults of make bench (about 50 minutes); their rows of the page replace the earlier ones.
-bench-failover: build kube-apiserver
+bench-failover: build kube-apiserver $(HA_STACK)
 	mkdir -p out
-	TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -v -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | tee out/make-bench-failover.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
+	TNF_HA_ROOT=$(HA_ROOT) TNF_BIN=$(BIN) $(GO) test -tags "integration $(TAGS)" -v -run '^$$' -bench '^Benchmark(ClusterFailover|PlannedReboot|EtcdFault)$$' -benchtime 1x -timeout 150m ./test/cluster/ | tee out/make-bench-failover.log | $(GO) run ./test/benchtable -markdown docs/benchmarks/make-bench.md -summary README.md -commit $$(git describe --always --dirty)
 
 # BenchmarkClusterFailover's, BenchmarkEtcdFault's and BenchmarkPlannedReboot's faults on
 # OpenShift's own two-node stack on the same harness (test/cluster field_test.go: the operator's Pacemaker configuration, the real
@@ -228,6 +246,19 @@ boot-smoke: lab kube-apiserver
 
 boot-bench: lab
 	TNF_BIN=$(BIN) $(GO) test -tags "boot $(TAGS)" -v -run '^$$' -bench Boot -benchtime 1x -timeout 60m ./test/boot/ | $(GO) run ./test/benchtable -target "make boot-bench" -markdown docs/benchmarks/make-boot-bench.md -commit $$(git describe --always --dirty)
+
+# What the HA tools answer to the layer's command lines, on each stack (test/cluster
+# TestToolAnswers), written into internal/node/pacemaker/pcmk/testdata/answers, which pcmk's
+# parsers and readers are tested against. Run it when a stack's packages change.
+pacemaker-answers: build $(HA_ROOT_13)/ha-stack.versions
+	for root in "" $(HA_ROOT_13); do \
+		TNF_UPDATE_ANSWERS=1 TNF_HA_ROOT=$$root TNF_BIN=$(BIN) $(GO) test -count=1 -tags "integration $(TAGS)" -run '^TestToolAnswers$$' -timeout 10m ./test/cluster/ || exit 1; \
+	done
+
+# Debian 13's HA stack for PACEMAKER=3, made once (debootstrap, then the packages through apt).
+ha-root-13: $(HA_ROOT_13)/ha-stack.versions
+$(HA_ROOT_13)/ha-stack.versions:
+	bash tools/ha-root/make-root.sh trixie $(HA_ROOT_13)
 
 # The Debian 12 lab base (debootstrap, systemd, a kernel) in the build store; kept once built.
 lab-base: build

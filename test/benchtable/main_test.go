@@ -116,8 +116,8 @@ func TestReadmeFiguresAreThePages(t *testing.T) {
 }
 
 // TestSummary: a fault's figures come from its benchmark's rows, in seconds as people read them,
-// with the run that measured them; the field's cell carries its own run; a fault not measured says
-// so.
+// with the run that measured them; the field's cell and the Pacemaker 3 cell carry their own
+// runs; a fault not measured says so.
 func TestSummary(t *testing.T) {
 	rows := []row{
 		{"ClusterFailover/race-loser-killed", "api-write-p50-s", "9.912", "2026-11-27 04:00", "abc1234", "2"},
@@ -133,12 +133,18 @@ func TestSummary(t *testing.T) {
 		{"FieldFailover/race-loser-killed", "runs", "3.00", "2026-11-28 22:00", "def5678", "2"},
 		{"FieldFailover/race-loser-killed", "lost", "0.00", "2026-11-28 22:00", "def5678", "2"},
 		{"FieldFailover/race-loser-killed", "undelivered", "15.00", "2026-11-28 22:00", "def5678", "2"},
+		{"ClusterFailover/race-loser-killed-pacemaker-3.0.0", "api-write-p50-s", "8.81", "2026-11-29 16:00", "0123abc", "2"},
+		{"ClusterFailover/race-loser-killed-pacemaker-3.0.0", "api-write-max-s", "9.3", "2026-11-29 16:00", "0123abc", "2"},
+		{"ClusterFailover/race-loser-killed-pacemaker-3.0.0", "total-p50-s", "8.7", "2026-11-29 16:00", "0123abc", "2"},
+		{"ClusterFailover/race-loser-killed-pacemaker-3.0.0", "total-max-s", "9.2", "2026-11-29 16:00", "0123abc", "2"},
+		{"ClusterFailover/race-loser-killed-pacemaker-3.0.0", "runs", "3.00", "2026-11-29 16:00", "0123abc", "2"},
 	}
 	s := summary(rows)
 	for _, want := range []string{
 		"| power cut of the race loser (the winner serves) | 9.9 s / 11.0 s | 9.8 s / 11.0 s | 0 | 10 | 2026-11-27 04:00, `abc1234` | " +
+			"API 8.8 s / 9.3 s, etcd 8.7 s / 9.2 s; 3 runs, 2026-11-29 16:00, `0123abc` | " +
 			"API 61.0 s / 70.2 s, etcd 60.9 s / 70.1 s; **15 acknowledged objects an informer did not deliver within a minute**; 3 runs, 2026-11-28 22:00, `def5678` |",
-		"| kubelet killed on one node | not measured yet | not measured yet | - | - | - | not measured yet |",
+		"| kubelet killed on one node | not measured yet | not measured yet | - | - | - | not measured yet | not measured yet |",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)

@@ -79,36 +79,42 @@ func summary(rows []row) string {
 		return r.value
 	}
 	var b strings.Builder
-	// The field's cell carries its own run: make bench-field runs apart from the layer's benchmarks.
-	field := func(s summaryRow) string {
-		if r, ok := byKey[s.field+" failed"]; ok {
+	// A cell of another run (the field's stack, the layer on another HA stack) carries that run:
+	// each is made by a make target of its own, apart from the layer's benchmarks.
+	other := func(s summaryRow, bench string) string {
+		if r, ok := byKey[bench+" failed"]; ok {
 			return fmt.Sprintf("**failed:** %s; %s, `%s`", r.value, r.at, r.commit)
 		}
-		r, ok := byKey[s.field+" "+s.api+"-p50-s"]
+		r, ok := byKey[bench+" "+s.api+"-p50-s"]
 		if !ok {
 			return "not measured yet"
 		}
-		cell := fmt.Sprintf("API %s, etcd %s", seconds(s.field, s.api), seconds(s.field, s.etcd))
+		cell := fmt.Sprintf("API %s, etcd %s", seconds(bench, s.api), seconds(bench, s.etcd))
 		// What went wrong is said in the cell: the layer's runs fail on any of it instead.
 		for _, d := range fieldDefects {
-			if n := count(s.field, d.metric); n != "-" && n != "0" {
+			if n := count(bench, d.metric); n != "-" && n != "0" {
 				cell += "; **" + n + " " + d.what + "**"
 			}
 		}
-		return fmt.Sprintf("%s; %s runs, %s, `%s`", cell, count(s.field, s.runs), r.at, r.commit)
+		return fmt.Sprintf("%s; %s runs, %s, `%s`", cell, count(bench, s.runs), r.at, r.commit)
 	}
-	b.WriteString("| fault | writes unavailable through the API, p50 / max | through etcd's own client | informer relists | runs | measured | OpenShift's stack on the same harness |\n" +
-		"| --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| fault | writes unavailable through the API, p50 / max | through etcd's own client | informer relists | runs | measured | " +
+		"the same on Pacemaker 3.0 (Debian 13's HA stack) | OpenShift's stack on the same harness |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, s := range summaryRows {
 		measured := "-"
 		if r, ok := byKey[s.bench+" "+s.api+"-p50-s"]; ok {
 			measured = r.at + ", `" + r.commit + "`"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", s.fault, seconds(s.bench, s.api), seconds(s.bench, s.etcd),
-			count(s.bench, s.relists), count(s.bench, s.runs), measured, field(s))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", s.fault, seconds(s.bench, s.api), seconds(s.bench, s.etcd),
+			count(s.bench, s.relists), count(s.bench, s.runs), measured, other(s, s.bench+pacemaker3), other(s, s.field))
 	}
 	return b.String()
 }
+
+// pacemaker3 ends the name of a benchmark run on Debian 13's HA stack (test/cluster stackSuffix,
+// make bench-failover PACEMAKER=3).
+const pacemaker3 = "-pacemaker-3.0.0"
 
 // formatSeconds writes a benchmark's seconds as a person reads them: tenths, hundredths below 1 s.
 func formatSeconds(v string) string {

@@ -26,7 +26,7 @@ import (
 func BenchmarkPlannedReboot(b *testing.B) {
 	runs := runsFromEnv(b, "TNF_PLANNED_RUNS")
 	for _, leave := range []string{"true", "false"} {
-		b.Run("graceful-leave-"+leave, func(b *testing.B) {
+		b.Run("graceful-leave-"+leave+stackSuffix(b), func(b *testing.B) {
 			c := newAPICluster(b, func(cfg *clusterconfig.Config) { cfg.Resources.Etcd["graceful_leave"] = leave })
 			c.upWithAPI()
 			benchPlannedReboots(b, c, runs)

@@ -73,7 +73,7 @@ func upLayersAPICluster(b *testing.B) *cluster {
 func benchFailovers(b *testing.B, runsVariable string, up func(*testing.B) *cluster) {
 	runs := runsFromEnv(b, runsVariable)
 	for _, f := range failoverFaults() {
-		b.Run(f.name, func(b *testing.B) {
+		b.Run(f.name+stackSuffix(b), func(b *testing.B) {
 			c := up(b)
 			var timelines []failoverTimeline
 			for i := range runs {
@@ -371,7 +371,7 @@ func etcdFaults() []processFault {
 func benchProcessFaults(b *testing.B, runsVariable string, up func(*testing.B) *cluster, faults []processFault) {
 	runs := runsFromEnv(b, runsVariable)
 	for _, fault := range faults {
-		b.Run(fault.name, func(b *testing.B) {
+		b.Run(fault.name+stackSuffix(b), func(b *testing.B) {
 			c := up(b)
 			var written, apiWritten, apiGaps []time.Duration
 			relists := 0

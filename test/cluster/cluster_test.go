@@ -99,7 +99,8 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 		c.ip[name] = fmt.Sprintf("%s%d", nodeIPs, i+1)
 		// The addresses are the node's while it is powered on (node_test.go's boot and powerOff).
 		n := nodeSetup{Name: name, NetNS: fmt.Sprintf("%s-%s", id, name), Dir: filepath.Join(dir, name),
-			Addrs: map[string]string{"mgmt": fmt.Sprintf("%s%d/24", mgmtIPs, 11+i), "cl": c.ip[name] + "/24"}}
+			Addrs:  map[string]string{"mgmt": fmt.Sprintf("%s%d/24", mgmtIPs, 11+i), "cl": c.ip[name] + "/24"},
+			HARoot: haRoot(t)}
 		c.layout.Nodes[name] = n
 		c.must("ip", "netns", "add", n.NetNS)
 		c.inNS(n.NetNS, "ip", "link", "set", "lo", "up")
@@ -406,17 +407,24 @@ func (c *cluster) run(node string, argv ...string) (string, error) {
 
 // runInput is run with stdin read from input (none when nil).
 func (c *cluster) runInput(node string, input io.Reader, argv ...string) (string, error) {
-	n := c.layout.Nodes[node]
-	h := n.holder()
-	if h == 0 {
-		return "", fmt.Errorf("%s is off", node)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"-t", fmt.Sprint(h), "-m", "-n", "-u", "--"}, argv...)...)
+	cmd, err := c.nodeCommand(ctx, node, argv...)
+	if err != nil {
+		return "", err
+	}
 	cmd.Stdin = input
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// nodeCommand is argv to run inside node's namespaces.
+func (c *cluster) nodeCommand(ctx context.Context, node string, argv ...string) (*exec.Cmd, error) {
+	h := c.layout.Nodes[node].holder()
+	if h == 0 {
+		return nil, fmt.Errorf("%s is off", node)
+	}
+	return exec.CommandContext(ctx, "nsenter", append([]string{"-t", fmt.Sprint(h), "-m", "-n", "-u", "--"}, argv...)...), nil
 }
 
 // exitedWith says whether err is a command's exit with code.

@@ -56,6 +56,9 @@ type nodeSetup struct {
 	// HostMountNS is the test's own mount namespace, for a field node: a process there is never
 	// the node's (processes). Read by the test, because pid 1's may not be readable.
 	HostMountNS string `json:"hostMountNS,omitempty"`
+	// HARoot is a Debian tree whose HA stack the node runs instead of the host's
+	// (TNF_HA_ROOT, tools/ha-root): its /usr and its library cache over the host's.
+	HARoot string `json:"haRoot,omitempty"`
 }
 
 // agents is the folder of the node's agents: its own release's, else the layout's bin.
@@ -301,6 +304,12 @@ func (n nodeSetup) powerOff() error {
 // stand-in kubelet (before Corosync) and tnf-handover.service where the layout has them.
 func (n nodeSetup) boot(bin string) error {
 	var mounts []string
+	if n.HARoot != "" {
+		// Every program the node runs, the HA stack's and the shell's alike, is then the tree's:
+		// the overlays below add the layer's files over its /usr. /etc, /var/lib and /var/log stay
+		// the host's (its users, hacluster's uid among them), but for the libraries' cache.
+		mounts = append(mounts, fmt.Sprintf("mount --bind %s/usr /usr", n.HARoot))
+	}
 	for _, d := range []string{"/etc", "/var/lib", "/var/log"} {
 		key := strings.ReplaceAll(strings.Trim(d, "/"), "/", "-")
 		up, work := n.path("disk", key), n.path("work", key)
@@ -310,6 +319,9 @@ func (n nodeSetup) boot(bin string) error {
 			}
 		}
 		mounts = append(mounts, fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s", d, up, work, d))
+	}
+	if n.HARoot != "" {
+		mounts = append(mounts, fmt.Sprintf("mount --bind %s/etc/ld.so.cache /etc/ld.so.cache", n.HARoot))
 	}
 	mounts = append(mounts,
 		fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s:/usr/lib/ocf/resource.d /usr/lib/ocf/resource.d", n.path("ocf")),

@@ -3,6 +3,7 @@
 package cluster_test
 
 import (
+	"encoding/xml"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,7 @@ func TestColdBoot(t *testing.T) {
 	}
 	c.power("on", "node2")
 	c.waitRoles("node1", bothPromoted)
+	t.Logf("the HA stack: %s", c.checkStack("node1"))
 	w := c.startWriter()
 	c.waitWrites(w, "both promoted")
 	c.stopAndCheck(w)
@@ -62,12 +64,25 @@ func TestColdBoot(t *testing.T) {
 	if err != nil || !strings.Contains(levels, "fence-node2-poweroff") {
 		t.Errorf("stonith_admin --list-registered on node1: %v\n%s", err, levels)
 	}
-	topology, err := c.run("node1", "pcs", "stonith", "level", "config")
-	for _, target := range c.nodes {
-		want := fmt.Sprintf("Target: %s\n  Level 1 - fence-%s-poweroff\n  Level 2 - fence-%s\n", target, target, target)
-		if err != nil || !strings.Contains(topology, want) {
-			t.Errorf("fencing levels, want %q: %v\n%s", want, err, topology)
-		}
+	// The CIB's fencing topology, not pcs's listing, whose wording each pcs release changes.
+	topology, err := c.run("node1", "cibadmin", "--query", "--scope", "fencing-topology")
+	var levelsXML struct {
+		Levels []struct {
+			Target  string `xml:"target,attr"`
+			Index   string `xml:"index,attr"`
+			Devices string `xml:"devices,attr"`
+		} `xml:"fencing-level"`
+	}
+	if err == nil {
+		err = xml.Unmarshal([]byte(topology), &levelsXML)
+	}
+	var got []string
+	for _, l := range levelsXML.Levels {
+		got = append(got, l.Target+" "+l.Index+" "+l.Devices)
+	}
+	slices.Sort(got)
+	if want := []string{"node1 1 fence-node1-poweroff", "node1 2 fence-node1", "node2 1 fence-node2-poweroff", "node2 2 fence-node2"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("fencing levels %q, want %q: %v\n%s", got, want, err, topology)
 	}
 
 	out, err := c.tnfctl("node1", "setup", "--wait", "1m")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/xml"
 
-	"github.com/tnf-layer/tnf-layer/internal/base/command"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
@@ -43,7 +42,7 @@ func (c CRM) SetProperty(ctx context.Context, name, value string) error {
 func (c CRM) set(ctx context.Context, value string, args ...string) error {
 	if value == "" {
 		_, err := c.tools().Run(ctx, "crm_attribute", append(args, "--delete")...)
-		if command.ExitCode(err) == pcmk.ExitNoSuch {
+		if pcmk.NotSet(err) {
 			return nil
 		}
 		return err

@@ -30,4 +30,9 @@ func TestCRMStore(t *testing.T) {
 		}
 	}
 	exercise(t, CRM{Env: env})
+	// A node the CIB does not know: crm_attribute exits CRM_EX_NOSUCH as for an unset attribute,
+	// with another message. Its attributes cannot be read, which is not "none".
+	if v, ok, err := (CRM{Env: env}).Get(t.Context(), "node9", "tnf-etcd-record", Forever); err == nil {
+		t.Errorf("an attribute of a node the CIB does not know: %q, %v, no error", v, ok)
+	}
 }

@@ -48,7 +48,7 @@ func (t Tools) ApplyConfiguration(ctx context.Context, pcs string, commands [][]
 	for _, scope := range []string{"constraints", "fencing-topology", "alerts", "resources"} {
 		_, err := offline.Run(ctx, "cibadmin", "--replace", "--scope", scope, "--xml-text", "<"+scope+"/>")
 		optional := scope == "fencing-topology" || scope == "alerts"
-		if err != nil && !(optional && command.ExitCode(err) == ExitNoSuch) {
+		if err != nil && !(optional && NotSet(err)) {
 			return false, err
 		}
 	}
