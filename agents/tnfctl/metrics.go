@@ -51,11 +51,12 @@ func metricsCommand(nf *nodeFlags) *cobra.Command {
 			"and switches once they do.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// The node's credential is where cluster.yaml says, when it says (secretsFromAPI).
-			if !cmd.Flags().Changed("kubeconfig") {
-				if cfg, err := clusterconfig.Load(nf.config); err == nil && cfg.SecretsFromAPI != nil {
-					o.kubeconfig = cfg.SecretsFromAPI.KubeconfigFile
-				}
+			// --kubeconfig, else the node's credential where cluster.yaml says, when it says
+			// (secretsFromAPI).
+			if nf.kubeconfig != "" {
+				o.kubeconfig = nf.kubeconfig
+			} else if cfg, err := clusterconfig.Load(nf.config); err == nil && cfg.SecretsFromAPI != nil {
+				o.kubeconfig = cfg.SecretsFromAPI.KubeconfigFile
 			}
 			return serveMetrics(cmd.Context(), nf, o)
 		},
@@ -65,8 +66,7 @@ func metricsCommand(nf *nodeFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&o.plaintext, "insecure-plaintext", false, "test and lab setting, for a cluster without an API: plain HTTP without authorization on --listen")
 	cmd.Flags().StringVar(&o.certFile, "tls-cert-file", o.certFile, "the serving certificate")
 	cmd.Flags().StringVar(&o.keyFile, "tls-key-file", o.keyFile, "its key")
-	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "the credential for the reviews (default: the node's own, "+
-		"cluster.yaml's secretsFromAPI.kubeconfigFile)")
+	kubeconfigFlag(cmd, nf)
 	hide(cmd, "tls-cert-file", "tls-key-file")
 	return cmd
 }
