@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/toolanswers"
 )
 
@@ -45,14 +46,14 @@ func TestToolAnswers(t *testing.T) {
 		_, st, err := c.status("node1")
 		return err == nil && st != nil && st.DC != "", fmt.Sprint(err)
 	})
-	ask(toolanswers.StatusAlone, "node1", statusArgs...)
+	ask(toolanswers.StatusAlone, "node1", pcmk.StatusCommand()...)
 	ask(toolanswers.QuorumAlone, "node1", "corosync-quorumtool", "-s")
 	ask(toolanswers.AttributeOfAbsentPeer, "node1", attribute("node2", "tnf-answers", "forever", query...)...)
 
 	c.power("on", "node2")
 	c.waitRoles("node1", bothPromoted)
 	got.Versions = c.checkStack("node1")
-	ask(toolanswers.Status, "node1", statusArgs...)
+	ask(toolanswers.Status, "node1", pcmk.StatusCommand()...)
 	ask(toolanswers.ConfigurationSection, "node1", "cibadmin", "--query", "--scope", "configuration")
 	ask(toolanswers.Nodelist, "node1", "corosync-cmapctl", "-b", "nodelist.node.")
 	ask(toolanswers.Runtime, "node1", "corosync-cmapctl", "-b", "runtime.")
@@ -100,9 +101,6 @@ func TestToolAnswers(t *testing.T) {
 		}
 	}
 }
-
-// statusArgs is the command line of pcmk's Status.
-var statusArgs = []string{"crm_mon", "--one-shot", "--inactive", "--fence-history=3", "--show-node-attributes", "--output-as=xml"}
 
 // ask runs argv inside node, as run does, and keeps its exit code and both outputs apart.
 func (c *cluster) ask(node string, argv ...string) toolanswers.Answer {

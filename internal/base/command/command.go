@@ -79,19 +79,25 @@ func (c Cmd) Run(ctx context.Context, name string, args ...string) (string, erro
 	if err == nil {
 		return stdout.String(), nil
 	}
-	out := strings.TrimSpace(stderr.String())
-	if out == "" {
-		out = strings.TrimSpace(stdout.String())
-	}
-	if len(out) > maxOutput {
-		out = "…" + out[len(out)-maxOutput:]
-	}
-	e := &Error{Args: append([]string{name}, args...), Code: -1, Output: out, Err: err}
+	e := &Error{Args: append([]string{name}, args...), Code: -1, Output: FailureOutput(stdout.String(), stderr.String()), Err: err}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.Exited() {
 		e.Code = exit.ExitCode()
 	}
 	return stdout.String(), e
+}
+
+// FailureOutput is what an Error keeps of a failed tool's output: its standard error, or its
+// standard output where it printed nothing there, trimmed to the last maxOutput bytes.
+func FailureOutput(stdout, stderr string) string {
+	out := strings.TrimSpace(stderr)
+	if out == "" {
+		out = strings.TrimSpace(stdout)
+	}
+	if len(out) > maxOutput {
+		out = "…" + out[len(out)-maxOutput:]
+	}
+	return out
 }
 
 // Run runs one tool as Cmd{}.Run does.

@@ -8,17 +8,12 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/testutil/toolanswers"
 )
 
-// answerErr is the error command.Run returns for a: nil for exit 0, else a *command.Error with
-// standard error as its output, or standard output where standard error is empty.
+// answerErr is the error command.Run returns for a: nil for exit 0, else a *command.Error.
 func answerErr(a toolanswers.Answer) error {
 	if a.Exit == 0 {
 		return nil
 	}
-	out := strings.TrimSpace(a.Stderr)
-	if out == "" {
-		out = strings.TrimSpace(a.Stdout)
-	}
-	return &command.Error{Args: a.Args, Code: a.Exit, Output: out}
+	return &command.Error{Args: a.Args, Code: a.Exit, Output: command.FailureOutput(a.Stdout, a.Stderr)}
 }
 
 // stacks are the kept answers of every version: at least one Pacemaker 2 and one Pacemaker 3,

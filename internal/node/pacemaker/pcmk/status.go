@@ -241,7 +241,14 @@ func (t Tools) Status(ctx context.Context) (Status, error) {
 
 // StatusXML is crm_mon's XML that Status reads.
 func (t Tools) StatusXML(ctx context.Context) (string, error) {
-	return t.Run(ctx, "crm_mon", "--one-shot", "--inactive", "--fence-history=3", "--show-node-attributes", "--output-as=xml")
+	argv := StatusCommand()
+	return t.Run(ctx, argv[0], argv[1:]...)
+}
+
+// StatusCommand is the command line StatusXML runs (its answers are captured per Pacemaker
+// version for the parser's tests).
+func StatusCommand() []string {
+	return []string{"crm_mon", "--one-shot", "--inactive", "--fence-history=3", "--show-node-attributes", "--output-as=xml"}
 }
 
 func parseStatus(data []byte) (Status, error) {
