@@ -107,14 +107,23 @@ func summary(rows []row) string {
 			measured = r.at + ", `" + r.commit + "`"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", s.fault, seconds(s.bench, s.api), seconds(s.bench, s.etcd),
-			count(s.bench, s.relists), count(s.bench, s.runs), measured, other(s, s.bench+pacemaker3), other(s, s.field))
+			count(s.bench, s.relists), count(s.bench, s.runs), measured, other(s, onPacemaker3(rows, s.bench)), other(s, s.field))
 	}
 	return b.String()
 }
 
-// pacemaker3 ends the name of a benchmark run on Debian 13's HA stack (test/cluster stackSuffix,
-// make bench-failover PACEMAKER=3).
-const pacemaker3 = "-pacemaker-3.0.0"
+// onPacemaker3 is the name under which a run on Debian 13's HA stack measured bench: its name
+// and the stack's Pacemaker version (test/cluster stackSuffix, make bench-failover PACEMAKER=3:
+// "-pacemaker-3.0.0"), the page's last such where Debian's package moved on.
+func onPacemaker3(rows []row, bench string) string {
+	name := bench + "-pacemaker-3"
+	for _, r := range rows {
+		if strings.HasPrefix(r.bench, bench+"-pacemaker-3.") {
+			name = r.bench
+		}
+	}
+	return name
+}
 
 // formatSeconds writes a benchmark's seconds as a person reads them: tenths, hundredths below 1 s.
 func formatSeconds(v string) string {

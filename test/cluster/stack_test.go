@@ -32,17 +32,33 @@ func stackSuffix(t testing.TB) string {
 	if root == "" {
 		return ""
 	}
-	list, err := os.ReadFile(filepath.Join(root, "ha-stack.versions"))
+	version := stackVersions(t, root)["pacemaker"]
+	if version == "" {
+		t.Fatalf("%s/ha-stack.versions names no pacemaker", root)
+	}
+	return "-pacemaker-" + version
+}
+
+// stackVersions are the upstream versions of the HA stack's packages by name: the tree's list
+// where root names one (make-root.sh writes it), else the host's dpkg.
+func stackVersions(t testing.TB, root string) map[string]string {
+	t.Helper()
+	var list []byte
+	var err error
+	if root != "" {
+		list, err = os.ReadFile(filepath.Join(root, "ha-stack.versions"))
+	} else {
+		list, err = exec.Command("dpkg-query", "-W", "-f", "${Package} ${Version}\n", "pacemaker", "corosync", "pcs").Output()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(list), "\n") {
-		if version, ok := strings.CutPrefix(line, "pacemaker "); ok {
-			return "-pacemaker-" + upstream(version)
-		}
+	versions := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+		pkg, version, _ := strings.Cut(line, " ")
+		versions[pkg] = upstream(version)
 	}
-	t.Fatalf("%s/ha-stack.versions names no pacemaker", root)
-	return ""
+	return versions
 }
 
 // stackTools are how each package of the stack says its version when run, Pacemaker first.
@@ -61,21 +77,7 @@ var stackTools = []struct {
 // stackTools' order ("Pacemaker 3.0.0; Corosync Cluster Engine, version '3.1.9'; 0.12.0.2").
 func (c *cluster) checkStack(node string) string {
 	c.t.Helper()
-	var list []byte
-	var err error
-	if root := c.layout.Nodes[node].HARoot; root != "" {
-		list, err = os.ReadFile(filepath.Join(root, "ha-stack.versions"))
-	} else {
-		list, err = exec.Command("dpkg-query", "-W", "-f", "${Package} ${Version}\n", "pacemaker", "corosync", "pcs").Output()
-	}
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	versions := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
-		pkg, version, _ := strings.Cut(line, " ")
-		versions[pkg] = upstream(version)
-	}
+	versions := stackVersions(c.t, c.layout.Nodes[node].HARoot)
 	var said []string
 	for _, st := range stackTools {
 		out, err := c.run(node, st.tool...)
