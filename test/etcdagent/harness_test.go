@@ -81,6 +81,11 @@ type cluster struct {
 	caFile string // set when TLS is on
 	// catchUp bounds the wait for a learner to catch up: 30 s, longer for large data.
 	catchUp time.Duration
+	// actions is every action's outcome, in order, logged once should the test fail (with -v, each
+	// is logged as it ends): one log line per action would bury the failure's own message, which
+	// make's summary of a failed pass finds among the first lines that name a file.
+	actionsMu sync.Mutex
+	actions   []string
 }
 
 type node struct {
@@ -146,6 +151,7 @@ func newCluster(t testing.TB) *cluster {
 			nd.powerOff()
 		}
 		if t.Failed() {
+			t.Logf("the actions, in order:\n%s", strings.Join(c.actions, "\n"))
 			for _, nd := range c.nodes {
 				if log, err := os.ReadFile(nd.params["log_file"]); err == nil {
 					t.Logf("%s etcd log (tail):\n%s", nd.name, tail(string(log), 3000))
@@ -209,10 +215,14 @@ func (n *node) run(action string, extra map[string]string) (int, string) {
 	}
 	n.mu.Unlock()
 	defer func() {
-		n.c.t.Logf("%s %s: exit %d in %v", n.name, action, cmd.ProcessState.ExitCode(), took.Round(time.Millisecond))
+		outcome := fmt.Sprintf("%s %s: exit %d in %v", n.name, action, cmd.ProcessState.ExitCode(), took.Round(time.Millisecond))
 		if testing.Verbose() {
-			n.c.t.Log(stderr.String())
+			n.c.t.Log(outcome + "\n" + stderr.String())
+			return
 		}
+		n.c.actionsMu.Lock()
+		n.c.actions = append(n.c.actions, outcome)
+		n.c.actionsMu.Unlock()
 	}()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
