@@ -265,9 +265,9 @@ func (a *Agent) decideStopped(ctx context.Context, fenced bool) (decision.Data, 
 
 // localData reads the local data dir (this agent's etcd is not running), unless the
 // installer's etcd still runs from it: the kubelet's static pod has an etcd container (or cannot
-// be read), or an etcd this agent did not launch still holds the ports (the kubelet stops the
-// container a moment after its manifest dropped it). That data is not this agent's to read yet,
-// and installer says so.
+// be read), or an etcd this agent did not launch still holds the ports or the data (the kubelet
+// stops the container a moment after its manifest dropped it). That data is not this agent's to
+// read yet, and installer says so.
 func (a *Agent) localData(ctx context.Context) (local decision.Data, installer bool, err error) {
 	if a.installerEtcd() {
 		return local, true, nil
@@ -304,6 +304,15 @@ func (a *Agent) installerEtcd() bool {
 	}
 	if port := a.cfg.BusyPort(); port != "" {
 		a.log.Info("an etcd this agent did not launch holds its port: waiting until it is gone", "port", port)
+		return true
+	}
+	// Its stop closes the ports before the data: a member launched meanwhile fails at its start.
+	switch file, err := etcddata.Held(a.cfg.DataDir); {
+	case err != nil:
+		a.log.Warn("counted as the installer's etcd", "err", err)
+		return true
+	case file != "":
+		a.log.Info("an etcd this agent did not launch still holds its data: waiting until it is gone", "file", file)
 		return true
 	}
 	return false
