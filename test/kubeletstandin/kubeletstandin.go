@@ -21,10 +21,12 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 )
 
-// LogPrefix starts each of its log lines; Stopped ends the line it logs when it stopped etcd.
+// LogPrefix starts each of its log lines; Stopping ends the line it logs as it sends etcd
+// SIGTERM, Stopped the one once etcd has exited.
 const (
 	LogPrefix = "stand-in kubelet: "
-	Stopped   = "stopped the etcd container: the manifest no longer has it"
+	Stopping  = "stopping the etcd container: the manifest no longer has it"
+	Stopped   = "stopped the etcd container"
 )
 
 // Run is `tnf-kubelet-standin MANIFEST`. While the static pod manifest has an etcd container it
@@ -72,6 +74,7 @@ func Run(args []string) error {
 			if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 				grace = time.Duration(*g) * time.Second
 			}
+			log.Print(Stopping)
 			_ = etcd.Process.Signal(syscall.SIGTERM)
 			select {
 			case <-exited:
@@ -86,17 +89,17 @@ func Run(args []string) error {
 	return nil
 }
 
-// StoppedAt is when the log in text last says the stand-in stopped etcd; zero when it never did.
-func StoppedAt(text string) (time.Time, error) {
+// LoggedAt is when the log in text last says line (Stopping, Stopped); zero when it never did.
+func LoggedAt(text, line string) (time.Time, error) {
 	var at time.Time
-	for _, line := range strings.Split(text, "\n") {
-		stamp, ok := strings.CutPrefix(line, LogPrefix)
-		if !ok || !strings.HasSuffix(stamp, Stopped) {
+	for _, l := range strings.Split(text, "\n") {
+		stamp, ok := strings.CutPrefix(l, LogPrefix)
+		if !ok || !strings.HasSuffix(stamp, " "+line) {
 			continue
 		}
-		t, err := time.Parse("2006/01/02 15:04:05.000000", strings.TrimSpace(strings.TrimSuffix(stamp, Stopped)))
+		t, err := time.Parse("2006/01/02 15:04:05.000000", strings.TrimSpace(strings.TrimSuffix(stamp, line)))
 		if err != nil {
-			return time.Time{}, fmt.Errorf("%q: %w", line, err)
+			return time.Time{}, fmt.Errorf("%q: %w", l, err)
 		}
 		at = t
 	}
