@@ -71,6 +71,11 @@ var stackTools = []struct {
 	{"pcs", []string{"pcs", "--version"}},
 }
 
+// nodeTools are what the layer's agents run on a node beside the HA stack, each in RHCOS: a node
+// whose /usr is a tree's must find them in it, or it runs a path of the layer without them (the
+// connections to a fenced peer's etcd, ended with ss, would stay to the clients' timeouts).
+var nodeTools = [][]string{{"ss", "-V"}}
+
 // checkStack fails the test unless node runs the HA stack it should: the tree's where the node
 // has one, else the host's. Each tool is run inside the node and must say its package's upstream
 // version, as the tree's list (or the host's dpkg) gives it. It returns what the tools said, in
@@ -86,6 +91,11 @@ func (c *cluster) checkStack(node string) string {
 			c.t.Fatalf("%s: %s says %q (%v), want %s's %q", node, strings.Join(st.tool, " "), out, err, st.pkg, versions[st.pkg])
 		}
 		said = append(said, out)
+	}
+	for _, tool := range nodeTools {
+		if out, err := c.run(node, tool...); err != nil {
+			c.t.Fatalf("%s: %s: %v\n%s", node, strings.Join(tool, " "), err, out)
+		}
 	}
 	return strings.Join(said, "; ")
 }

@@ -10,7 +10,8 @@ suite=$1 dir=$2 mirror=${3:-http://deb.debian.org/debian}
 # What the nodes run of the stack, as ci/install-deps.sh installs it on the host for Debian 12.
 # fence-agents is all of them (cloud SDKs: 2 GB); the layer runs fence_redfish alone.
 # prometheus-hacluster-exporter: the metrics the layer serves are compared with its (TestMetrics).
-packages="pacemaker pacemaker-cli-utils corosync pcs fence-agents-redfish resource-agents libxml2-utils procps prometheus-hacluster-exporter"
+# iproute2: the etcd agent ends the connections to a fenced peer's etcd with its ss, as on RHCOS.
+packages="pacemaker pacemaker-cli-utils corosync pcs fence-agents-redfish resource-agents libxml2-utils procps iproute2 prometheus-hacluster-exporter"
 tmp=$dir.tmp
 rm -rf "$tmp"
 debootstrap --variant=minbase "$suite" "$tmp" "$mirror" >"$tmp.log" 2>&1 || { tail -20 "$tmp.log"; exit 1; }
