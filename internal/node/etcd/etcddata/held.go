@@ -13,10 +13,10 @@ import (
 
 // Held names the first file of the data directory that a running etcd holds ("" when none).
 // etcd locks every WAL file it may write (an open file description lock, where the kernel has
-// them) and its backend (flock) until it closes them as its process ends; a member launched
-// while another still holds them fails at its start ("file already locked"). Its client and
-// peer listeners close earlier in its stop, so free ports do not say the data is free. The
-// locks are asked for, never kept: a lock kept here would be one an etcd's start runs into.
+// them) and its backend (flock) until its stop closes them; a member launched while another
+// still holds them fails at its start ("file already locked"). Its client and peer listeners
+// close earlier in its stop, so free ports do not say the data is free. The locks are asked
+// for, never kept: a lock kept here would be one an etcd's start runs into.
 func Held(dataDir string) (string, error) {
 	wals, err := filepath.Glob(filepath.Join(walDir(dataDir), "*.wal"))
 	if err != nil {
