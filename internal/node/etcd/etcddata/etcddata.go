@@ -60,6 +60,9 @@ func (i Info) Data() decision.Data {
 func walDir(dataDir string) string  { return filepath.Join(dataDir, "member", "wal") }
 func snapDir(dataDir string) string { return filepath.Join(dataDir, "member", "snap") }
 
+// backendFile is etcd's backend, the bbolt database its keys are in.
+func backendFile(dataDir string) string { return filepath.Join(snapDir(dataDir), "db") }
+
 // Inspect reads a data directory. A missing or empty directory holds no data; one that cannot
 // be read, or holds a member's files without the WAL etcd starts from, is an error, never "no
 // data": a node that read it as empty could create a new cluster beside the real data.
@@ -94,7 +97,7 @@ func hasWAL(dataDir string) (bool, error) {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return false, fmt.Errorf("%s: reading the WAL folder: %w", dataDir, err)
 	}
-	db := filepath.Join(snapDir(dataDir), "db")
+	db := backendFile(dataDir)
 	switch _, err := os.Stat(db); {
 	case err == nil:
 		return false, fmt.Errorf("%s exists without a WAL: not data etcd starts from, and not no data (move it away to start empty)", db)
@@ -289,7 +292,7 @@ func (m membership) otherVoter(id uint64) uint64 {
 // isLearner reads the member's entry in the backend's membership bucket (a WAL that holds no
 // configuration names no role).
 func isLearner(dataDir string, memberID uint64) (bool, error) {
-	path := filepath.Join(snapDir(dataDir), "db")
+	path := backendFile(dataDir)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

@@ -23,12 +23,13 @@ func Held(dataDir string) (string, error) {
 		return "", err
 	}
 	for _, p := range wals {
-		if held, err := walLocked(p); err != nil || held {
+		if held, err := locked(p, walLocked); err != nil || held {
 			return p, err
 		}
 	}
-	db := filepath.Join(snapDir(dataDir), "db")
-	if held, err := dbLocked(db); err != nil || held {
+	db := backendFile(dataDir)
+	// bbolt's flock, exclusive while etcd has the backend open for writing.
+	if held, err := locked(db, flockHeld); err != nil || held {
 		return db, err
 	}
 	return "", nil
@@ -37,28 +38,20 @@ func Held(dataDir string) (string, error) {
 // walLocked asks the kernel whether another open file description holds a lock on a WAL file,
 // as etcd's fileutil takes it (write lock, whole file); etcd falls back to flock where the
 // kernel has no such locks.
-func walLocked(path string) (bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil // cut or renamed meanwhile by etcd itself: asked again at the next look
-	}
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
+func walLocked(f *os.File) (bool, error) {
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
 	switch err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk); {
 	case errors.Is(err, unix.EINVAL):
 		return flockHeld(f)
 	case err != nil:
-		return false, fmt.Errorf("%s: asking for its lock: %w", path, err)
+		return false, fmt.Errorf("%s: asking for its lock: %w", f.Name(), err)
 	}
 	return lk.Type != unix.F_UNLCK, nil
 }
 
-// dbLocked says whether a process holds the backend's flock (bbolt's, exclusive while etcd
-// has it open for writing).
-func dbLocked(path string) (bool, error) {
+// locked opens path and asks held about it; a file that is gone is held by nobody (etcd cuts and
+// renames its WAL files itself: the next look asks again).
+func locked(path string, held func(*os.File) (bool, error)) (bool, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -67,7 +60,7 @@ func dbLocked(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	return flockHeld(f)
+	return held(f)
 }
 
 // flockHeld tries a shared flock without waiting and gives it back at once: refused, a

@@ -35,7 +35,7 @@ type Restored struct {
 // creating a cluster; the administrator finds both folders).
 func RestoreAsNewCluster(dataDir, name, peerURL string, keep int, now time.Time) (Restored, error) {
 	dataDir = filepath.Clean(dataDir)
-	db := filepath.Join(snapDir(dataDir), "db")
+	db := backendFile(dataDir)
 	if _, err := os.Stat(db); err != nil {
 		return Restored{}, fmt.Errorf("restoring %s: %w", dataDir, err)
 	}
