@@ -524,6 +524,24 @@ func TestWedgedEtcd(t *testing.T) {
 	a.must("monitor", ocfPromoted)
 }
 
+// TestMonitorTakesTheFrozenMark: once etcd was found frozen (by the watcher, or here by a
+// monitor), a monitor fails on the mark instead of waiting out liveness_timeout again: Pacemaker
+// runs one operation of a resource at a time, so that wait would hold back the recovery.
+func TestMonitorTakesTheFrozenMark(t *testing.T) {
+	c := newCluster(t)
+	a := c.nodes["node1"]
+	a.must("start", ocfSuccess)
+	a.must("promote", ocfSuccess)
+	a.kill(syscall.SIGSTOP)
+	a.must("monitor", ocfGeneric)
+	if out := a.must("monitor", ocfGeneric); !strings.Contains(out, "within 2s: frozen (found so already: ") {
+		t.Fatalf("monitor of an etcd already found frozen:\n%s", out)
+	}
+	if out := a.must("stop", ocfSuccess); !strings.Contains(out, "without a grace period") {
+		t.Fatalf("stop of a frozen etcd:\n%s", out)
+	}
+}
+
 // TestCrashReported: an etcd that dies under either node is reported to the cluster by the
 // watcher at once (what crm_resource --fail does on a cluster; the file store counts it), once.
 func TestCrashReported(t *testing.T) {

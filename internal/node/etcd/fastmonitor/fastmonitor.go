@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
@@ -58,7 +59,14 @@ func Run(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.LivenessTimeout)
 	defer cancel()
+	ctx, endRead := context.WithCancelCause(ctx)
+	defer endRead(nil)
+	go endWhenMarkedFrozen(ctx, endRead, c.FrozenFile())
 	s, err := readStatus(ctx, c)
+	if err != nil && errors.Is(context.Cause(ctx), errMarkedFrozen) {
+		fmt.Fprintf(stderr, "ocf:tnf:etcd: etcd did not answer its status within %s: frozen (found so already: %s)\n", c.LivenessTimeout, c.FrozenFile())
+		return ocf.ErrGeneric, true
+	}
 	if isFrozen(err) {
 		fmt.Fprintf(stderr, "ocf:tnf:etcd: etcd did not answer its status within %s: frozen (%v)\n", c.LivenessTimeout, err)
 		if err := os.WriteFile(c.FrozenFile(), nil, 0o600); err != nil {
@@ -89,6 +97,33 @@ func Run(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 		return 0, false
 	}
 	return ocf.RunningPromoted, true
+}
+
+// errMarkedFrozen ends a monitor's status read: the watcher (or an earlier monitor) found the
+// member frozen.
+var errMarkedFrozen = errors.New("marked frozen")
+
+// frozenMarkPoll is how often a monitor's status read looks for the watcher's frozen mark.
+const frozenMarkPoll = 50 * time.Millisecond
+
+// endWhenMarkedFrozen ends the read (end) once the watcher has marked the member frozen, or at
+// once if it (or an earlier monitor) already had. Pacemaker runs one operation of a resource at a time: a monitor still
+// waiting out liveness_timeout on a member the watcher already reported would hold back the
+// recovery, and the peer's cluster of one, by up to that long.
+func endWhenMarkedFrozen(ctx context.Context, end context.CancelCauseFunc, mark string) {
+	t := time.NewTicker(frozenMarkPoll)
+	defer t.Stop()
+	for {
+		if _, err := os.Stat(mark); err == nil {
+			end(errMarkedFrozen)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Frozen reads the local member's status once: err nil when it answered, frozen when it did
