@@ -20,7 +20,13 @@ type Data struct {
 	Index     uint64 // last raft index in the WAL
 	// Term is the raft term of the last entry (0: unknown, e.g. a record of a previous
 	// version). A running member reports its current term, which is never below it.
-	Term    uint64
+	Term uint64
+	// Commit is, for the peer's record, the index its member had committed when the record was
+	// published (0: not known, e.g. a record of an earlier agent). A running member publishes its
+	// status's commit index, as Index too; a stopped one its WAL's last entry as Index and its
+	// last hard state's commit here: the entries between were never committed, so never
+	// acknowledged (see uncommittedTail).
+	Commit  uint64
 	Learner bool // the member is a learner in its own membership
 	// Removed: the member is no longer in its own cluster's membership (it left gracefully).
 	// Its data never serves again; it is published as no data (see etcdnode.Record).
@@ -319,7 +325,9 @@ func decided(a Action, format string, args ...any) Decision {
 //   - a node never forces while it is itself a learner, never leads from a removed member's data,
 //     and never leads from data older than the peer's, nor from data of another cluster,
 //     unless an administrator gave that peer data up (GivenUp): then the local data is restored
-//     as a new cluster, never with no local data at all;
+//     as a new cluster, never with no local data at all; the one exception to "older" is a
+//     stopped peer whose record shows that what it holds beyond the local log it never
+//     committed (uncommittedTail);
 //   - once the CIB records a cluster this one served, no node creates a new cluster or leads
 //     from data of another cluster, unless an administrator gave data up;
 //   - a node with data of its own never moves it aside to join a peer of another cluster,
@@ -428,7 +436,7 @@ func decide(in Input) Decision {
 		lead = decided(StartBoth, "both nodes are back with voters of cluster %x whose membership is the two of them (%x, %x): "+
 			"start the existing member (local %s, peer %s) as peer %s starts its own; raft elects the more up-to-date log and "+
 			"nothing is streamed", l.ClusterID, in.Pair.Member, in.Pair.Other, position(l), position(p), in.PeerName)
-	case p.Known && p.Present && Compare(l, p) < 0:
+	case p.Known && p.Present && Compare(l, p) < 0 && !uncommittedTail(in):
 		return blocked("local data (%s) is older than peer %s's last published %s: refusing to lead",
 			position(l), in.PeerName, position(p))
 	case tie && peerLeadsTie(in):
@@ -439,6 +447,10 @@ func decide(in Input) Decision {
 	case tie:
 		lead = decided(ForceNewCluster, "same data as peer %s (cluster %x, index %d); this node leads (%s): restart it as a cluster of one",
 			in.PeerName, l.ClusterID, l.Index, tieBreak(in))
+	case uncommittedTail(in):
+		lead = decided(ForceNewCluster, "local data (cluster %x, %s) holds every entry peer %s's stopped member committed "+
+			"(index %d); its %d entries beyond were never committed, so never acknowledged: restart the local data as a cluster of one",
+			l.ClusterID, position(l), in.PeerName, p.Commit, p.Index-l.Index)
 	default:
 		lead = decided(ForceNewCluster, "local data (cluster %x, index %d) is the most recent (peer %s: %s): restart it as a cluster of one",
 			l.ClusterID, l.Index, in.PeerName, describe(p))
@@ -451,6 +463,23 @@ func decide(in Input) Decision {
 		return decided(Wait, "peer %s holds the force-new-cluster claim", in.PeerName)
 	}
 	return lead
+}
+
+// uncommittedTail says the local log lacks only entries the stopped peer never committed: its
+// record (published as its etcd stopped: a frozen leader's, typically) is of the same cluster,
+// ends in the same term as the local log, and its commit index is within the local log. Entries
+// of one term come from that term's one leader, so the local log is a prefix of the peer's; a
+// two-voter cluster commits an entry only once both hold it, and a cluster of one that committed
+// alone did so in a later term than the local log's (it forced, then elected itself), or its
+// commit index covers its whole log (CommitTail). What the peer holds beyond is its uncommitted
+// tail, which raft also discards for the local log's once the local node leads. Without this a
+// frozen leader's last appended entries make the survivor refuse, and both members restart
+// together. A peer that is starting (PeerReady) is waited for as before: it leads, keeping its
+// longer log.
+func uncommittedTail(in Input) bool {
+	l, p := in.Local, in.PeerData
+	return (in.Peer == PeerFenced || in.Peer == PeerAbsent) && p.Known && p.Present && !p.Learner && p.Commit != 0 &&
+		l.ClusterID == p.ClusterID && l.Term != 0 && l.Term == p.Term && p.Commit <= l.Index && l.Index < p.Index
 }
 
 // besideLeaderlessPeer decides while the peer's etcd runs as a voter without a leader. Such a

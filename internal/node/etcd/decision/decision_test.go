@@ -403,6 +403,49 @@ func TestOlderNeverLeads(t *testing.T) {
 	}
 }
 
+// TestUncommittedTail: beside a peer whose etcd stopped (a frozen leader's), a node whose log is
+// shorter leads only when the peer's record shows that it never committed what it holds beyond:
+// same cluster, same last term, its commit index within the local log, neither side a learner.
+// Anything else is "older", as before; a peer that is starting is waited for.
+func TestUncommittedTail(t *testing.T) {
+	local := Data{Known: true, Present: true, ClusterID: clusterC, Index: 97, Term: 5}
+	stopped := Data{Known: true, Present: true, ClusterID: clusterC, Index: 100, Term: 5, Commit: 95}
+	with := func(d Data, change func(*Data)) Data { change(&d); return d }
+	rows := []struct {
+		name        string
+		local, peer Data
+		state       Peer
+		want        Action
+	}{
+		{"tail beyond the commit", local, stopped, PeerFenced, ForceNewCluster},
+		{"commit at the local end", local, with(stopped, func(d *Data) { d.Commit = 97 }), PeerFenced, ForceNewCluster},
+		{"commit past the local end", local, with(stopped, func(d *Data) { d.Commit = 98 }), PeerFenced, Refuse},
+		{"commit not known", local, with(stopped, func(d *Data) { d.Commit = 0 }), PeerFenced, Refuse},
+		{"peer in a later term", local, with(stopped, func(d *Data) { d.Term = 6 }), PeerFenced, Refuse},
+		{"local term not known", with(local, func(d *Data) { d.Term = 0 }), stopped, PeerFenced, Refuse},
+		{"peer a learner", local, with(stopped, func(d *Data) { d.Learner = true }), PeerFenced, Refuse},
+		{"local a learner", with(local, func(d *Data) { d.Learner = true }), stopped, PeerFenced, Refuse},
+		{"another cluster", with(local, func(d *Data) { d.ClusterID = clusterD }), stopped, PeerFenced, Refuse},
+		{"peer only starting", local, stopped, PeerReady, Wait},
+		{"peer absent", local, stopped, PeerAbsent, ForceNewCluster},
+	}
+	for _, r := range rows {
+		for c := ClaimNone; c <= ClaimPeer; c++ {
+			want := r.want
+			if want == ForceNewCluster && c == ClaimPeer && r.state != PeerFenced {
+				want = Wait // a claim is overridden only on Pacemaker's word that the peer stopped
+			}
+			d := Decide(Input{Self: "node1", PeerName: "node2", Local: r.local, PeerData: r.peer, Peer: r.state, Claim: c})
+			if d.Action != want {
+				t.Errorf("%s, claim %s: got %s (%s), want %s", r.name, c, d.Action, d.Reason, want)
+			}
+			if d.Action.Leads() && !strings.Contains(d.Reason, "3 entries beyond were never committed") {
+				t.Errorf("%s: the reason does not say what is given up: %s", r.name, d.Reason)
+			}
+		}
+	}
+}
+
 // TestNoClusterBesideAServingPeerItCannotReach: a peer whose instance is started but whose
 // client port does not answer in time (a connect timeout reads as "not running": PeerReady) or
 // answers without a status (PeerUnknown) may in fact serve, forced alone, on a node this one

@@ -119,7 +119,8 @@ func notListening(err error) bool {
 }
 
 func fromStatus(s status) decision.Data {
-	return decision.Data{Known: true, Present: true, ClusterID: s.ClusterID, Index: s.Index, Term: s.Term, Learner: s.Learner}
+	// A status's raft index is its commit index.
+	return decision.Data{Known: true, Present: true, ClusterID: s.ClusterID, Index: s.Index, Term: s.Term, Commit: s.Index, Learner: s.Learner}
 }
 
 // learnerReady mirrors etcd's own rule for promoting a learner: its log is within 90 % of the

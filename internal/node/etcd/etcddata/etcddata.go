@@ -54,7 +54,7 @@ func (i Info) Data() decision.Data {
 	if i.ForceBegun {
 		other = 0
 	}
-	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Learner: i.Learner, Removed: i.Removed, MemberID: i.MemberID, OtherVoter: other}
+	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Commit: i.Commit, Learner: i.Learner, Removed: i.Removed, MemberID: i.MemberID, OtherVoter: other}
 }
 
 func walDir(dataDir string) string  { return filepath.Join(dataDir, "member", "wal") }

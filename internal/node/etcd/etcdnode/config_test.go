@@ -72,11 +72,14 @@ func TestRecordsAcrossVersions(t *testing.T) {
 	dir := t.TempDir()
 	store := attrs.File{Path: filepath.Join(dir, "attrs.json")}
 	c := Config{Self: "n1", StateDir: filepath.Join(dir, "state")}
-	d := decision.Data{Known: true, Present: true, ClusterID: 0x1f, Index: 42, Term: 7}
+	d := decision.Data{Known: true, Present: true, ClusterID: 0x1f, Index: 42, Term: 7, Commit: 40}
 	if err := c.Publish(ctx, store, d); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{AttrData: "1f:42", AttrTerm: "7"} {
+	if got, err := ReadRecord(ctx, store, "n1"); err != nil || got != d {
+		t.Fatalf("read back: %+v %v, want %+v", got, err, d)
+	}
+	for name, want := range map[string]string{AttrData: "1f:42", AttrTerm: "7", AttrCommit: "42:40"} {
 		if v, ok, err := store.Get(ctx, "n1", name, attrs.Forever); err != nil || !ok || v != want {
 			t.Errorf("%s: %q %v %v, want %q (the format earlier agents read)", name, v, ok, err, want)
 		}
@@ -93,6 +96,22 @@ func TestRecordsAcrossVersions(t *testing.T) {
 	got, err := ReadRecord(ctx, store, "n2")
 	if want := (decision.Data{Known: true, Present: true, ClusterID: 0x1f, Index: 40, Term: 7}); err != nil || got != want {
 		t.Fatalf("the previous version's record: %+v %v, want %+v", got, err, want)
+	}
+	// A commit index left by another record (an earlier agent writes none after it) is not this
+	// record's.
+	if err := store.Set(ctx, "n2", AttrCommit, "38:36", attrs.Forever); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadRecord(ctx, store, "n2"); err != nil || got.Commit != 0 {
+		t.Fatalf("a commit index of another record read as this one's: %+v %v", got, err)
+	}
+	for _, bad := range []string{"40", "40:x", "40:41"} {
+		if err := store.Set(ctx, "n2", AttrCommit, bad, attrs.Forever); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadRecord(ctx, store, "n2"); err == nil || !strings.Contains(err.Error(), AttrCommit) {
+			t.Errorf("%s %q: %v, want an error naming it", AttrCommit, bad, err)
+		}
 	}
 }
 

@@ -43,6 +43,11 @@ const (
 	// before. It is written before the record and read after it: a reader may see a term newer
 	// than the record (the peer then looks newer: safe), never an older one.
 	AttrTerm = "tnf-etcd-term"
+	// AttrCommit (lifetime forever) is "<index>:<commit>": the commit index of the member whose
+	// data record ends at index (decision.Data.Commit). Bound to the record's index, so a value
+	// left by another record (an earlier agent writes none) is never read as this one's. Written
+	// before the record, read after it.
+	AttrCommit = "tnf-etcd-commit"
 	// AttrLayerVersion (lifetime reboot) is the layer version of this node's agent, for tnfctl
 	// status during a rolling update. An attribute of its own: the data record's format stays
 	// what agents of earlier versions read.
@@ -352,11 +357,18 @@ func (c Config) Publish(ctx context.Context, store attrs.Store, d decision.Data)
 	if err := c.setCached(ctx, store, "published-term", AttrTerm, term, attrs.Forever); err != nil {
 		return err
 	}
+	commit := ""
+	if Record(d) != "none" && d.Commit != 0 {
+		commit = strconv.FormatUint(d.Index, 10) + ":" + strconv.FormatUint(d.Commit, 10)
+	}
+	if err := c.setCached(ctx, store, "published-commit", AttrCommit, commit, attrs.Forever); err != nil {
+		return err
+	}
 	return c.setCached(ctx, store, "published", AttrData, Record(d), attrs.Forever)
 }
 
-// ReadRecord reads a node's published data record and then its term (zero when it published
-// none, or is of a previous version).
+// ReadRecord reads a node's published data record and then its term and commit index (zero
+// when it published none, or is of a previous version).
 func ReadRecord(ctx context.Context, store attrs.Store, node string) (decision.Data, error) {
 	v, ok, err := store.Get(ctx, node, AttrData, attrs.Forever)
 	if err != nil || !ok {
@@ -366,12 +378,28 @@ func ReadRecord(ctx context.Context, store attrs.Store, node string) (decision.D
 	if err != nil {
 		return d, fmt.Errorf("%s's %s: %w", node, AttrData, err)
 	}
+	if !d.Present {
+		return d, nil
+	}
 	t, ok, err := store.Get(ctx, node, AttrTerm, attrs.Forever)
-	if err != nil || !ok || !d.Present {
+	if err != nil || !ok {
 		return d, err
 	}
 	if d.Term, err = strconv.ParseUint(t, 10, 64); err != nil {
 		return d, fmt.Errorf("%s's %s: %q is not a term", node, AttrTerm, t)
+	}
+	c, ok, err := store.Get(ctx, node, AttrCommit, attrs.Forever)
+	if err != nil || !ok || c == "" {
+		return d, err
+	}
+	index, commit, found := strings.Cut(c, ":")
+	i, err1 := strconv.ParseUint(index, 10, 64)
+	n, err2 := strconv.ParseUint(commit, 10, 64)
+	if !found || err1 != nil || err2 != nil || n > i {
+		return d, fmt.Errorf("%s's %s: %q is not <index>:<commit>", node, AttrCommit, c)
+	}
+	if i == d.Index {
+		d.Commit = n
 	}
 	return d, nil
 }

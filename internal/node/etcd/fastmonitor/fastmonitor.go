@@ -84,7 +84,7 @@ func Run(env ocf.Env, stderr io.Writer) (st ocf.Status, handled bool) {
 		return 0, false
 	}
 	store := c.Store()
-	if err := c.Publish(ctx, store, decision.Data{Known: true, Present: true, ClusterID: cid, Index: idx, Term: term}); err != nil {
+	if err := c.Publish(ctx, store, decision.Data{Known: true, Present: true, ClusterID: cid, Index: idx, Term: term, Commit: idx}); err != nil {
 		return 0, false
 	}
 	if err := c.SetScore(ctx, store, etcdnode.ScoreVoter); err != nil {
