@@ -5,6 +5,8 @@ package etcdagent_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,9 +17,10 @@ import (
 // TestLeadsDespiteTheStoppedLeadersUncommittedTail: the leader appends entries its follower
 // never gets (the follower's etcd is stopped, then killed with them still in its socket), so
 // nothing of them is committed; then the leader freezes and Pacemaker stops it. Its record says
-// how far it had committed, so the follower's restart leads from its shorter log at once, where
-// before it refused as "older" until the leader came back. Every acknowledged write is kept; the
-// old leader then joins as a learner.
+// how far it had committed, and the follower's promotion, applied by that leader in that term,
+// says the leader committed nothing without it since: the follower leads from its shorter log at
+// once, where before it refused as "older" until the leader came back. Every acknowledged write
+// is kept; the old leader then joins as a learner.
 func TestLeadsDespiteTheStoppedLeadersUncommittedTail(t *testing.T) {
 	c := newCluster(t)
 	for _, n := range c.nodes {
@@ -57,8 +60,21 @@ func TestLeadsDespiteTheStoppedLeadersUncommittedTail(t *testing.T) {
 	leader.must("demote", ocfSuccess)
 	leader.must("stop", ocfSuccess)
 
-	out := follower.must("start", ocfSuccess)
-	if !strings.Contains(out, "3 entries beyond were never committed") {
+	// What proves that the leader needed the follower for every later commit is the follower's
+	// promotion, applied in the leader's term (before it, the leader committed alone): without
+	// its record, the follower's data is older, as before.
+	promoted := filepath.Join(follower.params["state_dir"], "promoted")
+	if err := os.Rename(promoted, promoted+".away"); err != nil {
+		t.Fatal(err)
+	}
+	follower.must("start", ocfSuccess)
+	if why := decisionOf(t, c, follower); !strings.Contains(why, "is older than peer") {
+		t.Fatalf("%s without its promotion's record: %q, want a refusal as older", follower.name, why)
+	}
+	if err := os.Rename(promoted+".away", promoted); err != nil {
+		t.Fatal(err)
+	}
+	if out := follower.must("monitor", ocfSuccess); !strings.Contains(out, "3 entries beyond were never committed") {
 		t.Fatalf("%s did not lead from its log beside the stopped leader's uncommitted tail:\n%s", follower.name, out)
 	}
 	if _, ok := follower.score(); !ok {

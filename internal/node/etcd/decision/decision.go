@@ -37,7 +37,18 @@ type Data struct {
 	// OtherVoter is, when the local WAL's membership is exactly two voters, this member and one
 	// other, that other's ID (0: any other membership, or not known). Local data only, like MemberID.
 	OtherVoter uint64
+	// VotedPeer (local data only): the member's hard state holds its vote, in its last entry's
+	// term, for OtherVoter. raft asks only the voters of its configuration, so that leader was
+	// elected with the local member as a voter, and in that term committed nothing without it.
+	VotedPeer bool
 }
+
+// Promotion is the local member's promotion from learner to voter as this node's agent saw it
+// applied on the peer's leader: the member, that leader's term (the same before the promotion
+// and after it), and its commit index right after (zero: none seen in this boot). A leader
+// commits entries alone only until it applies the promotion; for the rest of that term it
+// commits nothing beyond Index without the member.
+type Promotion struct{ Member, Term, Index uint64 }
 
 // Pair is a member of a membership of exactly two voters as its node published it at its start
 // (etcdnode.AttrPair): the member's ID and the other voter's. Zero: none published (an agent
@@ -159,6 +170,8 @@ type Input struct {
 	// start (agents before 0.3.0 publish none); beside a ready peer EtcdVersion is this node's,
 	// as it published it too, so that both nodes compare the same two values. Empty: not known.
 	PeerEtcdVersion string
+	// Promoted is the local member's promotion, as this node's agent saw it in this boot.
+	Promoted Promotion
 	// Pair and PeerPair are the two-voter memberships both nodes published at their starts, read
 	// beside a ready peer or one whose port answers without a status (this node's read back too,
 	// so that both compare the same two; zero on a node that gave its pair up for this boot).
@@ -448,9 +461,14 @@ func decide(in Input) Decision {
 		lead = decided(ForceNewCluster, "same data as peer %s (cluster %x, index %d); this node leads (%s): restart it as a cluster of one",
 			in.PeerName, l.ClusterID, l.Index, tieBreak(in))
 	case uncommittedTail(in):
+		why := "the local member voted for it in that term"
+		if !l.VotedPeer {
+			why = fmt.Sprintf("it applied the local member's promotion in that term at index %d", in.Promoted.Index)
+		}
 		lead = decided(ForceNewCluster, "local data (cluster %x, %s) holds every entry peer %s's stopped member committed "+
-			"(index %d); its %d entries beyond were never committed, so never acknowledged: restart the local data as a cluster of one",
-			l.ClusterID, position(l), in.PeerName, p.Commit, p.Index-l.Index)
+			"(index %d; %s, so it committed nothing without it since); its %d entries beyond were never committed, "+
+			"so never acknowledged: restart the local data as a cluster of one",
+			l.ClusterID, position(l), in.PeerName, p.Commit, why, p.Index-l.Index)
 	default:
 		lead = decided(ForceNewCluster, "local data (cluster %x, index %d) is the most recent (peer %s: %s): restart it as a cluster of one",
 			l.ClusterID, l.Index, in.PeerName, describe(p))
@@ -467,19 +485,24 @@ func decide(in Input) Decision {
 
 // uncommittedTail says the local log lacks only entries the stopped peer never committed: its
 // record (published as its etcd stopped: a frozen leader's, typically) is of the same cluster,
-// ends in the same term as the local log, and its commit index is within the local log. Entries
-// of one term come from that term's one leader, so the local log is a prefix of the peer's; a
-// two-voter cluster commits an entry only once both hold it, and a cluster of one that committed
-// alone did so in a later term than the local log's (it forced, then elected itself), or its
-// commit index covers its whole log (CommitTail). What the peer holds beyond is its uncommitted
-// tail, which raft also discards for the local log's once the local node leads. Without this a
+// ends in the same term T as the local log, and its commit index is within the local log; and
+// the peer's leader in T committed nothing without the local member beyond the local log: the
+// local member voted for it in T (VotedPeer), or T is the term in which that leader applied the
+// local member's promotion, at a commit index within the local log (Promoted). Entries of one
+// term come from that term's one leader, so the local log is a prefix of the peer's holding
+// every entry that needed the local member to commit; what the peer holds beyond is its
+// uncommitted tail, which raft also discards for the local log's once the local node leads. The
+// commit index alone proves nothing: a leader that commits alone (before it applies a learner's
+// promotion) may acknowledge a write before its hard state records the commit. Without this a
 // frozen leader's last appended entries make the survivor refuse, and both members restart
 // together. A peer that is starting (PeerReady) is waited for as before: it leads, keeping its
 // longer log.
 func uncommittedTail(in Input) bool {
 	l, p := in.Local, in.PeerData
+	promoted := in.Promoted.Member != 0 && in.Promoted.Member == l.MemberID && in.Promoted.Term == l.Term && in.Promoted.Index <= l.Index
 	return (in.Peer == PeerFenced || in.Peer == PeerAbsent) && p.Known && p.Present && !p.Learner && p.Commit != 0 &&
-		l.ClusterID == p.ClusterID && l.Term != 0 && l.Term == p.Term && p.Commit <= l.Index && l.Index < p.Index
+		l.ClusterID == p.ClusterID && l.Term != 0 && l.Term == p.Term && p.Commit <= l.Index && l.Index < p.Index &&
+		(l.VotedPeer || promoted)
 }
 
 // besideLeaderlessPeer decides while the peer's etcd runs as a voter without a leader. Such a

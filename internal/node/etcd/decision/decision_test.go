@@ -405,29 +405,43 @@ func TestOlderNeverLeads(t *testing.T) {
 
 // TestUncommittedTail: beside a peer whose etcd stopped (a frozen leader's), a node whose log is
 // shorter leads only when the peer's record shows that it never committed what it holds beyond:
-// same cluster, same last term, its commit index within the local log, neither side a learner.
-// Anything else is "older", as before; a peer that is starting is waited for.
+// same cluster, same last term, its commit index within the local log, neither side a learner,
+// and the local member's own data proves the peer's leader needed it in that term (its vote, or
+// its promotion applied there at an index within the local log). Anything else is "older", as
+// before; a peer that is starting is waited for.
 func TestUncommittedTail(t *testing.T) {
-	local := Data{Known: true, Present: true, ClusterID: clusterC, Index: 97, Term: 5}
+	voted := Data{Known: true, Present: true, ClusterID: clusterC, Index: 97, Term: 5, MemberID: 0xb, OtherVoter: 0xa, VotedPeer: true}
+	notVoted := voted
+	notVoted.VotedPeer = false
+	promotion := Promotion{Member: 0xb, Term: 5, Index: 60}
 	stopped := Data{Known: true, Present: true, ClusterID: clusterC, Index: 100, Term: 5, Commit: 95}
 	with := func(d Data, change func(*Data)) Data { change(&d); return d }
 	rows := []struct {
 		name        string
 		local, peer Data
+		promoted    Promotion
 		state       Peer
 		want        Action
 	}{
-		{"tail beyond the commit", local, stopped, PeerFenced, ForceNewCluster},
-		{"commit at the local end", local, with(stopped, func(d *Data) { d.Commit = 97 }), PeerFenced, ForceNewCluster},
-		{"commit past the local end", local, with(stopped, func(d *Data) { d.Commit = 98 }), PeerFenced, Refuse},
-		{"commit not known", local, with(stopped, func(d *Data) { d.Commit = 0 }), PeerFenced, Refuse},
-		{"peer in a later term", local, with(stopped, func(d *Data) { d.Term = 6 }), PeerFenced, Refuse},
-		{"local term not known", with(local, func(d *Data) { d.Term = 0 }), stopped, PeerFenced, Refuse},
-		{"peer a learner", local, with(stopped, func(d *Data) { d.Learner = true }), PeerFenced, Refuse},
-		{"local a learner", with(local, func(d *Data) { d.Learner = true }), stopped, PeerFenced, Refuse},
-		{"another cluster", with(local, func(d *Data) { d.ClusterID = clusterD }), stopped, PeerFenced, Refuse},
-		{"peer only starting", local, stopped, PeerReady, Wait},
-		{"peer absent", local, stopped, PeerAbsent, ForceNewCluster},
+		{"voted for the leader", voted, stopped, Promotion{}, PeerFenced, ForceNewCluster},
+		{"promoted by the leader in this term", notVoted, stopped, promotion, PeerFenced, ForceNewCluster},
+		{"promotion at the local end", notVoted, stopped, Promotion{Member: 0xb, Term: 5, Index: 97}, PeerFenced, ForceNewCluster},
+		// The counterexample: the leader committed alone until it applied the promotion, and
+		// may have acknowledged a write its hard state does not yet count as committed.
+		{"neither voted nor promoted", notVoted, stopped, Promotion{}, PeerFenced, Refuse},
+		{"promotion past the local end", notVoted, stopped, Promotion{Member: 0xb, Term: 5, Index: 98}, PeerFenced, Refuse},
+		{"promotion in an earlier term", notVoted, stopped, Promotion{Member: 0xb, Term: 4, Index: 60}, PeerFenced, Refuse},
+		{"promotion of another member", notVoted, stopped, Promotion{Member: 0xc, Term: 5, Index: 60}, PeerFenced, Refuse},
+		{"commit at the local end", voted, with(stopped, func(d *Data) { d.Commit = 97 }), Promotion{}, PeerFenced, ForceNewCluster},
+		{"commit past the local end", voted, with(stopped, func(d *Data) { d.Commit = 98 }), Promotion{}, PeerFenced, Refuse},
+		{"commit not known", voted, with(stopped, func(d *Data) { d.Commit = 0 }), Promotion{}, PeerFenced, Refuse},
+		{"peer in a later term", voted, with(stopped, func(d *Data) { d.Term = 6 }), Promotion{}, PeerFenced, Refuse},
+		{"local term not known", with(voted, func(d *Data) { d.Term = 0 }), stopped, Promotion{}, PeerFenced, Refuse},
+		{"peer a learner", voted, with(stopped, func(d *Data) { d.Learner = true }), Promotion{}, PeerFenced, Refuse},
+		{"local a learner", with(voted, func(d *Data) { d.Learner = true }), stopped, Promotion{}, PeerFenced, Refuse},
+		{"another cluster", with(voted, func(d *Data) { d.ClusterID = clusterD }), stopped, Promotion{}, PeerFenced, Refuse},
+		{"peer starting", voted, stopped, Promotion{}, PeerReady, Wait},
+		{"peer absent", voted, stopped, Promotion{}, PeerAbsent, ForceNewCluster},
 	}
 	for _, r := range rows {
 		for c := ClaimNone; c <= ClaimPeer; c++ {
@@ -435,7 +449,7 @@ func TestUncommittedTail(t *testing.T) {
 			if want == ForceNewCluster && c == ClaimPeer && r.state != PeerFenced {
 				want = Wait // a claim is overridden only on Pacemaker's word that the peer stopped
 			}
-			d := Decide(Input{Self: "node1", PeerName: "node2", Local: r.local, PeerData: r.peer, Peer: r.state, Claim: c})
+			d := Decide(Input{Self: "node1", PeerName: "node2", Local: r.local, PeerData: r.peer, Peer: r.state, Claim: c, Promoted: r.promoted})
 			if d.Action != want {
 				t.Errorf("%s, claim %s: got %s (%s), want %s", r.name, c, d.Action, d.Reason, want)
 			}

@@ -173,7 +173,7 @@ func (a *Agent) counted(ctx context.Context, memberID uint64) bool {
 
 // decide gathers the inputs (local data must be stopped, or the installer's etcd's) and decides.
 func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenced bool) (decision.Input, decision.Decision, error) {
-	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, Installer: installer}
+	in := decision.Input{Self: a.cfg.Self, PeerName: a.cfg.Peer, Local: local, Installer: installer, Promoted: a.cfg.ReadPromotion()}
 	var err error
 	if in.PeerContract, err = etcdnode.ReadContract(ctx, a.store, a.cfg.Peer); err != nil {
 		return decision.Input{}, decision.Decision{}, err

@@ -269,6 +269,7 @@ func (a *Agent) promoteLearner(ctx context.Context, self status) error {
 		return err
 	}
 	defer cli.Close()
+	before, beforeErr := a.probe(ctx, a.peerURL())
 	var notReady error
 	err = poll.Every(ctx, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		rctx, cancel := a.request(ctx)
@@ -283,11 +284,30 @@ func (a *Agent) promoteLearner(ctx context.Context, self status) error {
 	switch {
 	case err == nil:
 		a.log.Info("learner promoted to voter")
+		a.recordPromotion(ctx, self.MemberID, before, beforeErr)
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("learner did not catch up in time: %w", cmp.Or(notReady, err))
 	default:
 		return fmt.Errorf("promoting learner: %w", err)
+	}
+}
+
+// recordPromotion records the promotion just applied on the peer's leader, with its commit index
+// now, for uncommittedTail: etcd answers a promotion once its leader applied it, and until then
+// that leader could commit alone. Only where the leader's term is the one it had before the
+// promotion: a leader that restarted in between may have elected itself alone again.
+func (a *Agent) recordPromotion(ctx context.Context, member uint64, before status, beforeErr error) {
+	after, err := a.probe(ctx, a.peerURL())
+	switch {
+	case beforeErr != nil || err != nil:
+		a.log.Info("the promotion is not recorded: the leader's status could not be read", "err", cmp.Or(beforeErr, err))
+	case before.Term != after.Term || !after.serving():
+		a.log.Info("the promotion is not recorded: the leader changed its term meanwhile", "before", before.Term, "after", after.Term)
+	default:
+		if err := a.cfg.RecordPromotion(decision.Promotion{Member: member, Term: after.Term, Index: after.Index}); err != nil {
+			a.log.Warn("recording the promotion", "err", err)
+		}
 	}
 }
 

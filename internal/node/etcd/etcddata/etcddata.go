@@ -44,6 +44,8 @@ type Info struct {
 	// ForceBegun: a forced start of this data began (CommitTail) and its member has not served
 	// since (ForceServed).
 	ForceBegun bool
+	// VotedOther: the last hard state holds a vote for OtherVoter in the last entry's term.
+	VotedOther bool
 }
 
 // Data is the info as the decision reads it. Data whose force began is a voter of no pair: its
@@ -54,7 +56,8 @@ func (i Info) Data() decision.Data {
 	if i.ForceBegun {
 		other = 0
 	}
-	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Commit: i.Commit, Learner: i.Learner, Removed: i.Removed, MemberID: i.MemberID, OtherVoter: other}
+	return decision.Data{Known: true, Present: i.Present, ClusterID: i.ClusterID, Index: i.Index, Term: i.Term, Commit: i.Commit,
+		Learner: i.Learner, Removed: i.Removed, MemberID: i.MemberID, OtherVoter: other, VotedPeer: other != 0 && i.VotedOther}
 }
 
 func walDir(dataDir string) string  { return filepath.Join(dataDir, "member", "wal") }
@@ -205,6 +208,7 @@ func readWAL(dataDir string, write bool) (walRead, error) {
 	}
 	info.Removed = members.removed(md.NodeID)
 	info.OtherVoter = members.otherVoter(md.NodeID)
+	info.VotedOther = info.OtherVoter != 0 && state.Vote == info.OtherVoter && state.Term == info.Term
 	var roleKnown bool
 	info.Learner, roleKnown = members[md.NodeID]
 	return walRead{w: w, info: info, state: state, roleKnown: roleKnown}, nil

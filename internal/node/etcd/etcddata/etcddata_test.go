@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/raft/v3/raftpb"
+	"go.etcd.io/etcd/server/v3/wal"
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
 
@@ -240,5 +243,52 @@ func TestMountPoint(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(second, "member", "snap", "db")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestVotedForTheOtherVoter: a member whose last hard state holds its vote for the other voter
+// of its two-voter membership, in its last entry's term, reads as having voted for its peer;
+// a vote for itself, or one in another term, does not.
+func TestVotedForTheOtherVoter(t *testing.T) {
+	addNode := func(index, id uint64) raftpb.Entry {
+		data, _ := (&raftpb.ConfChange{Type: raftpb.ConfChangeAddNode, NodeID: id}).Marshal()
+		return raftpb.Entry{Index: index, Term: 3, Type: raftpb.EntryConfChange, Data: data}
+	}
+	ents := []raftpb.Entry{addNode(1, 1), addNode(2, 2), {Index: 3, Term: 3, Type: raftpb.EntryNormal}}
+	for _, r := range []struct {
+		name  string
+		state raftpb.HardState
+		want  bool
+	}{
+		{"voted for the other voter", raftpb.HardState{Term: 3, Vote: 2, Commit: 2}, true},
+		{"voted for itself", raftpb.HardState{Term: 3, Vote: 1, Commit: 2}, false},
+		{"voted in a later term", raftpb.HardState{Term: 4, Vote: 2, Commit: 2}, false},
+		{"no vote", raftpb.HardState{Term: 3, Commit: 2}, false},
+	} {
+		dataDir := filepath.Join(t.TempDir(), "etcd")
+		md, err := (&etcdserverpb.Metadata{NodeID: 1, ClusterID: 0xc0ffee}).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(snapDir(dataDir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		w, err := wal.Create(zap.NewNop(), walDir(dataDir), md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Save(r.state, ents); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		info, err := Inspect(dataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := info.Data(); d.VotedPeer != r.want || d.OtherVoter != 2 {
+			t.Errorf("%s: voted for the peer %v (other voter %x), want %v", r.name, d.VotedPeer, d.OtherVoter, r.want)
+		}
 	}
 }

@@ -169,6 +169,29 @@ func (c Config) LaunchedFile() string { return filepath.Join(c.StateDir, "launch
 // kills it at once instead of asking it anything first.
 func (c Config) FrozenFile() string { return filepath.Join(c.StateDir, "frozen") }
 
+// PromotedFile holds the local member's promotion as the agent saw it applied on the peer's
+// leader (decision.Promotion): "<member hex> <term> <commit index>", per boot.
+func (c Config) PromotedFile() string { return filepath.Join(c.StateDir, "promoted") }
+
+// RecordPromotion writes the local member's promotion.
+func (c Config) RecordPromotion(p decision.Promotion) error {
+	return fsutil.WriteFileAtomic(c.PromotedFile(), fmt.Appendf(nil, "%x %d %d", p.Member, p.Term, p.Index), 0o600)
+}
+
+// ReadPromotion reads the local member's promotion. None, or a file that cannot be read, is zero:
+// it only ever lets a node lead where it otherwise would not.
+func (c Config) ReadPromotion() decision.Promotion {
+	data, err := os.ReadFile(c.PromotedFile())
+	if err != nil {
+		return decision.Promotion{}
+	}
+	var p decision.Promotion
+	if n, err := fmt.Sscanf(string(data), "%x %d %d", &p.Member, &p.Term, &p.Index); err != nil || n != 3 {
+		return decision.Promotion{}
+	}
+	return p
+}
+
 // LeaderSeenFile's modification time is the last time the local voter is known to have heard
 // from its peer (a monitor saw it with a leader, a LeaderLease earlier): a fencing of the peer
 // completed before it cannot explain a later loss of the leader.
