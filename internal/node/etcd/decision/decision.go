@@ -499,7 +499,8 @@ func decide(in Input) Decision {
 // longer log.
 func uncommittedTail(in Input) bool {
 	l, p := in.Local, in.PeerData
-	promoted := in.Promoted.Member != 0 && in.Promoted.Member == l.MemberID && in.Promoted.Term == l.Term && in.Promoted.Index <= l.Index
+	promoted := in.Promoted.Member != 0 && in.Promoted.Member == l.MemberID && l.OtherVoter != 0 &&
+		in.Promoted.Term == l.Term && in.Promoted.Index <= l.Index
 	return (in.Peer == PeerFenced || in.Peer == PeerAbsent) && p.Known && p.Present && !p.Learner && p.Commit != 0 &&
 		l.ClusterID == p.ClusterID && l.Term != 0 && l.Term == p.Term && p.Commit <= l.Index && l.Index < p.Index &&
 		(l.VotedPeer || promoted)

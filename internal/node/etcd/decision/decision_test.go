@@ -432,6 +432,8 @@ func TestUncommittedTail(t *testing.T) {
 		{"promotion past the local end", notVoted, stopped, Promotion{Member: 0xb, Term: 5, Index: 98}, PeerFenced, Refuse},
 		{"promotion in an earlier term", notVoted, stopped, Promotion{Member: 0xb, Term: 4, Index: 60}, PeerFenced, Refuse},
 		{"promotion of another member", notVoted, stopped, Promotion{Member: 0xc, Term: 5, Index: 60}, PeerFenced, Refuse},
+		// A forced start that began (Info.Data: no other voter) appended a removal of the peer.
+		{"promoted, but a force began since", with(notVoted, func(d *Data) { d.OtherVoter = 0 }), stopped, promotion, PeerFenced, Refuse},
 		{"commit at the local end", voted, with(stopped, func(d *Data) { d.Commit = 97 }), Promotion{}, PeerFenced, ForceNewCluster},
 		{"commit past the local end", voted, with(stopped, func(d *Data) { d.Commit = 98 }), Promotion{}, PeerFenced, Refuse},
 		{"commit not known", voted, with(stopped, func(d *Data) { d.Commit = 0 }), Promotion{}, PeerFenced, Refuse},

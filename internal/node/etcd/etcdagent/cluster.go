@@ -284,7 +284,7 @@ func (a *Agent) promoteLearner(ctx context.Context, self status) error {
 	switch {
 	case err == nil:
 		a.log.Info("learner promoted to voter")
-		a.recordPromotion(ctx, self.MemberID, before, beforeErr)
+		a.recordPromotion(ctx, cli, self.MemberID, before, beforeErr)
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("learner did not catch up in time: %w", cmp.Or(notReady, err))
@@ -295,10 +295,19 @@ func (a *Agent) promoteLearner(ctx context.Context, self status) error {
 
 // recordPromotion records the promotion just applied on the peer's leader, with its commit index
 // now, for uncommittedTail: etcd answers a promotion once its leader applied it, and until then
-// that leader could commit alone. Only where the leader's term is the one it had before the
-// promotion: a leader that restarted in between may have elected itself alone again.
-func (a *Agent) recordPromotion(ctx context.Context, member uint64, before status, beforeErr error) {
-	after, err := a.probe(ctx, a.peerURL())
+// that leader could commit alone. A status's index is the commit index etcd has taken in, which
+// may trail raft's own (etcd 3.6 commits a leader's entries after handing the last ones out), so a
+// linearizable read through the leader comes first: it returns once the leader applied up to its
+// commit index at the read. Only where the leader's term is the one it had before the promotion:
+// a leader that restarted in between may have elected itself alone again.
+func (a *Agent) recordPromotion(ctx context.Context, cli *clientv3.Client, member uint64, before status, beforeErr error) {
+	rctx, cancel := a.request(ctx)
+	_, err := cli.Get(rctx, "tnf-promotion", clientv3.WithCountOnly())
+	cancel()
+	after := status{}
+	if err == nil {
+		after, err = a.probe(ctx, a.peerURL())
+	}
 	switch {
 	case beforeErr != nil || err != nil:
 		a.log.Info("the promotion is not recorded: the leader's status could not be read", "err", cmp.Or(beforeErr, err))
