@@ -312,7 +312,8 @@ func (a *Agent) recordPromotion(ctx context.Context, cli *clientv3.Client, membe
 	case beforeErr != nil || err != nil:
 		a.log.Info("the promotion is not recorded: the leader's status could not be read", "err", cmp.Or(beforeErr, err))
 	case before.Term != after.Term || !after.serving():
-		a.log.Info("the promotion is not recorded: the leader changed its term meanwhile", "before", before.Term, "after", after.Term)
+		a.log.Info("the promotion is not recorded: the leader changed its term or lost its leadership meanwhile",
+			"before", before.Term, "after", after.Term)
 	default:
 		if err := a.cfg.RecordPromotion(decision.Promotion{Member: member, Term: after.Term, Index: after.Index}); err != nil {
 			a.log.Warn("recording the promotion", "err", err)

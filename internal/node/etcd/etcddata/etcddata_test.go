@@ -7,10 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/raft/v3/raftpb"
-	"go.etcd.io/etcd/server/v3/wal"
-	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
 
@@ -266,23 +263,7 @@ func TestVotedForTheOtherVoter(t *testing.T) {
 		{"no vote", raftpb.HardState{Term: 3, Commit: 2}, false},
 	} {
 		dataDir := filepath.Join(t.TempDir(), "etcd")
-		md, err := (&etcdserverpb.Metadata{NodeID: 1, ClusterID: 0xc0ffee}).Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(snapDir(dataDir), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		w, err := wal.Create(zap.NewNop(), walDir(dataDir), md)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Save(r.state, ents); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		saveWAL(t, dataDir, r.state, ents)
 		info, err := Inspect(dataDir)
 		if err != nil {
 			t.Fatal(err)

@@ -48,6 +48,16 @@ func TestCommitTailRepairsATornRecord(t *testing.T) {
 // writeWAL writes a WAL as etcd's own writer does: entries 1 to last of 1 KiB, committed up to 2.
 func writeWAL(t *testing.T, dataDir string, last uint64) {
 	t.Helper()
+	var ents []raftpb.Entry
+	for i := uint64(1); i <= last; i++ {
+		ents = append(ents, raftpb.Entry{Index: i, Term: 1, Type: raftpb.EntryNormal, Data: bytes.Repeat([]byte{'v'}, 1024)})
+	}
+	saveWAL(t, dataDir, raftpb.HardState{Term: 1, Commit: 2}, ents)
+}
+
+// saveWAL writes a new WAL of member 1 of cluster c0ffee with etcd's own writer: state, then ents.
+func saveWAL(t *testing.T, dataDir string, state raftpb.HardState, ents []raftpb.Entry) {
+	t.Helper()
 	md, err := (&etcdserverpb.Metadata{NodeID: 0x1, ClusterID: 0xc0ffee}).Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -59,11 +69,7 @@ func writeWAL(t *testing.T, dataDir string, last uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ents []raftpb.Entry
-	for i := uint64(1); i <= last; i++ {
-		ents = append(ents, raftpb.Entry{Index: i, Term: 1, Type: raftpb.EntryNormal, Data: bytes.Repeat([]byte{'v'}, 1024)})
-	}
-	if err := w.Save(raftpb.HardState{Term: 1, Commit: 2}, ents); err != nil {
+	if err := w.Save(state, ents); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

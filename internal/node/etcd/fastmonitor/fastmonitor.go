@@ -107,9 +107,9 @@ var errMarkedFrozen = errors.New("marked frozen")
 const frozenMarkPoll = 50 * time.Millisecond
 
 // endWhenMarkedFrozen ends the read (end) once the watcher has marked the member frozen, or at
-// once if it (or an earlier monitor) already had. Pacemaker runs one operation of a resource at a time: a monitor still
-// waiting out liveness_timeout on a member the watcher already reported would hold back the
-// recovery, and the peer's cluster of one, by up to that long.
+// once if it (or an earlier monitor) already had. Pacemaker runs one operation of a resource at
+// a time: a monitor still waiting out liveness_timeout on a member the watcher already reported
+// would hold back the recovery, and the peer's cluster of one, by up to that long.
 func endWhenMarkedFrozen(ctx context.Context, end context.CancelCauseFunc, mark string) {
 	t := time.NewTicker(frozenMarkPoll)
 	defer t.Stop()
