@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/containers/image/v5/pkg/cli/environment"
 	"github.com/containers/image/v5/types"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/fsutil"
@@ -22,6 +23,9 @@ func (o Options) systemContext() *types.SystemContext {
 	if o.SkipTLSVerify {
 		sys.DockerInsecureSkipTLSVerify = types.OptionalBoolTrue
 	}
+	// A registries.conf of the build host's own choosing (a disconnected site's mirrors), as
+	// podman, skopeo and buildah take it from CONTAINERS_REGISTRIES_CONF; it errs only on nil.
+	_ = environment.UpdateRegistriesConf(sys)
 	return sys
 }
 
