@@ -30,7 +30,8 @@ func buildCommand() *cobra.Command {
 			"configuration MachineConfig (from --node-config tnf.yaml or --install-config), the osImageURL MachineConfig " +
 			"or the MachineOSConfig, the metrics Service, the alerts and the out-of-service ClusterRole. Every manifest " +
 			"input is checked before anything is built.",
-		Example: `  build-layer build --ocp 4.19 --push docker://registry.example.com/tnf/layer:4.19 --authfile auth.json \
+		Example: `  build-layer build --ocp 4.19 --release-image quay.io/openshift-release-dev/ocp-release:4.19.7-x86_64 \
+      --push docker://registry.example.com/tnf/layer:4.19.7 --authfile auth.json \
       --emit-manifests out/manifests --node-config tnf.yaml
   build-layer build --layer lab --push oci:out/lab:latest -o json`,
 		Args: cobra.NoArgs,
@@ -89,8 +90,9 @@ func renderCommand() *cobra.Command {
 			"--layer-image the rollout's manifests that need the pushed image are left out (the os-image MachineConfig or " +
 			"the MachineOSConfig and the extension's, the PrometheusRule, the handover's ClusterRole); " +
 			"machineconfiguration-cluster.yaml comes with the node configuration (docs/reference: Manifests).",
-		Example: `  build-layer render --ocp 4.19 --dir out/4.19
-  build-layer render --ocp 4.19 --dir out/render --node-config tnf.yaml   # the node configuration again`,
+		Example: `  build-layer render --ocp 4.19 --release-image quay.io/openshift-release-dev/ocp-release:4.19.7-x86_64 --dir out/4.19
+  build-layer render --ocp 4.19 --release-image quay.io/openshift-release-dev/ocp-release:4.19.7-x86_64 \
+      --dir out/render --node-config tnf.yaml   # the node configuration again`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o, err := in.options()
