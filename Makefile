@@ -77,7 +77,8 @@ previous-release:
 # scenarios: a module of its own whose replace lines pin each staging module (k8s.io/api and
 # the rest) to the matching v0.32 (the main module's v0.33 would lift them). 132 s on two cores
 # with empty build caches, once per version. Stripped (the tests need no symbols), with the
-# version it reports (/version) set as Kubernetes' own build sets it.
+# version it reports (/version) set as Kubernetes' own build sets it. With it, kubectl of the same
+# release: the docs' `oc` lines run on it (test/cluster docsteps_test.go says why).
 KUBE_VERSION = $(shell awk '$$1 == "k8s.io/kubernetes" {print $$2}' tools/kube-apiserver/go.mod)
 KUBE_LDFLAGS = -s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
@@ -86,9 +87,10 @@ KUBE_LDFLAGS = -s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION)
 kube-apiserver: $(KUBE_APISERVER)/kube-apiserver
 	mkdir -p $(BIN)
 	cmp -s $(KUBE_APISERVER)/kube-apiserver $(BIN)/kube-apiserver || cp --remove-destination $(KUBE_APISERVER)/kube-apiserver $(BIN)/kube-apiserver
+	cmp -s $(KUBE_APISERVER)/kubectl $(BIN)/kubectl || cp --remove-destination $(KUBE_APISERVER)/kubectl $(BIN)/kubectl
 
 $(KUBE_APISERVER)/kube-apiserver:
-	rm -rf $(KUBE_APISERVER).tmp && cd tools/kube-apiserver && $(GO) build -trimpath -ldflags="$(KUBE_LDFLAGS)" -o $(KUBE_APISERVER).tmp/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver && mv -T $(KUBE_APISERVER).tmp $(KUBE_APISERVER)
+	rm -rf $(KUBE_APISERVER).tmp && cd tools/kube-apiserver && $(GO) build -trimpath -ldflags="$(KUBE_LDFLAGS)" -o $(KUBE_APISERVER).tmp/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl && mv -T $(KUBE_APISERVER).tmp $(KUBE_APISERVER)
 
 # Unit tests and the integration tests (tag "integration": real etcd processes, Pacemaker's
 # tools, ocf-tester). Packages run side by side (-p 2, the cores): none shares a port, a folder or

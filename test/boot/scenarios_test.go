@@ -253,8 +253,9 @@ func TestNetworkFailure(t *testing.T) {
 
 // TestPodmanRuntime is the cold boot and node 2's power cut once more with the etcd agent's
 // podman runtime (etcd runs from the image the lab layer preloads into its image store, with
-// the environment of the external-etcd pod manifest the node configuration ships), then a crash
-// of node 1's etcd in its container.
+// the environment of the external-etcd pod manifest the node configuration ships), with the
+// pages' commands that read on a node run as written once the pair serves, then a crash of node
+// 1's etcd in its container.
 func TestPodmanRuntime(t *testing.T) {
 	l := newLab(t, image.podmanDisk(t))
 	l.etcdTLS = image.podmanTLS
@@ -264,6 +265,7 @@ func TestPodmanRuntime(t *testing.T) {
 		w = l.coldBoot()
 		l.etcdInPodman(nodeNames...)
 		l.confinedUnits("node1")
+		l.readDocCommands("node1")
 	})
 	ok = ok && t.Run("node_failure", func(t *testing.T) {
 		l.t = t

@@ -88,7 +88,13 @@ func createCRD(ctx context.Context, cfg *rest.Config, path string) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
+	return CreateCRD(ctx, cfg, filepath.Join(dir, filepath.FromSlash(path)))
+}
+
+// CreateCRD creates the CRD of the manifest file and waits until it is established. cfg is an
+// administrator's.
+func CreateCRD(ctx context.Context, cfg *rest.Config, file string) error {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}

@@ -150,28 +150,38 @@ func loadAll(dir string, rels []string) (map[string]*Validator, error) {
 	return out, nil
 }
 
-// The CRD files of the prometheus-operator objects build-layer writes, in the operator's module.
-var prometheusOperatorCRDs = []string{
+// PrometheusOperatorCRDs are the CRD files of the prometheus-operator objects build-layer
+// writes, in the operator's module (PrometheusOperatorDir).
+var PrometheusOperatorCRDs = []string{
 	"example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml",
 	"example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml",
 }
 
 // PrometheusOperator loads the validators of prometheus-operator's PrometheusRule and
-// ServiceMonitor CRDs, by kind, of the release whose API types this repository pins
-// (pkg/apis/monitoring). The CRDs are in the operator's own module, not the API types' one: it is
-// downloaded through the module proxy (about 4 MB, once).
+// ServiceMonitor CRDs, by kind (PrometheusOperatorDir).
 func PrometheusOperator() (map[string]*Validator, error) {
+	dir, err := PrometheusOperatorDir()
+	if err != nil {
+		return nil, err
+	}
+	return loadAll(dir, PrometheusOperatorCRDs)
+}
+
+// PrometheusOperatorDir is the folder of the prometheus-operator module of the release whose API
+// types this repository pins (pkg/apis/monitoring). The CRDs are in the operator's own module,
+// not the API types' one: it is downloaded through the module proxy (about 4 MB, once).
+func PrometheusOperatorDir() (string, error) {
 	version, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring").Output()
 	if err != nil {
-		return nil, fmt.Errorf("finding the prometheus-operator API module: %w", err)
+		return "", fmt.Errorf("finding the prometheus-operator API module: %w", err)
 	}
 	out, err := exec.Command("go", "mod", "download", "-json", "github.com/prometheus-operator/prometheus-operator@"+strings.TrimSpace(string(version))).Output()
 	if err != nil {
-		return nil, fmt.Errorf("downloading the prometheus-operator module: %w", err)
+		return "", fmt.Errorf("downloading the prometheus-operator module: %w", err)
 	}
 	var mod struct{ Dir string }
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return nil, fmt.Errorf("go mod download: no module folder in %q", out)
+		return "", fmt.Errorf("go mod download: no module folder in %q", out)
 	}
-	return loadAll(mod.Dir, prometheusOperatorCRDs)
+	return mod.Dir, nil
 }

@@ -77,6 +77,10 @@ type Snippet struct {
 	File string
 	Line int
 	Text string
+	// Block numbers the page's shell code blocks from 1 (0: an inline span); Lang is its fence's
+	// language ("sh", "console", or none).
+	Block int
+	Lang  string
 }
 
 func (s Snippet) String() string { return fmt.Sprintf("%s:%d: %s", s.File, s.Line, s.Text) }
@@ -96,14 +100,18 @@ func Snippets(root string, files []string) ([]Snippet, error) {
 			return nil, err
 		}
 		sc := bufio.NewScanner(fh)
-		inBlock, shell, n := false, false, 0
+		inBlock, shell, n, block, lang := false, false, 0, 0, ""
 		var cont *Snippet
 		for sc.Scan() {
 			n++
 			line := sc.Text()
 			if fence, ok := strings.CutPrefix(strings.TrimSpace(line), "```"); ok {
 				inBlock = !inBlock
-				shell = inBlock && shellBlock[strings.TrimSpace(fence)]
+				lang = strings.TrimSpace(fence)
+				shell = inBlock && shellBlock[lang]
+				if shell {
+					block++
+				}
 				continue
 			}
 			if inBlock && !shell {
@@ -118,7 +126,7 @@ func Snippets(root string, files []string) ([]Snippet, error) {
 			if cont != nil {
 				cont.Text += " " + strings.TrimSpace(line)
 			} else {
-				cont = &Snippet{File: f, Line: n, Text: line}
+				cont = &Snippet{File: f, Line: n, Text: line, Block: block, Lang: lang}
 			}
 			if strings.HasSuffix(cont.Text, "\\") {
 				cont.Text = strings.TrimSuffix(cont.Text, "\\")

@@ -147,3 +147,24 @@ func InstallCredential(t testing.TB, kind string) []string {
 	t.Fatalf("docs/install.md pipes no token to tnfctl install-credential %s", kind)
 	return nil
 }
+
+// Example is the code block of page (from the repository's root) that the line before its
+// fence marks `<!-- example: NAME -->`, as the page writes it.
+func Example(t testing.TB, page, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Root(t), page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := "<!-- example: " + name + " -->\n```"
+	_, rest, ok := strings.Cut(string(data), marker)
+	if !ok {
+		t.Fatalf("%s: no %s example (%s before a code block)", page, name, strings.TrimSuffix(marker, "\n```"))
+	}
+	_, rest, _ = strings.Cut(rest, "\n")
+	example, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatalf("%s: the %s example's block does not end", page, name)
+	}
+	return example
+}

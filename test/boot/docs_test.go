@@ -1,0 +1,66 @@
+//go:build boot
+
+package boot_test
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tnf-layer/tnf-layer/internal/testutil/doccheck"
+)
+
+// pageNodes names the pages' nodes (install.md's tnf.yaml example) as the lab does.
+var pageNodes = strings.NewReplacer("master-0", "node1", "master-1", "node2")
+
+var exitLine = regexp.MustCompile(`\n?\[exit (\d+)\]\n$`)
+
+// readDocCommands runs on node, as the pages write them (their node names the lab's), the
+// commands an administrator types on a node that only read (doccheck.ReadOnNode), in bash as
+// root: each succeeds, and where the page shows the output, its lines begin as the page's do
+// (fence-check's checks, in their order, each "ok:"; the details name the site's systems). systemctl
+// status exits 3 for a unit that ran and ended (tnf-setup.service is a oneshot), as systemd
+// documents.
+func (l *lab) readDocCommands(node string) {
+	l.t.Helper()
+	cmds, err := doccheck.Commands(doccheck.Root(l.t), doccheck.AdminPages)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	ran := 0
+	for _, c := range cmds {
+		if !c.HasPrefix(doccheck.ReadOnNode) {
+			continue
+		}
+		// The command as the script bash reads, so that nothing of it needs quoting.
+		out, err := l.vms[node].sshClient.runInput("bash -s 2>&1", strings.NewReader(pageNodes.Replace(c.Text)+"\necho \"[exit $?]\"\n"))
+		m := exitLine.FindStringSubmatch(out)
+		if err != nil || m == nil {
+			l.t.Fatalf("%s: %s: %v\n%s", node, c, err, out)
+		}
+		out = strings.TrimSuffix(out, m[0])
+		code, _ := strconv.Atoi(m[1])
+		l.t.Logf("%s: %s (exit %d)\n%s", node, c, code, out)
+		switch {
+		case code != 0 && !(strings.HasPrefix(c.Text, "systemctl status ") && code == 3):
+			l.t.Errorf("%s: %s: exit %d", node, c, code)
+		case len(c.Output) > 0 && !slices.Equal(lineStarts(strings.Split(strings.TrimSpace(out), "\n")), lineStarts(c.Output)):
+			l.t.Errorf("%s: %s: printed\n%s\nthe page shows\n%s", node, c, out, strings.Join(c.Output, "\n"))
+		}
+		ran++
+	}
+	if ran == 0 {
+		l.t.Fatal("the pages give no command that reads on a node")
+	}
+}
+
+// lineStarts are the first two words of each line.
+func lineStarts(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		w := strings.Fields(l)
+		out = append(out, strings.Join(w[:min(2, len(w))], " "))
+	}
+	return out
+}
