@@ -61,6 +61,10 @@ func gatherCommand(nf *nodeFlags) *cobra.Command {
 				return err
 			}
 			if output == "" {
+				// As oc adm must-gather does with its --dest-dir: a case folder is made, root's only.
+				if err := os.MkdirAll(destDir, 0o700); err != nil {
+					return fmt.Errorf("--dest-dir: %w", err)
+				}
 				output = filepath.Join(destDir, fmt.Sprintf("tnf-gather-%s-%s.tar.gz", node, time.Now().UTC().Format("20060102T150405Z")))
 			}
 			o := gather.Options{ItemLimit: gatherItemLimit, TotalLimit: gatherTotalLimit, ItemTimeout: gatherItemTimeout}
@@ -79,7 +83,7 @@ func gatherCommand(nf *nodeFlags) *cobra.Command {
 	}
 	// No -o nor --output: those are an output format in oc and in status; oc adm must-gather
 	// takes --dest-dir.
-	cmd.Flags().StringVar(&destDir, "dest-dir", "/var/tmp", "the folder the bundle tnf-gather-<node>-<time>.tar.gz is written to")
+	cmd.Flags().StringVar(&destDir, "dest-dir", "/var/tmp", "the folder the bundle tnf-gather-<node>-<time>.tar.gz is written to (made if missing)")
 	cmd.Flags().StringVar(&output, "file", "", "the bundle's whole path instead")
 	cmd.Flags().StringVar(&output, "output", "", "the bundle's whole path")
 	if err := cmd.Flags().MarkDeprecated("output", "use --file (--output is a format elsewhere)"); err != nil {
