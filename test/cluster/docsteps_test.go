@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -48,11 +51,13 @@ var notRunHere = []elsewhere{
 		"(containers' mirrors serve pulls only): the test renders the same manifests with --layer-image " +
 		"instead; make lab builds and pushes the lab layer to a loopback registry, TestDryRun checks --ocp's inputs"},
 	{[]string{"bin/build-layer verify "}, "reads the pushed layer back: make lab verifies the lab layer so"},
-	{doccheck.ReadOnNode, "on a node, and only reads: test/boot's TestPodmanRuntime runs it as written on a booted node (make boot-smoke)"},
+	{doccheck.InspectOnNode, "on a node, and changes nothing of the cluster: test/boot's TestPodmanRuntime runs it as " +
+		"written on a booted node (make boot-smoke)"},
 	{[]string{"tnfctl confirm-peer-down", "tnfctl auto-unblock", "tnfctl accept-data-loss", "tnfctl start-empty"},
-		"on a node, acting on a fault: parsed against tnfctl's commands and flags (agents/tnfctl TestDocInvocations); " +
-			"what it does is tested in internal/node/unblock and the fault scenarios"},
-	{[]string{"rpm-ostree ", "systemctl reboot"}, "RHCOS's own, which cannot run here"},
+		"on a node, acting on a fault: parsed against tnfctl's commands and flags (agents/tnfctl " +
+			"TestDocumentedCommandLines); what it does is tested in internal/node/unblock and the fault scenarios"},
+	{[]string{"rpm-ostree ", "systemctl reboot"}, "RHCOS's own, which cannot run here: the lab switches a node's " +
+		"OS with its stand-in (bootdisk.Deploy) and reboots it in test/boot's TestRollingUpdate"},
 }
 
 // elsewhere: the commands that begin with one of prefixes are tested where says.
@@ -67,11 +72,18 @@ type elsewhere struct {
 // page that uses one of oc's own commands (adm, debug, ...) fails the test instead.
 var ocVerbs = []string{"annotate", "apply", "auth", "create", "delete", "get"}
 
-// placeholders are what the pages write for a value the reader fills in.
-var placeholders = strings.NewReplacer("<node>", "master-1")
+// placeholders are what the pages write for a value the reader fills in; any other is an error.
+var (
+	placeholders     = strings.NewReplacer("<node>", "master-1")
+	otherPlaceholder = regexp.MustCompile(`…|<[a-z][^>]*>`)
+)
 
-// The layer as a build would have pushed it, by digest: the manifests name it.
-const docLayerImage = "registry.example.com/tnf/layer@sha256:7d3c0b9a6e5f41d28c4b17a9e0f3d6c25b8a1e4f7093c6d2a5b8e1f4c7d0a3b6"
+// The payload fixture's images, and the layer as a build would have pushed it, by digest.
+const (
+	fixtureRHCOS      = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	fixtureExtensions = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	docLayerImage     = "registry.example.com/tnf/layer@sha256:7d3c0b9a6e5f41d28c4b17a9e0f3d6c25b8a1e4f7093c6d2a5b8e1f4c7d0a3b6"
+)
 
 // TestAdminStepsAsWritten: every command install.md, operate.md and runbooks.md give an
 // administrator runs as the page writes it, in bash, in a checkout (the binaries make built,
@@ -100,7 +112,12 @@ func TestAdminStepsAsWritten(t *testing.T) {
 		s.run(c)
 		ran++
 	}
-	t.Logf("%d of %d commands ran as written", ran, len(cmds))
+	t.Logf("%d of %d commands ran as written; checked %v", ran, len(cmds), s.checked)
+	for _, kind := range []string{"console output", "auth can-i's answer", "number of objects", "call of ssh to a node", "the pool's watch"} {
+		if s.checked[kind] == 0 {
+			t.Errorf("no %s checked: the pages no longer give one, or say it otherwise", kind)
+		}
+	}
 }
 
 // docSite is where the pages' commands run: a checkout, its API and its registry.
@@ -110,8 +127,11 @@ type docSite struct {
 	env    []string        // PATH with the stand-ins first, KUBECONFIG an administrator's, HOME of its own
 	sshLog string          // where the ssh stand-in records each call
 	ssh    map[string]bool // the calls checked so far
-	admin  *kubernetes.Clientset
-	dyn    dynamic.Interface
+	// checked counts the promises checked, by kind: a page that no longer makes one (its
+	// comment reworded, its console block retyped) fails the test instead of passing unchecked.
+	checked map[string]int
+	admin   *kubernetes.Clientset
+	dyn     dynamic.Interface
 }
 
 var (
@@ -128,7 +148,7 @@ var (
 func newDocSite(t *testing.T) *docSite {
 	t.Helper()
 	dir := t.TempDir()
-	s := &docSite{t: t, work: filepath.Join(dir, "checkout"), sshLog: filepath.Join(dir, "ssh"), ssh: map[string]bool{}}
+	s := &docSite{t: t, work: filepath.Join(dir, "checkout"), sshLog: filepath.Join(dir, "ssh"), ssh: map[string]bool{}, checked: map[string]int{}}
 	api := startLoneAPI(t)
 	cfg := api.Config("admin")
 	s.admin = api.Client("admin")
@@ -176,23 +196,27 @@ func newDocSite(t *testing.T) *docSite {
 		t.Fatal(err)
 	}
 	mkdir(t, s.sshLog)
-	// ssh: each call's words one per line, and what came on its standard input.
-	writeFile(t, filepath.Join(stand, "ssh"), "#!/bin/bash\nf=$(mktemp \"$TNF_SSH_LOG/call.XXXXXX\")\nprintf '%s\\n' \"$@\" > \"$f\"\ncat > \"$f.stdin\"\n", 0o755)
+	// ssh: each call's words one per line, and what came on its standard input. A token the page
+	// pipes to a node lands in a file here (root's only, in the test's folder), where a real ssh
+	// would have carried it to the node: the test must read it to review it.
+	writeFile(t, filepath.Join(stand, "ssh"), "#!/bin/bash\numask 077\nf=$(mktemp \"$TNF_SSH_LOG/call.XXXXXX\")\n"+
+		"printf '%s\\n' \"$@\" > \"$f\"\ncat > \"$f.stdin\"\n", 0o755)
 	home := filepath.Join(dir, "home")
 	mkdir(t, home)
-	gocache, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	goenvOut, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	goenv := strings.Fields(string(gocache))
+	goenv := strings.Fields(string(goenvOut))
 	s.env = []string{"PATH=" + stand + ":" + os.Getenv("PATH"), "HOME=" + home, "KUBECONFIG=" + api.Kubeconfig(t, dir, "admin"),
 		"CONTAINERS_REGISTRIES_CONF=" + registriesConf, "TNF_SSH_LOG=" + s.sshLog,
 		"GOCACHE=" + goenv[0], "GOMODCACHE=" + goenv[1], "GOPATH=" + goenv[2], "GOFLAGS=" + os.Getenv("GOFLAGS")}
 	// What the build's --emit-manifests would have written (notRunHere says why it does not run).
 	build := "bin/build-layer render --ocp 4.19 --release-image quay.io/openshift-release-dev/ocp-release:4.19.7-x86_64 " +
 		"--node-config tnf.yaml --layer-image " + docLayerImage + " --dir out/build && ln -s build/manifests out/manifests"
-	if out, errOut, code := s.bash(ctx, build); code != 0 {
-		t.Fatalf("%s: exit %d\n%s%s", build, code, out, errOut)
+	// The payload read is the fixture, through the mirror: quay.io would name other images.
+	if out, errOut, code := s.bash(ctx, build); code != 0 || !strings.Contains(out, "rhel-coreos: "+fixtureRHCOS) {
+		t.Fatalf("%s: exit %d, not the fixture's %s\n%s%s", build, code, fixtureRHCOS, out, errOut)
 	}
 	return s
 }
@@ -232,6 +256,9 @@ func (s *docSite) checkout(dir string) {
 	writeFile(t, filepath.Join(s.work, "tnf.yaml"), doccheck.Example(t, "docs/install.md", "tnf.yaml"), 0o600)
 	writeFile(t, filepath.Join(s.work, "master-0.password"), "bmc-password-0\n", 0o600)
 	writeFile(t, filepath.Join(s.work, "master-1.password"), "bmc-password-1\n", 0o600)
+	// The auth file install.md makes MCO's push secret from, as podman login writes it.
+	writeFile(t, filepath.Join(s.work, "push-auth.json"), `{"auths":{"registry.example.com":{"auth":"`+
+		base64.StdEncoding.EncodeToString([]byte("pusher:push-password"))+`"}}}`, 0o600)
 	key := make([]byte, 256)
 	rand.Read(key)
 	writeFile(t, filepath.Join(s.work, "corosync-authkey"), string(key), 0o600)
@@ -243,9 +270,8 @@ func (s *docSite) mirrorRelease(ctx context.Context, dir string) string {
 	t := s.t
 	addr := releasetest.Registry(t)
 	layout := filepath.Join(dir, "payload")
-	const art = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:"
 	releasetest.WritePayload(t, layout, "4.19.7", releasetest.ImageReferences(map[string]string{
-		"rhel-coreos": art + strings.Repeat("1", 64), "rhel-coreos-extensions": art + strings.Repeat("2", 64)}))
+		"rhel-coreos": fixtureRHCOS, "rhel-coreos-extensions": fixtureExtensions}))
 	src, err := imageread.ParseReference("oci:" + layout + ":4.19.7")
 	if err != nil {
 		t.Fatal(err)
@@ -292,8 +318,7 @@ func (s *docSite) etcdHandedOver(ctx context.Context) {
 
 // bash runs script in the checkout and returns what it printed on each stream and its exit code.
 func (s *docSite) bash(ctx context.Context, script string) (stdout, stderr string, code int) {
-	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", script)
-	cmd.Dir, cmd.Env = s.work, s.env
+	cmd := s.command(ctx, "bash", "-o", "pipefail", "-c", script)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -305,6 +330,17 @@ func (s *docSite) bash(ctx context.Context, script string) (stdout, stderr strin
 		s.t.Fatalf("%s: %v\n%s%s", script, err, &out, &errOut)
 	}
 	return out.String(), errOut.String(), code
+}
+
+// command is name with args in the checkout, in a process group of its own: past ctx, the whole
+// group (a pipeline's every process) is killed by its leader's PID.
+func (s *docSite) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = s.work, s.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
 }
 
 var (
@@ -323,6 +359,10 @@ func (s *docSite) run(c doccheck.Command) {
 		}
 	}
 	script := placeholders.Replace(c.Text)
+	if p := otherPlaceholder.FindString(script); p != "" {
+		t.Errorf("%s: %s is a placeholder this test does not fill in (placeholders)", c, p)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if strings.Contains(script, " -w") {
@@ -340,22 +380,27 @@ func (s *docSite) run(c doccheck.Command) {
 	switch {
 	case len(c.Output) > 0:
 		// A console block shows the terminal: both streams.
-		if got := strings.Split(strings.TrimSpace(out+errOut), "\n"); !slices.Equal(got, c.Output) {
+		s.checked["console output"]++
+		if got := doccheck.OutputLines(out + errOut); !slices.Equal(got, c.Output) {
 			t.Errorf("%s: printed\n%s%s\nthe page shows\n%s", c, out, errOut, strings.Join(c.Output, "\n"))
 		}
 	case strings.HasPrefix(script, "oc auth can-i") && len(want) > 0:
+		s.checked["auth can-i's answer"]++
 		page := strings.TrimSuffix(want[0], ":")
 		if answer != page || (code == 0) != (page == "yes") {
 			t.Errorf("%s: answered %q (exit %d), the page says %s", c, answer, code, page)
 		}
 	case len(want) > 1 && numberWords[want[0]] > 0 && want[1] == "objects":
+		s.checked["number of objects"]++
 		if n := len(strings.Split(answer, "\n")); code != 0 || n != numberWords[want[0]] {
 			t.Errorf("%s: %d lines (exit %d), the page says %s", c, n, code, comment)
 		}
 	case code != 0:
 		t.Errorf("%s: exit %d", c, code)
 	}
-	if calls := s.checkSSH(ctx, c); strings.Contains(script, "| ssh ") && calls == 0 {
+	calls := s.checkSSH(ctx, c)
+	s.checked["call of ssh to a node"] += calls
+	if strings.Contains(script, "| ssh ") && calls == 0 {
 		t.Errorf("%s: ssh never ran", c)
 	}
 }
@@ -420,7 +465,7 @@ func (s *docSite) waitRemovalGuard(ctx context.Context) {
 	mcs := s.dyn.Resource(kubeapi.MachineConfigResource)
 	poll.Until(s.t, "the removal guard in effect", time.Minute, 200*time.Millisecond, func() (bool, string) {
 		err := mcs.Delete(ctx, "99-master-tnf-os-image", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
-		return err != nil, fmt.Sprint("a dry-run delete: ", err)
+		return apierrors.IsForbidden(err) || apierrors.IsInvalid(err), fmt.Sprint("a dry-run delete: ", err)
 	})
 }
 
@@ -450,9 +495,9 @@ func (s *docSite) watchPoolUpdated(ctx context.Context, c doccheck.Command, scri
 		}
 	}
 	setPool("False")
-	cmd := exec.CommandContext(ctx, "bash", "-c", "exec "+script)
-	cmd.Dir, cmd.Env = s.work, s.env
-	cmd.Stderr = os.Stderr
+	cmd := s.command(ctx, "bash", "-c", "exec "+script)
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -460,7 +505,13 @@ func (s *docSite) watchPoolUpdated(ctx context.Context, c doccheck.Command, scri
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	defer func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		if errOut.Len() > 0 {
+			t.Logf("%s: %s", c, &errOut)
+		}
+	}()
 	lines := bufio.NewScanner(stdout)
 	// The UPDATED column by its place in the header: an empty column (CONFIG) leaves no word.
 	var from, to int
@@ -483,6 +534,7 @@ func (s *docSite) watchPoolUpdated(ctx context.Context, c doccheck.Command, scri
 			setPool("True")
 		case "True":
 			t.Logf("%s\n%s", c, strings.Join(seen, "\n"))
+			s.checked["the pool's watch"]++
 			return
 		}
 	}

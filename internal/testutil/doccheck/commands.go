@@ -34,6 +34,8 @@ func Commands(root string, files []string) ([]Command, error) {
 		}
 		cmd := Command{File: s.File, Line: s.Line, Text: text, block: s.Block}
 		switch {
+		case loop != nil && (s.File != loop.File || s.Block != loop.block):
+			return nil, fmt.Errorf("%s: a loop whose block ends before its done", loop)
 		case loop != nil:
 			loop.Text += "\n" + text
 			if text == "done" {
@@ -65,11 +67,24 @@ func Commands(root string, files []string) ([]Command, error) {
 // AdminPages are the pages whose commands an administrator types.
 var AdminPages = []string{"docs/install.md", "docs/operate.md", "docs/runbooks.md"}
 
-// ReadOnNode are the beginnings of the pages' commands that an administrator runs on a node and
-// that only read: test/boot runs each as written on a booted node of the lab.
-var ReadOnNode = []string{"tnfctl status", "tnfctl fence-check ", "tnfctl gather", "systemctl status ", "journalctl "}
+// InspectOnNode are the beginnings of the pages' commands that an administrator runs on a node
+// and that change nothing of the cluster (gather writes its bundle): test/boot runs each as
+// written on a booted node of the lab.
+var InspectOnNode = []string{"tnfctl status", "tnfctl fence-check ", "tnfctl gather", "systemctl status ", "journalctl "}
 
 // HasPrefix says whether the command begins with one of prefixes.
 func (c Command) HasPrefix(prefixes []string) bool {
 	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(c.Text, p) })
+}
+
+// OutputLines are the lines a command printed as a console block holds them: trimmed, the blank
+// ones left out.
+func OutputLines(printed string) []string {
+	var out []string
+	for _, l := range strings.Split(printed, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
