@@ -53,9 +53,12 @@ var notRunHere = []elsewhere{
 	{[]string{"bin/build-layer verify "}, "reads the pushed layer back: make lab verifies the lab layer so"},
 	{doccheck.InspectOnNode, "on a node, and changes nothing of the cluster: test/boot's TestPodmanRuntime runs it as " +
 		"written on a booted node (make boot-smoke)"},
-	{[]string{"tnfctl confirm-peer-down", "tnfctl auto-unblock", "tnfctl accept-data-loss", "tnfctl start-empty"},
-		"on a node, acting on a fault: parsed against tnfctl's commands and flags (agents/tnfctl " +
-			"TestDocumentedCommandLines); what it does is tested in internal/node/unblock and the fault scenarios"},
+	{[]string{"tnfctl confirm-peer-down", "tnfctl accept-data-loss"}, "on a node, acting on a fault: the fault " +
+		"scenarios run it with the same words (test/cluster scenarios_test.go, planned_test.go)"},
+	{[]string{"tnfctl auto-unblock"}, "on a node, acting on a fault: the scenarios run it with a shorter --gap " +
+		"(test/cluster scenarios_test.go, fencing_test.go)"},
+	{[]string{"tnfctl start-empty"}, "gives the cluster's data up: not run as a command; parsed against tnfctl's " +
+		"commands and flags (agents/tnfctl TestDocumentedCommandLines), its work tested in internal/node/unblock"},
 	{[]string{"rpm-ostree ", "systemctl reboot"}, "RHCOS's own, which cannot run here: the lab switches a node's " +
 		"OS with its stand-in (bootdisk.Deploy) and reboots it in test/boot's TestRollingUpdate"},
 }
