@@ -3,6 +3,7 @@
 package boot_test
 
 import (
+	"encoding/base64"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,12 +17,12 @@ var pageNodes = strings.NewReplacer("master-0", "node1", "master-1", "node2")
 
 var exitLine = regexp.MustCompile(`\n?\[exit (\d+)\]\n$`)
 
-// readDocCommands runs on node, as the pages write them (their node names the lab's), the
+// runInspections runs on node, as the pages write them (their node names the lab's), the
 // commands an administrator types on a node that change nothing of the cluster
 // (doccheck.InspectOnNode), in bash as root: each succeeds (systemctl status: the unit is
 // active), and where the page shows the output, its lines begin as the page's do (fence-check's
 // checks, in their order, each "ok:"; the details name the site's systems).
-func (l *lab) readDocCommands(node string) {
+func (l *lab) runInspections(node string) {
 	l.t.Helper()
 	cmds, err := doccheck.Commands(doccheck.Root(l.t), doccheck.AdminPages)
 	if err != nil {
@@ -32,8 +33,10 @@ func (l *lab) readDocCommands(node string) {
 		if !c.HasPrefix(doccheck.InspectOnNode) {
 			continue
 		}
-		// The command as the script bash reads, so that nothing of it needs quoting.
-		out, err := l.vms[node].sshClient.runInput("bash -s 2>&1", strings.NewReader(pageNodes.Replace(c.Text)+"\necho \"[exit $?]\"\n"))
+		// The command as a script file, so that nothing of it needs quoting, run with no input.
+		script := base64.StdEncoding.EncodeToString([]byte(pageNodes.Replace(c.Text) + "\n"))
+		out, err := l.vms[node].sshClient.run("echo " + script + " | base64 -d > /run/tnf-page-step.sh && " +
+			"bash /run/tnf-page-step.sh </dev/null 2>&1; echo \"[exit $?]\"")
 		m := exitLine.FindStringSubmatch(out)
 		if err != nil || m == nil {
 			l.t.Fatalf("%s: %s: %v\n%s", node, c, err, out)
@@ -50,7 +53,7 @@ func (l *lab) readDocCommands(node string) {
 		ran++
 	}
 	if ran == 0 {
-		l.t.Fatal("the pages give no command that reads on a node")
+		l.t.Fatal("the pages give no command to inspect a node")
 	}
 }
 

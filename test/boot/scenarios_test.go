@@ -254,7 +254,7 @@ func TestNetworkFailure(t *testing.T) {
 // TestPodmanRuntime is the cold boot and node 2's power cut once more with the etcd agent's
 // podman runtime (etcd runs from the image the lab layer preloads into its image store, with
 // the environment of the external-etcd pod manifest the node configuration ships), with the
-// pages' commands that read on a node run as written once the pair serves, then a crash of node
+// pages' commands that inspect a node run as written once the pair serves, then a crash of node
 // 1's etcd in its container.
 func TestPodmanRuntime(t *testing.T) {
 	l := newLab(t, image.podmanDisk(t))
@@ -269,7 +269,7 @@ func TestPodmanRuntime(t *testing.T) {
 		// out under TCG's load meanwhile has its member rejoin first).
 		l.waitRoles("node1", map[string]string{"node1": "Promoted", "node2": "Promoted"})
 		l.voters("node1", 2)
-		l.readDocCommands("node1")
+		l.runInspections("node1")
 	})
 	ok = ok && t.Run("node_failure", func(t *testing.T) {
 		l.t = t

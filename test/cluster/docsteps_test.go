@@ -54,13 +54,14 @@ var notRunHere = []elsewhere{
 	{doccheck.InspectOnNode, "on a node, and changes nothing of the cluster: test/boot's TestPodmanRuntime runs it as " +
 		"written on a booted node (make boot-smoke)"},
 	{[]string{"tnfctl confirm-peer-down", "tnfctl accept-data-loss"}, "on a node, acting on a fault: the fault " +
-		"scenarios run it with the same words (test/cluster scenarios_test.go, planned_test.go)"},
-	{[]string{"tnfctl auto-unblock"}, "on a node, acting on a fault: the scenarios run it with a shorter --gap " +
-		"(test/cluster scenarios_test.go, fencing_test.go)"},
+		"scenarios run it (test/cluster scenarios_test.go, planned_test.go): without a terminal, as written, it refuses " +
+		"with \"pass --yes\"; with --yes it acts. Its question at a terminal is not tested"},
+	{[]string{"tnfctl auto-unblock"}, "on a node, acting on a fault: the scenarios run it with a shorter --gap, " +
+		"exit 2 while the BMC does not prove the peer off (test/cluster scenarios_test.go, fencing_test.go)"},
 	{[]string{"tnfctl start-empty"}, "gives the cluster's data up: not run as a command; parsed against tnfctl's " +
 		"commands and flags (agents/tnfctl TestDocumentedCommandLines), its work tested in internal/node/unblock"},
-	{[]string{"rpm-ostree ", "systemctl reboot"}, "RHCOS's own, which cannot run here: the lab switches a node's " +
-		"OS with its stand-in (bootdisk.Deploy) and reboots it in test/boot's TestRollingUpdate"},
+	{[]string{"rpm-ostree ", "systemctl reboot"}, "RHCOS's own, which cannot run here: test/boot's TestRollingUpdate " +
+		"switches a node's OS with its stand-in (bootdisk.Deploy) between a clean poweroff and a power-on"},
 }
 
 // elsewhere: the commands that begin with one of prefixes are tested where says.
@@ -116,7 +117,7 @@ func TestAdminStepsAsWritten(t *testing.T) {
 		ran++
 	}
 	t.Logf("%d of %d commands ran as written; checked %v", ran, len(cmds), s.checked)
-	for _, kind := range []string{"console output", "auth can-i's answer", "number of objects", "call of ssh to a node", "the pool's watch"} {
+	for _, kind := range []string{"console output", "auth can-i's answer", "number of objects", "token reviewed", "the pool's watch"} {
 		if s.checked[kind] == 0 {
 			t.Errorf("no %s checked: the pages no longer give one, or say it otherwise", kind)
 		}
@@ -200,8 +201,8 @@ func newDocSite(t *testing.T) *docSite {
 	}
 	mkdir(t, s.sshLog)
 	// ssh: each call's words one per line, and what came on its standard input. A token the page
-	// pipes to a node lands in a file here (root's only, in the test's folder), where a real ssh
-	// would have carried it to the node: the test must read it to review it.
+	// pipes to a node lands in a file here (the test user's only, in the test's folder), where a
+	// real ssh would have carried it to the node: the test must read it to review it.
 	writeFile(t, filepath.Join(stand, "ssh"), "#!/bin/bash\numask 077\nf=$(mktemp \"$TNF_SSH_LOG/call.XXXXXX\")\n"+
 		"printf '%s\\n' \"$@\" > \"$f\"\ncat > \"$f.stdin\"\n", 0o755)
 	home := filepath.Join(dir, "home")
@@ -362,7 +363,7 @@ func (s *docSite) run(c doccheck.Command) {
 		}
 	}
 	script := placeholders.Replace(c.Text)
-	if p := otherPlaceholder.FindString(script); p != "" {
+	if p := otherPlaceholder.FindString(withoutComments(script)); p != "" {
 		t.Errorf("%s: %s is a placeholder this test does not fill in (placeholders)", c, p)
 		return
 	}
@@ -401,11 +402,18 @@ func (s *docSite) run(c doccheck.Command) {
 	case code != 0:
 		t.Errorf("%s: exit %d", c, code)
 	}
-	calls := s.checkSSH(ctx, c)
-	s.checked["call of ssh to a node"] += calls
-	if strings.Contains(script, "| ssh ") && calls == 0 {
+	if calls := s.checkSSH(ctx, c); strings.Contains(script, "| ssh ") && calls == 0 {
 		t.Errorf("%s: ssh never ran", c)
 	}
+}
+
+// withoutComments is script without its lines' comments (" # ..."), which bash does not run.
+func withoutComments(script string) string {
+	lines := strings.Split(script, "\n")
+	for i, l := range lines {
+		lines[i], _, _ = strings.Cut(l, " # ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // checkSSH checks what c had ssh run on a node since the last check: a token piped to
@@ -455,6 +463,7 @@ func (s *docSite) checkSSH(ctx context.Context, c doccheck.Command) int {
 		if err != nil {
 			t.Fatal(err)
 		}
+		s.checked["token reviewed"]++
 		if !review.Status.Authenticated || review.Status.User.Username != account {
 			t.Errorf("%s: ssh %s got the token of %q (authenticated %v), want %s's", c, words, review.Status.User.Username, review.Status.Authenticated, account)
 		}
@@ -468,6 +477,7 @@ func (s *docSite) waitRemovalGuard(ctx context.Context) {
 	mcs := s.dyn.Resource(kubeapi.MachineConfigResource)
 	poll.Until(s.t, "the removal guard in effect", time.Minute, 200*time.Millisecond, func() (bool, string) {
 		err := mcs.Delete(ctx, "99-master-tnf-os-image", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		// Forbidden, as the page shows; a policy's denial can also come as Invalid (its reason).
 		return apierrors.IsForbidden(err) || apierrors.IsInvalid(err), fmt.Sprint("a dry-run delete: ", err)
 	})
 }

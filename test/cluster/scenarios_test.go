@@ -254,11 +254,12 @@ func TestTwoFailures(t *testing.T) {
 		t.Fatalf("auto-unblock, first pass: %v\n%s", err, out)
 	}
 	time.Sleep(11 * time.Second)
-	if out, err := autoUnblock(); err == nil || !strings.Contains(out, `PowerState \"On\"`) {
+	// Exit 2, as operate.md says: the BMC did not prove the peer off.
+	if out, err := autoUnblock(); !exitedWith(err, 2) || !strings.Contains(out, `PowerState \"On\"`) {
 		t.Fatalf("auto-unblock with the peer On: %v\n%s", err, out)
 	}
 	c.faults(`{"failNext": 1000}`)
-	if out, err := autoUnblock(); err == nil || !strings.Contains(out, "BMC read 1 failed") {
+	if out, err := autoUnblock(); !exitedWith(err, 2) || !strings.Contains(out, "BMC read 1 failed") {
 		t.Fatalf("auto-unblock with the BMC not answering: %v\n%s", err, out)
 	}
 	c.faults(`{}`)
