@@ -363,7 +363,7 @@ func (s *docSite) run(c doccheck.Command) {
 		}
 	}
 	script := placeholders.Replace(c.Text)
-	if p := otherPlaceholder.FindString(withoutComments(script)); p != "" {
+	if p := otherPlaceholder.FindString(placeholders.Replace(c.Typed())); p != "" {
 		t.Errorf("%s: %s is a placeholder this test does not fill in (placeholders)", c, p)
 		return
 	}
@@ -405,15 +405,6 @@ func (s *docSite) run(c doccheck.Command) {
 	if calls := s.checkSSH(ctx, c); strings.Contains(script, "| ssh ") && calls == 0 {
 		t.Errorf("%s: ssh never ran", c)
 	}
-}
-
-// withoutComments is script without its lines' comments (" # ..."), which bash does not run.
-func withoutComments(script string) string {
-	lines := strings.Split(script, "\n")
-	for i, l := range lines {
-		lines[i], _, _ = strings.Cut(l, " # ")
-	}
-	return strings.Join(lines, "\n")
 }
 
 // checkSSH checks what c had ssh run on a node since the last check: a token piped to

@@ -88,3 +88,13 @@ func OutputLines(printed string) []string {
 	}
 	return out
 }
+
+// Typed is what bash runs of the command: its text without its lines' comments (" # ...").
+func (c Command) Typed() string {
+	lines := strings.Split(c.Text, "\n")
+	for i, l := range lines {
+		l, _, _ = strings.Cut(l, " # ")
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}

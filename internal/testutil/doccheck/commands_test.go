@@ -40,6 +40,9 @@ func TestCommands(t *testing.T) {
 	if !got[2].HasPrefix([]string{"oc ", "tnfctl fence"}) || got[0].HasPrefix([]string{"tnfctl "}) {
 		t.Error("HasPrefix")
 	}
+	if typed := got[0].Typed(); typed != "oc apply -f a.yaml  -f b.yaml" {
+		t.Errorf("Typed: %q", typed)
+	}
 }
 
 // TestCommandsRefuses: a loop whose block ends first, and console output before any command.
