@@ -4,12 +4,15 @@ package boot_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/testutil/doccheck"
+	"github.com/tnf-layer/tnf-layer/test/poll"
 )
 
 // pageNodes names the pages' nodes (install.md's tnf.yaml example) as the lab does.
@@ -28,6 +31,14 @@ func (l *lab) runInspections(node string) {
 	if err != nil {
 		l.t.Fatal(err)
 	}
+	// As install.md's reader looks again while status says the pair recovers: under TCG's load a
+	// monitor, or Pacemaker's controller, can time out just after the pair formed (seen twice in
+	// four runs), and its recovery takes minutes.
+	poll.Until(l.t, node+": tnfctl status says healthy", settleLimit, 10*time.Second, func() (bool, string) {
+		out, err := l.vms[node].sshClient.run("tnfctl status")
+		first, _, _ := strings.Cut(out, "\n")
+		return err == nil, fmt.Sprint(first, err)
+	})
 	ran := map[string]bool{}
 	for _, c := range cmds {
 		// A command two pages give runs once: each costs seconds under TCG.
