@@ -359,12 +359,16 @@ func (c *cluster) writeLayout() {
 	c.write(filepath.Join(c.dir, "layout.json"), data, 0o644)
 }
 
-func (c *cluster) write(path string, data []byte, mode os.FileMode) {
+func (c *cluster) write(path string, data []byte, mode os.FileMode) { writeFile(c.t, path, data, mode) }
+
+// writeFile writes data to path, its folder made first.
+func writeFile(t testing.TB, path string, data []byte, mode os.FileMode) {
+	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		c.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, data, mode); err != nil {
-		c.t.Fatal(err)
+		t.Fatal(err)
 	}
 }
 

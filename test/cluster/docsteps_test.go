@@ -19,9 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containers/image/v5/copy"
-	"github.com/containers/image/v5/signature"
-	"github.com/containers/image/v5/types"
 	configv1 "github.com/openshift/api/config/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +29,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/crdvalidate"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/doccheck"
@@ -193,7 +189,7 @@ func newDocSite(t *testing.T) *docSite {
 	}
 	s.etcdHandedOver(ctx)
 	s.checkout(dir)
-	registriesConf := s.mirrorRelease(ctx, dir)
+	registriesConf := s.mirrorRelease(dir)
 	stand := filepath.Join(dir, "path")
 	mkdir(t, stand)
 	if err := os.Symlink(testbin.Path(t, "kubectl"), filepath.Join(stand, "oc")); err != nil {
@@ -203,8 +199,8 @@ func newDocSite(t *testing.T) *docSite {
 	// ssh: each call's words one per line, and what came on its standard input. A token the page
 	// pipes to a node lands in a file here (the test user's only, in the test's folder), where a
 	// real ssh would have carried it to the node: the test must read it to review it.
-	writeFile(t, filepath.Join(stand, "ssh"), "#!/bin/bash\numask 077\nf=$(mktemp \"$TNF_SSH_LOG/call.XXXXXX\")\n"+
-		"printf '%s\\n' \"$@\" > \"$f\"\ncat > \"$f.stdin\"\n", 0o755)
+	writeFile(t, filepath.Join(stand, "ssh"), []byte("#!/bin/bash\numask 077\nf=$(mktemp \"$TNF_SSH_LOG/call.XXXXXX\")\n"+
+		"printf '%s\\n' \"$@\" > \"$f\"\ncat > \"$f.stdin\"\n"), 0o755)
 	home := filepath.Join(dir, "home")
 	mkdir(t, home)
 	goenvOut, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
@@ -248,8 +244,7 @@ func (s *docSite) checkout(dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mkdir(t, filepath.Dir(dst))
-		writeFile(t, dst, string(data), info.Mode().Perm())
+		writeFile(t, dst, data, info.Mode().Perm())
 	}
 	mkdir(t, filepath.Join(s.work, "out"))
 	for link, target := range map[string]string{".git": filepath.Join(root, ".git"), "bin": testbin.Dir(t)} {
@@ -257,43 +252,28 @@ func (s *docSite) checkout(dir string) {
 			t.Fatal(err)
 		}
 	}
-	writeFile(t, filepath.Join(s.work, "tnf.yaml"), doccheck.Example(t, "docs/install.md", "tnf.yaml"), 0o600)
-	writeFile(t, filepath.Join(s.work, "master-0.password"), "bmc-password-0\n", 0o600)
-	writeFile(t, filepath.Join(s.work, "master-1.password"), "bmc-password-1\n", 0o600)
+	writeFile(t, filepath.Join(s.work, "tnf.yaml"), []byte(doccheck.Example(t, "docs/install.md", "tnf.yaml")), 0o600)
+	writeFile(t, filepath.Join(s.work, "master-0.password"), []byte("bmc-password-0\n"), 0o600)
+	writeFile(t, filepath.Join(s.work, "master-1.password"), []byte("bmc-password-1\n"), 0o600)
 	// The auth file install.md makes MCO's push secret from, as podman login writes it.
-	writeFile(t, filepath.Join(s.work, "push-auth.json"), `{"auths":{"registry.example.com":{"auth":"`+
-		base64.StdEncoding.EncodeToString([]byte("pusher:push-password"))+`"}}}`, 0o600)
+	writeFile(t, filepath.Join(s.work, "push-auth.json"), []byte(`{"auths":{"registry.example.com":{"auth":"`+
+		base64.StdEncoding.EncodeToString([]byte("pusher:push-password"))+`"}}}`), 0o600)
 	key := make([]byte, 256)
 	rand.Read(key)
-	writeFile(t, filepath.Join(s.work, "corosync-authkey"), string(key), 0o600)
+	writeFile(t, filepath.Join(s.work, "corosync-authkey"), key, 0o600)
 }
 
 // mirrorRelease puts a payload fixture of 4.19.7 into a registry on loopback and returns a
 // registries.conf that mirrors quay.io's release repository there, as a disconnected site does.
-func (s *docSite) mirrorRelease(ctx context.Context, dir string) string {
+func (s *docSite) mirrorRelease(dir string) string {
 	t := s.t
 	addr := releasetest.Registry(t)
 	layout := filepath.Join(dir, "payload")
 	releasetest.WritePayload(t, layout, "4.19.7", releasetest.ImageReferences(map[string]string{
 		"rhel-coreos": fixtureRHCOS, "rhel-coreos-extensions": fixtureExtensions}))
-	src, err := imageread.ParseReference("oci:" + layout + ":4.19.7")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dest, err := imageread.ParseReference("docker://" + addr + "/openshift-release-dev/ocp-release:4.19.7-x86_64")
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := signature.NewPolicyContext(&signature.Policy{Default: signature.PolicyRequirements{signature.NewPRInsecureAcceptAnything()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer policy.Destroy()
-	if _, err := copy.Image(ctx, policy, dest, src, &copy.Options{DestinationCtx: &types.SystemContext{DockerInsecureSkipTLSVerify: types.OptionalBoolTrue}}); err != nil {
-		t.Fatal(err)
-	}
+	releasetest.Push(t, "oci:"+layout+":4.19.7", "docker://"+addr+"/openshift-release-dev/ocp-release:4.19.7-x86_64")
 	conf := filepath.Join(dir, "registries.conf")
-	writeFile(t, conf, fmt.Sprintf("[[registry]]\nprefix = \"quay.io/openshift-release-dev\"\nlocation = \"quay.io/openshift-release-dev\"\n"+
+	writeFile(t, conf, fmt.Appendf(nil, "[[registry]]\nprefix = \"quay.io/openshift-release-dev\"\nlocation = \"quay.io/openshift-release-dev\"\n"+
 		"[[registry.mirror]]\nlocation = \"%s/openshift-release-dev\"\ninsecure = true\n", addr), 0o644)
 	return conf
 }
@@ -378,7 +358,7 @@ func (s *docSite) run(c doccheck.Command) {
 	}
 	out, errOut, code := s.bash(ctx, script)
 	t.Logf("%s\n%s%s", c, out, errOut)
-	_, comment, _ := strings.Cut(c.Text[strings.LastIndex(c.Text, "\n")+1:], " # ")
+	comment := c.Comment()
 	want := strings.Fields(comment)
 	answer := strings.TrimSpace(out)
 	switch {
@@ -547,12 +527,6 @@ func (s *docSite) watchPoolUpdated(ctx context.Context, c doccheck.Command, scri
 
 func mkdir(t *testing.T, dir string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func writeFile(t *testing.T, path, body string, mode os.FileMode) {
-	if err := os.WriteFile(path, []byte(body), mode); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,11 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containers/image/v5/copy"
-	"github.com/containers/image/v5/signature"
 	"github.com/containers/image/v5/types"
 
-	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/releasetest"
 )
 
@@ -24,24 +21,9 @@ func TestResolveFromRegistry(t *testing.T) {
 	addr := releasetest.Registry(t)
 	dir := t.TempDir()
 	releasetest.WritePayload(t, dir, "4.19.0", releasetest.ImageReferences(map[string]string{"rhel-coreos": rhcosRef, "rhel-coreos-extensions": extRef}))
-	src, err := imageread.ParseReference("oci:" + dir + ":4.19.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dest, err := imageread.ParseReference("docker://" + addr + "/openshift-release-dev/ocp-release:4.19.0-x86_64")
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := signature.NewPolicyContext(&signature.Policy{Default: signature.PolicyRequirements{signature.NewPRInsecureAcceptAnything()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer policy.Destroy()
+	releasetest.Push(t, "oci:"+dir+":4.19.0", "docker://"+addr+"/openshift-release-dev/ocp-release:4.19.0-x86_64")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := copy.Image(ctx, policy, dest, src, &copy.Options{DestinationCtx: insecure}); err != nil {
-		t.Fatal(err)
-	}
 	got, err := Resolve(ctx, addr+"/openshift-release-dev/ocp-release:4.19.0-x86_64", insecure)
 	if err != nil {
 		t.Fatal(err)

@@ -89,6 +89,12 @@ func OutputLines(printed string) []string {
 	return out
 }
 
+// Comment is the comment of the command's last line (after " # "): what the page says it does.
+func (c Command) Comment() string {
+	_, comment, _ := strings.Cut(c.Text[strings.LastIndex(c.Text, "\n")+1:], " # ")
+	return comment
+}
+
 // Typed is what bash runs of the command: its text without its lines' comments (" # ...").
 func (c Command) Typed() string {
 	lines := strings.Split(c.Text, "\n")

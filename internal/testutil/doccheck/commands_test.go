@@ -40,8 +40,8 @@ func TestCommands(t *testing.T) {
 	if !got[2].HasPrefix([]string{"oc ", "tnfctl fence"}) || got[0].HasPrefix([]string{"tnfctl "}) {
 		t.Error("HasPrefix")
 	}
-	if typed := got[0].Typed(); typed != "oc apply -f a.yaml  -f b.yaml" {
-		t.Errorf("Typed: %q", typed)
+	if typed, comment := got[0].Typed(), got[0].Comment(); typed != "oc apply -f a.yaml  -f b.yaml" || comment != "two" {
+		t.Errorf("Typed %q, Comment %q", typed, comment)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,12 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/containers/image/v5/copy"
+	"github.com/containers/image/v5/signature"
+	"github.com/containers/image/v5/types"
+
+	"github.com/tnf-layer/tnf-layer/internal/build/imageread"
 )
 
 // ImageReferences is a release-manifests/image-references ImageStream with the given tags.
@@ -96,6 +103,30 @@ func WriteImage(t testing.TB, dir, tag string, layers ...[]byte) string {
 		}
 	}
 	return manDesc["digest"].(string)
+}
+
+// Push copies the image src to dest (transport:reference, as build-layer names images), taking
+// any signature and any certificate of dest's registry: a fixture into a test's registry.
+func Push(t testing.TB, src, dest string) {
+	t.Helper()
+	srcRef, err := imageread.ParseReference(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	destRef, err := imageread.ParseReference(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := signature.NewPolicyContext(&signature.Policy{Default: signature.PolicyRequirements{signature.NewPRInsecureAcceptAnything()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer policy.Destroy()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := copy.Image(ctx, policy, destRef, srcRef, &copy.Options{DestinationCtx: &types.SystemContext{DockerInsecureSkipTLSVerify: types.OptionalBoolTrue}}); err != nil {
+		t.Fatalf("pushing %s to %s: %v", src, dest, err)
+	}
 }
 
 // Registry runs Debian's docker-registry on a free loopback port until the test ends and
