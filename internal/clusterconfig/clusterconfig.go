@@ -251,11 +251,11 @@ const actionMargin = 3 * time.Second
 func SizedWinner(other, latency, firstLevelRead time.Duration) time.Duration {
 	d := other + firstLevelRead + 2*latency + actionMargin
 	d = (d + time.Second - 1) / time.Second * time.Second
-	return min(d, maxFenceDelay)
+	return min(d, MaxFenceDelay)
 }
 
-// maxFenceDelay bounds both delays: they count against the fencing's 60 s timeout.
-const maxFenceDelay = 45 * time.Second
+// MaxFenceDelay bounds both delays: they count against the fencing's 60 s timeout.
+const MaxFenceDelay = 45 * time.Second
 
 // AutoUnblock is the seed's "Phase 2", off unless enabled.
 type AutoUnblock struct {
@@ -402,8 +402,8 @@ func (c Config) Validate() error {
 		// Corosync's token: under half a second the knet link's own timeouts fire first; a
 		// minute is far beyond any site's (the field's longest documented value is 5 s).
 		{"token", c.Token.Duration, 500 * time.Millisecond, time.Minute},
-		{"fenceDelay.winner", c.FenceDelay.Winner.Duration, 0, maxFenceDelay},
-		{"fenceDelay.other", c.FenceDelay.Other.Duration, 0, maxFenceDelay},
+		{"fenceDelay.winner", c.FenceDelay.Winner.Duration, 0, MaxFenceDelay},
+		{"fenceDelay.other", c.FenceDelay.Other.Duration, 0, MaxFenceDelay},
 	} {
 		if d.value < d.min || d.value > d.max {
 			return fmt.Errorf("%s: %v is outside %v to %v", d.field, d.value, d.min, d.max)

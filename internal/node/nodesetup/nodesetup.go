@@ -21,6 +21,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencecheck"
@@ -303,7 +304,7 @@ func run(ctx context.Context, o Options) error {
 	}
 
 	if cfg.FenceRaceWinner == self.Name {
-		if err := configure(ctx, o, cfg, creds, peer.Name, tools, step); err != nil {
+		if err := configure(ctx, o, cfg, creds, peer.Name, SettingsVersion(digest), tools, step); err != nil {
 			return err
 		}
 	} else {
@@ -329,9 +330,9 @@ func run(ctx context.Context, o Options) error {
 }
 
 // configure waits for the peer, checks every BMC credential, then applies the cluster
-// configuration. Nothing is applied when a check fails: a cluster whose fencing cannot work
-// must not start OpenShift.
-func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds map[string]bmc.Credential, peer string, tools pcmk.Tools, step func(string, string)) error {
+// configuration of settings version. Nothing is applied when a check fails: a cluster whose
+// fencing cannot work must not start OpenShift.
+func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds map[string]bmc.Credential, peer, version string, tools pcmk.Tools, step func(string, string)) error {
 	step("peer", "waiting for "+peer+" to join")
 	if err := os.MkdirAll(filepath.Dir(WaitingMarker), 0o755); err != nil {
 		return err
@@ -377,7 +378,12 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 			strings.Join(failed, "; "))
 	}
 	if cfg.FenceDelay.Winner.Duration == 0 {
-		sizeWinnerDelay(ctx, &cfg, creds, o.Fence.Timeout, step)
+		if d, ok := sizedBefore(ctx, tools, cfg.FenceRaceWinner, version); ok {
+			cfg.FenceDelay.Winner.Duration = d
+			step("fence delay", fmt.Sprintf("%v on the device that fences %s: kept, sized by an earlier setup of settings %s", d, cfg.FenceRaceWinner, version))
+		} else {
+			sizeWinnerDelay(ctx, &cfg, creds, o.Fence.Timeout, step)
+		}
 	}
 	// The elected DC writes its options (dc-version and others) as the CIB's first
 	// cluster_property_set. A configuration built offline before that carries a set of the same
@@ -393,6 +399,14 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.Config, err)
 	}
+	// A restore keeps etcd stopped on both nodes (its target-role) until it gives it back: the
+	// configuration, rebuilt, would start it again in the middle.
+	if r, ok, err := etcdnode.ReadRestore(ctx, attrs.CRM{}); err != nil {
+		return fmt.Errorf("reading whether a restore is under way: %w", err)
+	} else if ok && r.UnderWay() {
+		return fmt.Errorf("tnfctl restore on %s is under way (step %s): the cluster configuration is applied once it has ended "+
+			"(tnfctl setup then, or the next reconfiguration)", r.Node, r.Step)
+	}
 	changed, err := tools.ApplyConfiguration(ctx, o.PCS, cmds)
 	if err != nil {
 		return err
@@ -403,6 +417,36 @@ func configure(ctx context.Context, o Options, cfg clusterconfig.Config, creds m
 		step("cluster configuration", "unchanged")
 	}
 	return nil
+}
+
+// sizedBefore is the race winner's delay that a completed setup of the same settings version
+// sized and applied, read from the live CIB: a later run keeps it instead of measuring again,
+// so that setup run again on the same settings changes nothing (one slow answer of a loaded BMC
+// moved it by a second). New settings size it again.
+func sizedBefore(ctx context.Context, tools pcmk.Tools, winner, version string) (time.Duration, bool) {
+	applied, _, err := (attrs.CRM{}).Get(ctx, winner, AttrSettings, attrs.Forever)
+	if err != nil {
+		return 0, false
+	}
+	delay, _, err := tools.FenceDeviceParam(ctx, pcsconfig.FenceDevice(winner), "pcmk_delay_base")
+	if err != nil {
+		return 0, false
+	}
+	return keptWinnerDelay(applied, version, delay)
+}
+
+// keptWinnerDelay is the delay a later setup keeps: the applied pcmk_delay_base (delay) where
+// the winner's last completed setup applied this settings version, and that value is one setup
+// sizes; ok is false where the delay must be sized.
+func keptWinnerDelay(applied, version, delay string) (d time.Duration, ok bool) {
+	if applied == "" || applied != version {
+		return 0, false
+	}
+	d, err := time.ParseDuration(delay)
+	if err != nil || d <= 0 || d > clusterconfig.MaxFenceDelay {
+		return 0, false
+	}
+	return d, true
 }
 
 // latencyReads is how many power reads of each BMC size the race winner's fence delay.

@@ -99,14 +99,29 @@ const SecretsDir = "/var/lib/pacemaker/lrm/secrets"
 // parameter kept by cibsecret (the layer's devices keep their passwords so) is read from this
 // node's secrets, as Pacemaker reads it. They are never shown.
 func (t Tools) FenceDeviceParams(ctx context.Context, id string) (agent string, params map[string]string, err error) {
+	if agent, params, err = t.fenceDeviceInCIB(ctx, id); err != nil {
+		return "", nil, err
+	}
+	return agent, params, readSecrets(SecretsDir, id, params)
+}
+
+// FenceDeviceParam is parameter name of stonith device id as the live CIB holds it (SecretRef
+// for one cibsecret keeps): no secret is read.
+func (t Tools) FenceDeviceParam(ctx context.Context, id, name string) (value string, set bool, err error) {
+	_, params, err := t.fenceDeviceInCIB(ctx, id)
+	if err != nil {
+		return "", false, err
+	}
+	value, set = params[name]
+	return value, set, nil
+}
+
+func (t Tools) fenceDeviceInCIB(ctx context.Context, id string) (string, map[string]string, error) {
 	out, err := t.Run(ctx, "cibadmin", "--query", "--scope", "resources")
 	if err != nil {
 		return "", nil, err
 	}
-	if agent, params, err = fenceDeviceParams([]byte(out), id); err != nil {
-		return "", nil, err
-	}
-	return agent, params, readSecrets(SecretsDir, id, params)
+	return fenceDeviceParams([]byte(out), id)
 }
 
 // readSecrets replaces each of device id's params that cibsecret keeps with its value under dir

@@ -48,6 +48,12 @@ func TestConfiguration(t *testing.T) {
 	if err != nil || agent != "fence_redfish" || params["password"] != "s3cret-0" || params["ssl_insecure"] != "1" || params["ip"] != "192.0.2.100" {
 		t.Errorf("FenceDeviceParams(master-0_redfish) = %q, %d parameters, %v", agent, len(params), err)
 	}
+	if v, set, err := tools.FenceDeviceParam(ctx, "master-1_redfish", "ip"); err != nil || !set || v != "192.0.2.101" {
+		t.Errorf("FenceDeviceParam(master-1_redfish, ip) = %q, %v, %v", v, set, err)
+	}
+	if v, set, err := tools.FenceDeviceParam(ctx, "master-1_redfish", "pcmk_delay_base"); err != nil || set {
+		t.Errorf("FenceDeviceParam(master-1_redfish, pcmk_delay_base) = %q, %v, %v: it was never set", v, set, err)
+	}
 	for id, want := range map[string]string{"dummy": "not a fence device", "master-2_redfish": "no fence device master-2_redfish"} {
 		if _, _, err := tools.FenceDeviceParams(ctx, id); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("FenceDeviceParams(%s): %v, want %q", id, err, want)
