@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
+	"github.com/tnf-layer/tnf-layer/internal/node/restore"
 	"github.com/tnf-layer/tnf-layer/internal/node/unblock"
 )
 
@@ -25,9 +27,11 @@ func (refused) ExitCode() int { return exitRefused }
 
 func (r refused) Unwrap() error { return r.error }
 
-// asRefusal makes the unblock package's refusals exit 3; other errors stay errors.
+// asRefusal makes the unblock and restore packages' refusals exit 3; other errors stay errors.
 func asRefusal(err error) error {
-	for _, r := range []error{unblock.ErrPeerMember, unblock.ErrNothingToGiveUp, unblock.ErrNoLocalData, unblock.ErrNotTheServed, unblock.ErrUnreadablePeer} {
+	for _, r := range []error{unblock.ErrPeerMember, unblock.ErrNothingToGiveUp, unblock.ErrNoLocalData, unblock.ErrNotTheServed, unblock.ErrUnreadablePeer,
+		etcddata.ErrNotASnapshot, restore.ErrGuest, restore.ErrUnderWay, restore.ErrInstaller, restore.ErrOtherRelease,
+		restore.ErrOtherCluster, restore.ErrBeforeHandover, restore.ErrNotManaged, restore.ErrSnapshotPlace, restore.ErrNothingToAbort} {
 		if errors.Is(err, r) {
 			return refused{err}
 		}

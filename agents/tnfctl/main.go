@@ -83,7 +83,7 @@ func rootCommand() *cobra.Command {
 			"could not be read or done; 2 auto-unblock did not start this node, the peer's BMC did not prove it off; " +
 			"3 refused: the action would be unsafe (the peer is a Corosync member, no older data to give up) or was " +
 			"not confirmed; status only: 4 degraded, recovering or installer-etcd (serving without redundancy), 5 not " +
-			"serving (inert, blocked, setup failed, Pacemaker or Corosync not answering), 6 failover off (an " +
+			"serving (inert, blocked, restoring, setup failed, Pacemaker or Corosync not answering), 6 failover off (an " +
 			"administrator's setting keeps Pacemaker from recovering a fault).",
 		SilenceUsage:  true,
 		SilenceErrors: true, // main prints them: status's verdict is a code without a message
@@ -97,7 +97,7 @@ func rootCommand() *cobra.Command {
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintln(cmd.OutOrStdout(), "tnfctl version "+version.Describe())
 		}})
-	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), startEmptyCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), handoverCommand(&nf), installerKubeletCommand(&nf), syncSecretsCommand(&nf), installCredentialCommand(&nf), metricsCommand(&nf), powerWatchCommand(&nf), gatherCommand(&nf))
+	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), startEmptyCommand(&nf), restoreCommand(&nf), staticPodGuardCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), handoverCommand(&nf), installerKubeletCommand(&nf), syncSecretsCommand(&nf), installCredentialCommand(&nf), metricsCommand(&nf), powerWatchCommand(&nf), gatherCommand(&nf))
 	return root
 }
 

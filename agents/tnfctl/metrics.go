@@ -237,7 +237,7 @@ func readNode(ctx context.Context, nf *nodeFlags, node string) metrics.Reading {
 	o := observeLocal()
 	o.SetupState, o.SetupReason = r.Setup.State, r.Setup.Reason
 	o.Corosync, o.Pacemaker, o.Configuration, o.FencingFails = r.Corosync, r.Pacemaker, r.Configuration, health.FencingFails(r.Corosync, r.Pacemaker)
-	r.Health, r.HandoverPending = health.Assess(o), o.HandoverPending()
+	r.Health, r.HandoverPending, r.SecondEtcd = health.Assess(o), o.HandoverPending(), len(o.SecondEtcd)
 	r.AloneSince, _ = unblock.AloneSince(unblock.AloneSinceFile)
 	if d, err := unblock.ReadDecisions(unblock.DecisionsFile); err == nil {
 		r.AutoUnblock = d

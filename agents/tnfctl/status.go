@@ -55,6 +55,12 @@ type clusterStatus struct {
 	// InstallerKubelet says cri-o and kubelet started at boot to run the installer's etcd, until
 	// the handover here (tnf-installer-kubelet.service).
 	InstallerKubelet bool `json:"installerKubelet,omitempty"`
+	// Restore is the restore from a snapshot under way (tnfctl restore), on either node.
+	Restore *etcdnode.Restore `json:"restore,omitempty"`
+	// SecondEtcd are the manifests with an etcd container the static pod guard took out of the
+	// kubelet's folder here; SecondEtcdSummary says so, and what to do.
+	SecondEtcd        []staticpod.Refused `json:"secondEtcd,omitempty"`
+	SecondEtcdSummary string              `json:"secondEtcdSummary,omitempty"`
 }
 
 // setupStatus is where tnfctl setup stands on this node (nodesetup.State).
@@ -110,7 +116,7 @@ func readStatus(ctx context.Context, nf *nodeFlags) clusterStatus {
 	st.Setup.State, st.Setup.Reason = nodesetup.State()
 	st.Setup.DoneBefore = local.SetUpBefore
 	st.Self, _ = nf.name() // without a name, no node is marked as this one
-	st.Handover, st.InstallerKubelet = local.Handover, local.InstallerKubelet
+	st.Handover, st.InstallerKubelet, st.SecondEtcd = local.Handover, local.InstallerKubelet, local.SecondEtcd
 	var err error
 	if st.Corosync, err = tools.Members(ctx); err != nil {
 		st.CorosyncError = err.Error()
@@ -137,8 +143,9 @@ func (st *clusterStatus) assess() {
 	}
 	a := health.Assess(health.Observation{Corosync: c, Pacemaker: st.Pacemaker, SetupState: st.Setup.State, SetupReason: st.Setup.Reason,
 		SetUpBefore: st.Setup.DoneBefore, FencingFails: health.FencingFails(c, st.Pacemaker), Handover: st.Handover,
-		InstallerKubelet: st.InstallerKubelet, Configuration: st.Configuration})
-	st.State, st.Summary, st.FailoverOff, st.Guest, st.UncheckedBMC = a.State, a.Line, a.FailoverOff, a.Guest, a.UncheckedBMC
+		InstallerKubelet: st.InstallerKubelet, Configuration: st.Configuration, SecondEtcd: st.SecondEtcd})
+	st.State, st.Summary, st.FailoverOff, st.Guest, st.UncheckedBMC, st.Restore = a.State, a.Line, a.FailoverOff, a.Guest, a.UncheckedBMC, a.Restore
+	st.SecondEtcdSummary = a.SecondEtcd
 }
 
 // observeLocal is what this node's own files say, for health.Assess: whether a setup completed
@@ -153,6 +160,11 @@ func observeLocal() health.Observation {
 		o.Handover = &handover.State{Waiting: err.Error()}
 	} else if ok && !st.Done() {
 		o.Handover = &st
+	}
+	if refused, err := staticpod.ReadRefused(staticpod.RefusedFile); err != nil {
+		o.SecondEtcd = []staticpod.Refused{{Manifest: "(the record cannot be read)", Command: err.Error()}}
+	} else {
+		o.SecondEtcd = refused
 	}
 	return o
 }
@@ -211,6 +223,9 @@ func yesNo(b bool) string {
 
 func printStatus(w io.Writer, st clusterStatus) {
 	fmt.Fprintln(w, st.Summary)
+	if st.SecondEtcdSummary != "" {
+		fmt.Fprintln(w, st.SecondEtcdSummary)
+	}
 	if st.Guest != "" {
 		fmt.Fprintf(w, "Mode:      guest: Pacemaker is configured by the cluster-etcd-operator; the layer watches it and writes none of it\n"+
 			"           (%s)\n", st.Guest)
@@ -238,6 +253,14 @@ func printStatus(w io.Writer, st clusterStatus) {
 	printSetup(w, st.Setup)
 	if h := st.Handover; h != nil {
 		fmt.Fprintf(w, "Handover:  waiting for %s since %s: %s (tnf-handover.service)\n", orNone(h.Step), fencewait.Stamp(h.Since), h.Waiting)
+	}
+	if r := st.Restore; r != nil {
+		fmt.Fprintf(w, "Restore:   on %s since %s, step %s since %s; restored cluster %s, revisions from %d", r.Node, fencewait.Stamp(r.Began),
+			r.Step, fencewait.Stamp(r.Since), r.Cluster, r.FirstRevision())
+		if r.GaveUp != "" {
+			fmt.Fprintf(w, ", giving up cluster %s", r.GaveUp)
+		}
+		fmt.Fprintln(w)
 	}
 	if st.Pacemaker == nil {
 		fmt.Fprintf(w, "Pacemaker: %s\n", st.Error)

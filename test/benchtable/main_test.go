@@ -163,7 +163,8 @@ func TestSummary(t *testing.T) {
 }
 
 // TestDataSummary: a row per database size, smallest first whatever the page's order; a size's
-// missing metric reads as "-"; a variant of the rig is left out; no size, no table.
+// missing metric reads as "-"; the restore's cell says its own run where it differs; a variant of
+// the rig is left out; no size, no table.
 func TestDataSummary(t *testing.T) {
 	var rows []row
 	add := func(size string, metrics ...string) {
@@ -177,15 +178,24 @@ func TestDataSummary(t *testing.T) {
 		"fenced-write-p99-ms", "4.2", "failover-s", "3.77", "cold-first-write-s", "4.26", "cold-both-voters-s", "11.4",
 		"etcd-rss-max-mib", "784.2", "agent-rss-max-mib", "101.7")
 	add("2GiB-joiner-on-tmpfs", "db-gib", "2.0")
+	// The restore's, run on their own: one size the other benchmark measured, one it did not.
+	restore := func(size, at string, metrics ...string) {
+		for i := 0; i+1 < len(metrics); i += 2 {
+			rows = append(rows, row{"RestoreLargeData/" + size, metrics[i], metrics[i+1], at, "def5678", "2"})
+		}
+	}
+	restore("0.5GiB", "2026-12-01 20:00", "db-gib", "0.52", "api-write-s", "31.23", "layer-s", "8.04")
+	restore("1GiB", "2026-12-01 21:00", "db-gib", "1.13", "api-write-s", "48.0", "layer-s", "9.1")
 	rows = append(rows, row{"Monitor", "p50-ms", "6", "", "", ""})
 	if s := dataSummary(rows[len(rows)-1:]); s != "" {
 		t.Errorf("no large-data rows: %q, want nothing", s)
 	}
 	s := dataSummary(rows)
-	small := "| 0.52 GiB | 7.7 s (0.60 s) / 7.2 s (0.10 s) | 0.53 GiB | 8.3 / 5.2 / 4.2 ms | 3.8 s | 4.3 s / 11.4 s | 784 / 102 MiB | 2026-11-27 13:00, `abc1234` |"
-	large := "| 4.10 GiB | 30.2 s (0.61 s) / - (-) | - GiB | - / - / - ms | - | - / - | - / - MiB | 2026-11-27 13:00, `abc1234` |"
-	i, j := strings.Index(s, small), strings.Index(s, large)
-	if i < 0 || j < 0 || i > j || strings.Count(s, "\n") != 4 {
-		t.Errorf("want the 0.5 GiB row, then the 4 GiB one:\n%s", s)
+	small := "| 0.52 GiB | 7.7 s (0.60 s) / 7.2 s (0.10 s) | 0.53 GiB | 8.3 / 5.2 / 4.2 ms | 3.8 s | 4.3 s / 11.4 s | 31.2 s (8.0 s), 2026-12-01 20:00, `def5678` | 784 / 102 MiB | 2026-11-27 13:00, `abc1234` |"
+	middle := "| 1.13 GiB | - (-) / - (-) | - GiB | - / - / - ms | - | - / - | 48.0 s (9.1 s), 2026-12-01 21:00, `def5678` | - / - MiB | - |"
+	large := "| 4.10 GiB | 30.2 s (0.61 s) / - (-) | - GiB | - / - / - ms | - | - / - | - (-) | - / - MiB | 2026-11-27 13:00, `abc1234` |"
+	i, j, k := strings.Index(s, small), strings.Index(s, middle), strings.Index(s, large)
+	if i < 0 || j < 0 || k < 0 || i > j || j > k || strings.Count(s, "\n") != 5 {
+		t.Errorf("want the 0.5 GiB row, then the 1 GiB and the 4 GiB ones:\n%s", s)
 	}
 }

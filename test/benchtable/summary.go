@@ -150,22 +150,28 @@ func withSummary(text string, rows []row) (string, error) {
 	return text, nil
 }
 
-// dataSummary is the large-data table: a row per database size BenchmarkLargeData measured,
-// smallest first; nothing before the first run.
+// restorePrefix marks, in the large-data table's keys, BenchmarkRestoreLargeData's metrics
+// (test/cluster), measured on a run of their own.
+const restorePrefix = "restore-"
+
+// dataSummary is the large-data table: a row per database size BenchmarkLargeData or
+// BenchmarkRestoreLargeData measured, smallest first; nothing before the first run.
 func dataSummary(rows []row) string {
 	byKey := map[string]row{}
 	var sizes []string
 	for _, r := range rows {
 		// Only the plain sizes ("0.5GiB"): a variant of the rig ("2GiB-joiner-on-tmpfs") has its
 		// rows on the page alone.
-		size, ok := strings.CutPrefix(r.bench, "LargeData/")
+		bench, size, _ := strings.Cut(r.bench, "/")
+		prefix := map[string]string{"LargeData": "", "RestoreLargeData": restorePrefix}
+		p, ok := prefix[bench]
 		if !ok || gibOf(size) == 0 {
 			continue
 		}
 		if !slices.Contains(sizes, size) {
 			sizes = append(sizes, size)
 		}
-		byKey[size+" "+r.metric] = r
+		byKey[size+" "+p+r.metric] = r
 	}
 	if len(sizes) == 0 {
 		return ""
@@ -183,21 +189,30 @@ func dataSummary(rows []row) string {
 		return fmt.Sprintf(format, f)
 	}
 	var b strings.Builder
-	b.WriteString("| database | rejoin after a planned reboot / after fencing (agent's part) | streamed to it | survivor's write p99: idle / during each rejoin | power cut → first write | cold boot → first write / both voters | peak memory: etcd / agent | measured |\n" +
-		"| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| database | rejoin after a planned reboot / after fencing (agent's part) | streamed to it | survivor's write p99: idle / during each rejoin | power cut → first write | cold boot → first write / both voters | restore → first API write (the layer's part) | peak memory: etcd / agent | measured |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, size := range sizes {
 		v := func(metric, format string) string { return value(size, metric, format) }
 		measured := "-"
 		if r, ok := byKey[size+" db-gib"]; ok {
 			measured = r.at + ", `" + r.commit + "`"
 		}
-		fmt.Fprintf(&b, "| %s GiB | %s (%s) / %s (%s) | %s GiB | %s / %s / %s ms | %s | %s / %s | %s / %s MiB | %s |\n",
-			v("db-gib", "%.2f"),
+		db := v("db-gib", "%.2f")
+		if db == "-" {
+			db = v(restorePrefix+"db-gib", "%.2f")
+		}
+		restore := v(restorePrefix+"api-write-s", "%.1f s") + " (" + v(restorePrefix+"layer-s", "%.1f s") + ")"
+		if r, ok := byKey[size+" "+restorePrefix+"api-write-s"]; ok && r.at+", `"+r.commit+"`" != measured {
+			restore += ", " + r.at + ", `" + r.commit + "`"
+		}
+		fmt.Fprintf(&b, "| %s GiB | %s (%s) / %s (%s) | %s GiB | %s / %s / %s ms | %s | %s / %s | %s | %s / %s MiB | %s |\n",
+			db,
 			v("planned-rejoin-s", "%.1f s"), v("planned-agent-s", "%.2f s"), v("fenced-rejoin-s", "%.1f s"), v("fenced-agent-s", "%.2f s"),
 			v("planned-moved-gib", "%.2f"),
 			v("idle-write-p99-ms", "%.1f"), v("planned-write-p99-ms", "%.1f"), v("fenced-write-p99-ms", "%.1f"),
 			v("failover-s", "%.1f s"),
 			v("cold-first-write-s", "%.1f s"), v("cold-both-voters-s", "%.1f s"),
+			restore,
 			v("etcd-rss-max-mib", "%.0f"), v("agent-rss-max-mib", "%.0f"),
 			measured)
 	}

@@ -374,8 +374,18 @@ func (l *lab) confinedUnits(node string) {
 		{"tnf-auto-unblock.service", "/run/tnf", append(slices.Clone(pacemaker), "corosync-quorumtool -s >/dev/null", "stonith_admin --list-registered >/dev/null")},
 		// A start of a unit already active: systemd's answer, and nothing changes.
 		{"tnf-installer-kubelet.service", "/run/tnf", []string{"systemctl start --no-block pacemaker.service"}},
+		// Its own command, for real: the lab has no handover, so it guards nothing and says so.
+		{"tnf-static-pod-guard.service", "/var/lib/tnf", []string{"test -w /etc/kubernetes/manifests", "/usr/bin/tnfctl static-pod-guard | grep -q 'nothing guarded'"}},
 	}
-	quoted := func(ss ...string) string { return "'" + strings.Join(ss, "' '") + "'" }
+	// Each word in single quotes, a single quote in it closed, escaped and opened again: a step
+	// may quote (grep -q 'nothing guarded').
+	quoted := func(ss ...string) string {
+		words := make([]string, len(ss))
+		for i, s := range ss {
+			words[i] = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+		return strings.Join(words, " ")
+	}
 	var put, files, units []string
 	for _, c := range checks {
 		script, dropIn := "/run/tnf-sandbox-check-"+c.unit+".sh", "/run/systemd/system/"+c.unit+".d/sandbox-check.conf"

@@ -346,13 +346,13 @@ func TestKubeletEnabledElsewhere(t *testing.T) {
 func TestUnitsInLabImage(t *testing.T) {
 	root := image.tree(t, "v1")
 	units := []string{"corosync.service", "pacemaker.service", "tnf-setup.service", "tnf-metrics.service", "tnf-out-of-service.service", "tnf-handover.service",
-		"tnf-installer-kubelet.service", "tnf-reconfigure.service", "tnf-auto-unblock.service", "tnf-auto-unblock.timer", "tnf-keys-sync.service", "tnf-keys-sync.timer", "crio.service", "kubelet.service"}
+		"tnf-installer-kubelet.service", "tnf-reconfigure.service", "tnf-auto-unblock.service", "tnf-auto-unblock.timer", "tnf-keys-sync.service", "tnf-keys-sync.timer", "tnf-static-pod-guard.service", "tnf-static-pod-guard.path", "crio.service", "kubelet.service"}
 	out, err := exec.Command("systemd-analyze", append([]string{"verify", "--root=" + root}, units...)...).CombinedOutput()
 	if err != nil || len(out) > 0 {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
 	}
 	want := map[string]string{"corosync.service": "enabled", "pacemaker.service": "enabled", "tnf-setup.service": "enabled", "tnf-metrics.service": "enabled",
-		"tnf-out-of-service.service": "enabled", "tnf-handover.service": "enabled", "tnf-installer-kubelet.service": "enabled", "tnf-auto-unblock.timer": "enabled", "tnf-keys-sync.timer": "enabled", "crio.service": "disabled", "kubelet.service": "disabled",
+		"tnf-out-of-service.service": "enabled", "tnf-handover.service": "enabled", "tnf-installer-kubelet.service": "enabled", "tnf-auto-unblock.timer": "enabled", "tnf-keys-sync.timer": "enabled", "tnf-static-pod-guard.path": "enabled", "crio.service": "disabled", "kubelet.service": "disabled",
 		// Started only by MCO's node disruption policy.
 		"tnf-reconfigure.service": "static"}
 	for u, w := range want {

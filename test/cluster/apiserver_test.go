@@ -418,7 +418,8 @@ type apiWatcher struct {
 	listRV    uint64          // the resourceVersion of the last list
 	watchRV   uint64          // the newest resourceVersion the watch delivered
 	seen      map[string]bool // objects delivered, by name
-	backwards []string        // watch events that did not come after the newest before them
+	backwards []string        // lists and watch events that did not come after the newest before them
+	store     cache.Store     // the objects the informer holds now
 }
 
 func (c *cluster) watchAPI(node string) *apiWatcher {
@@ -431,6 +432,10 @@ func (c *cluster) watchAPI(node string) *apiWatcher {
 			if err == nil {
 				rv, _ := strconv.ParseUint(obj.(*corev1.ConfigMapList).ResourceVersion, 10, 64)
 				w.mu.Lock()
+				// A list after the first is never older than what came before it.
+				if newest := max(w.listRV, w.watchRV); rv < newest {
+					w.backwards = append(w.backwards, fmt.Sprintf("a list at %d after %d", rv, newest))
+				}
 				w.lists, w.listRV = w.lists+1, rv
 				w.mu.Unlock()
 			}
@@ -439,6 +444,7 @@ func (c *cluster) watchAPI(node string) *apiWatcher {
 		WatchFuncWithContext: from.WatchWithContext,
 	}
 	informer := cache.NewSharedIndexInformer(counted, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	w.store = informer.GetStore()
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: w.add})
 	if err != nil {
 		c.t.Fatal(err)
@@ -567,7 +573,7 @@ func (c *cluster) waitDelivered(w *apiWatcher, writer *apiWriter, acked []string
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.backwards) > 0 {
-		c.defect(&c.defects.outOfOrder, len(w.backwards), fmt.Sprintf("%s's informer: watch events out of order: %v", w.node, w.backwards))
+		c.defect(&c.defects.outOfOrder, len(w.backwards), fmt.Sprintf("%s's informer: lists or watch events out of order: %v", w.node, w.backwards))
 	}
 }
 

@@ -411,7 +411,12 @@ func (c *cluster) run(node string, argv ...string) (string, error) {
 
 // runInput is run with stdin read from input (none when nil).
 func (c *cluster) runInput(node string, input io.Reader, argv ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return c.runWithin(node, 2*time.Minute, input, argv...)
+}
+
+// runWithin is runInput for a command that may take up to limit.
+func (c *cluster) runWithin(node string, limit time.Duration, input io.Reader, argv ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd, err := c.nodeCommand(ctx, node, argv...)
 	if err != nil {

@@ -58,6 +58,11 @@ var notRunHere = []elsewhere{
 		"commands and flags (agents/tnfctl TestDocumentedCommandLines), its work tested in internal/node/unblock"},
 	{[]string{"rpm-ostree ", "systemctl reboot"}, "RHCOS's own, which cannot run here: test/boot's TestRollingUpdate " +
 		"switches a node's OS with its stand-in (bootdisk.Deploy) between a clean poweroff and a power-on"},
+	{[]string{"/usr/local/bin/cluster-backup.sh", "etcdctl "}, "a backup on a node: the operator's script needs its etcd scripts and " +
+		"certificates there; the etcdctl snapshot save it runs, with etcd's client certificate, is how TestRestore and " +
+		"TestRestoreResumes (test/cluster restore_test.go) take their snapshots, and what tnfctl restore accepts"},
+	{[]string{"tnfctl restore"}, "on a node, replacing etcd's data: TestRestore runs it (its refusals, without a terminal: " +
+		"\"pass --yes\"; with --yes, on a cluster taking writes through the API), TestRestoreResumes from each step after a power cut"},
 }
 
 // elsewhere: the commands that begin with one of prefixes are tested where says.
@@ -70,7 +75,7 @@ type elsewhere struct {
 // k8s.io/kubectl (oc's pkg/cli/kubectlwrappers). kubectl of the cluster's Kubernetes release
 // stands in for oc, which the Go module proxy does not serve (github.com/openshift/oc: 403); a
 // page that uses one of oc's own commands (adm, debug, ...) fails the test instead.
-var ocVerbs = []string{"annotate", "apply", "auth", "create", "delete", "get"}
+var ocVerbs = []string{"annotate", "apply", "auth", "create", "delete", "get", "patch"}
 
 // placeholders are what the pages write for a value the reader fills in; any other is an error.
 var (
@@ -142,7 +147,14 @@ var (
 		"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools.crd.yaml",
 		"operator/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigurations.crd.yaml",
 		"operator/v1/zz_generated.crd-manifests/0000_12_etcd_01_etcds-Default.crd.yaml",
+		"operator/v1/zz_generated.crd-manifests/0000_20_kube-apiserver_01_kubeapiservers.crd.yaml",
+		"operator/v1/zz_generated.crd-manifests/0000_25_kube-controller-manager_01_kubecontrollermanagers.crd.yaml",
+		"operator/v1/zz_generated.crd-manifests/0000_25_kube-scheduler_01_kubeschedulers.crd.yaml",
 	}
+	// controlPlaneOperators are the operators whose objects operate.md patches after a restore,
+	// each one object named cluster, as OpenShift has them.
+	controlPlaneOperators = map[string]string{"kubeapiservers": "KubeAPIServer", "kubecontrollermanagers": "KubeControllerManager",
+		"kubeschedulers": "KubeScheduler"}
 )
 
 func newDocSite(t *testing.T) *docSite {
@@ -188,6 +200,14 @@ func newDocSite(t *testing.T) *docSite {
 		}
 	}
 	s.etcdHandedOver(ctx)
+	for resource, kind := range controlPlaneOperators {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "operator.openshift.io/v1", "kind": kind,
+			"metadata": map[string]any{"name": "cluster"}, "spec": map[string]any{"managementState": "Managed"}}}
+		if _, err := s.dyn.Resource(schema.GroupVersionResource{Group: "operator.openshift.io", Version: "v1", Resource: resource}).
+			Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.checkout(dir)
 	registriesConf := s.mirrorRelease(dir)
 	stand := filepath.Join(dir, "path")

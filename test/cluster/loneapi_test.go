@@ -43,7 +43,7 @@ func (a loneAPI) Kubeconfig(t *testing.T, dir, user string) string {
 }
 
 // freePort is a loopback TCP port nothing listens on now.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

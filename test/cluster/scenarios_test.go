@@ -18,7 +18,8 @@ import (
 )
 
 // Scenario 1: a node that boots alone stays inert; when its peer arrives both are promoted.
-// Setup run again changes nothing, and no BMC password is in the CIB.
+// Setup run again changes nothing (the fence delay it sized is kept), and no BMC password is in
+// the CIB.
 func TestColdBoot(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, nil)
@@ -94,7 +95,8 @@ func TestColdBoot(t *testing.T) {
 			t.Errorf("setup again changed something: %s", line)
 		}
 	}
-	if !strings.Contains(out, "cluster configuration: unchanged") || !strings.Contains(out, "fence_tnf_redfish: ok") {
+	if !strings.Contains(out, "cluster configuration: unchanged") || !strings.Contains(out, "fence_tnf_redfish: ok") ||
+		!strings.Contains(out, "on the device that fences node1: kept, sized by an earlier setup") {
 		t.Errorf("setup again:\n%s", out)
 	}
 	cib, err := c.run("node1", "cibadmin", "--query")

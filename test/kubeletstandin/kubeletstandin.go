@@ -6,7 +6,9 @@
 package kubeletstandin
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"os/exec"
@@ -31,10 +33,10 @@ const (
 
 // Run is `tnf-kubelet-standin MANIFEST`. While the static pod manifest has an etcd container it
 // runs that container's command and args, and starts it again when it exits; once the manifest
-// has none (the operator rolled out a revision without it), it stops it as the kubelet stops a
-// container: SIGTERM, then SIGKILL after the pod's grace period. The pod's other containers are
-// not run: nothing here reads them. A manifest that cannot be read (being replaced) changes
-// nothing.
+// has none (the operator rolled out a revision without it) or is gone, it stops it as the kubelet
+// stops a container: SIGTERM, then SIGKILL after the pod's grace period. The pod's other
+// containers are not run: nothing here reads them. A manifest that cannot be read (being
+// replaced) changes nothing.
 func Run(args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: tnf-kubelet-standin MANIFEST")
@@ -55,8 +57,10 @@ func Run(args []string) error {
 	for range 200_000 {
 		pod, err := staticpod.Read(args[0])
 		i := staticpod.EtcdIndex(pod)
+		// A manifest removed is a pod removed: the kubelet stops it.
+		gone := errors.Is(err, fs.ErrNotExist)
 		switch {
-		case err != nil:
+		case err != nil && !gone:
 			log.Print(err)
 		case i >= 0 && !running():
 			c := pod.Spec.Containers[i]
@@ -69,7 +73,7 @@ func Run(args []string) error {
 			exited = make(chan struct{})
 			go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(etcd, exited)
 			log.Printf("started the static pod's etcd container (pid %d)", etcd.Process.Pid)
-		case i < 0 && running():
+		case (gone || i < 0) && running():
 			grace := 30 * time.Second
 			if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 				grace = time.Duration(*g) * time.Second

@@ -170,6 +170,15 @@ var all = []alert{
 		summary:     "A fence device takes any certificate from its BMC.",
 		description: "The fence device {{ $labels.device }} runs with ssl_insecure: it accepts whatever certificate answers at its BMC's address, so whoever takes that address can report a power-off that did not happen, and the survivor would then serve beside a live peer. tnfctl status says how to make it check the certificate.",
 	},
+	// At once: what wrote the manifest (a stock restore script) may have moved the operator's
+	// manifest or the data dir already, and the next restart of etcd here would meet it.
+	{
+		name:        "TNFSecondEtcdRefused",
+		expr:        `max by (node) (tnf_second_etcd_refused) > 0`,
+		severity:    critical,
+		summary:     "A second etcd was refused on a node: a stock restore procedure was started there.",
+		description: "A pod with an etcd container appeared among the kubelet's static pods on {{ $labels.node }}, where Pacemaker runs etcd; the layer moved it out before it could serve a second copy of the data beside Pacemaker's etcd. OpenShift's cluster-restore.sh and quorum-restore.sh write such a pod and move etcd's files: tnfctl status there says what was moved and where it is kept.",
+	},
 	// TNFEtcdNotVoter and TNFNodeInert are silent while a handover is pending: a handover that
 	// never completes would leave the node without the agent's etcd and nothing saying so. A
 	// rollout and the operator's revision take about an hour; six cover a slow one.

@@ -13,6 +13,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/contract"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
@@ -31,13 +32,14 @@ const (
 	InstallerEtcd State = "installer-etcd" // waits for the peer; the installer's etcd runs here meanwhile
 	Inert         State = "inert"          // booted alone, waits for the peer
 	Blocked       State = "blocked"        // the fencing fails, or etcd refuses its data
+	Restoring     State = "restoring"      // tnfctl restore replaces etcd's data by a snapshot
 	SetupFailed   State = "setup-failed"   // tnfctl setup failed on this node
 	PacemakerDown State = "pacemaker-down" // Corosync answers, Pacemaker does not
 	CorosyncDown  State = "corosync-down"  // Corosync does not answer
 )
 
 // States are every state, in the order help texts list them.
-var States = []State{Healthy, Degraded, Recovering, FailoverOff, InstallerEtcd, Inert, Blocked, SetupFailed, PacemakerDown, CorosyncDown}
+var States = []State{Healthy, Degraded, Recovering, FailoverOff, InstallerEtcd, Inert, Blocked, Restoring, SetupFailed, PacemakerDown, CorosyncDown}
 
 // Exit codes of tnfctl status, for scripts.
 const (
@@ -80,6 +82,9 @@ type Observation struct {
 	// Configuration is the CIB's configuration (nil when it did not answer): the field's etcd
 	// agent's cluster properties and the fence devices.
 	Configuration *pcmk.Configuration
+	// SecondEtcd are the manifests with an etcd container the static pod guard took out of the
+	// kubelet's folder here, until an administrator has read them (staticpod.RefusedFile).
+	SecondEtcd []staticpod.Refused
 }
 
 // OperatorEtcdAgent is the agent the cluster-etcd-operator's configuration runs etcd with.
@@ -238,15 +243,36 @@ func FencingFails(c *pcmk.Membership, p *pcmk.Status) bool {
 // the agent's etcd is not meant to serve here yet.
 func (o Observation) HandoverPending() bool { return o.InstallerKubelet || o.Handover != nil }
 
+// Restore is the restore from a snapshot the CIB records as under way (nil: none, or the CIB's
+// configuration did not answer).
+func (o Observation) Restore() (*etcdnode.Restore, error) {
+	if o.Configuration == nil {
+		return nil, nil
+	}
+	v := o.Configuration.Properties[etcdnode.PropRestore]
+	if v == "" {
+		return nil, nil
+	}
+	r, err := etcdnode.ParseRestore(v)
+	if err != nil || !r.UnderWay() {
+		return nil, err
+	}
+	return &r, nil
+}
+
 // Assessment is a state, the line that says why and what to do, and the settings that keep
 // Pacemaker from failing over (also listed when another state leads); on a guest, why it is one;
-// and the fence devices that take any certificate from their BMC (UncheckedBMCs).
+// the fence devices that take any certificate from their BMC (UncheckedBMCs); and a restore
+// under way.
 type Assessment struct {
 	State        State
 	Line         string
 	FailoverOff  []Cause
 	Guest        string
 	UncheckedBMC []string
+	Restore      *etcdnode.Restore
+	// SecondEtcd is the line for the manifests the static pod guard refused ("" none).
+	SecondEtcd string
 }
 
 // Assess says where the cluster stands and what to do next. The local node is the one Corosync
@@ -254,14 +280,80 @@ type Assessment struct {
 func Assess(o Observation) Assessment {
 	off := FailoverOffCauses(o.Pacemaker)
 	guest := o.GuestReason()
+	restore, restoreErr := o.Restore()
+	if restore != nil {
+		// The restore keeps etcd stopped until it gives it back: no administrator's setting.
+		off = slices.DeleteFunc(off, func(c Cause) bool { return c.Kind == CauseDisabled && c.Subject == etcdClone(o.Pacemaker) })
+	}
 	var state State
 	var line string
-	if guest != "" {
+	switch {
+	case guest != "":
 		state, line = assessGuest(o, off)
-	} else {
-		state, line = assess(o, off)
+	default:
+		state, line = assess(o, off, restore, restoreErr)
 	}
-	return Assessment{State: state, Line: line, FailoverOff: off, Guest: guest, UncheckedBMC: o.UncheckedBMCs()}
+	return Assessment{State: state, Line: line, FailoverOff: off, Guest: guest, UncheckedBMC: o.UncheckedBMCs(), Restore: restore,
+		SecondEtcd: secondEtcdLine(o.SecondEtcd)}
+}
+
+// secondEtcdLine says what the static pod guard refused, and what to do ("" for nothing). It
+// changes no state: the manifest is out of the kubelet's folder, but whatever put it there (a
+// stock restore script) may have changed more (the operator's manifest moved, the data dir).
+func secondEtcdLine(refused []staticpod.Refused) string {
+	if len(refused) == 0 {
+		return ""
+	}
+	r := refused[len(refused)-1]
+	more := ""
+	if len(refused) > 1 {
+		more = fmt.Sprintf(" (and %d before it)", len(refused)-1)
+	}
+	return fmt.Sprintf("SECOND ETCD REFUSED: %s, which runs an etcd container (%s), was moved out of the kubelet's folder to %s at %s%s: "+
+		"beside Pacemaker's etcd it would serve a second copy of the data. A stock restore script (cluster-restore.sh, quorum-restore.sh) "+
+		"writes such a pod: never run them on these nodes, `tnfctl restore` is the restore (runbooks.md#tnfsecondetcdrefused). "+
+		"Once dealt with: `tnfctl static-pod-guard --forget`.", r.Manifest, r.Command, r.MovedTo, r.At.UTC().Format("2006-01-02 15:04:05"), more)
+}
+
+// layerEtcdAgent is the layer's etcd agent.
+const layerEtcdAgent = "ocf:tnf:etcd"
+
+// etcdClone is the clone of the layer's etcd resource ("" when Pacemaker shows none).
+func etcdClone(p *pcmk.Status) string {
+	if p != nil {
+		for _, r := range p.Resources {
+			if r.Agent == layerEtcdAgent && r.Clone != "" {
+				return r.Clone
+			}
+		}
+	}
+	return ""
+}
+
+// restoreSteps say what each step of a restore does, for its line.
+var restoreSteps = map[string]string{
+	etcdnode.RestoreStopping:  "etcd is being stopped on both nodes",
+	etcdnode.RestoreRestoring: "the snapshot is being restored on %s",
+	etcdnode.RestoreStarting:  "etcd is given back to Pacemaker: %s serves the restored cluster, then its peer joins it",
+	etcdnode.RestoreHandover:  "the handover's conditions are set again in the Etcd object the snapshot brought back",
+}
+
+// restoringLine is the line of a restore under way.
+func restoringLine(r *etcdnode.Restore) string {
+	step := restoreSteps[r.Step]
+	if strings.Contains(step, "%s") {
+		step = fmt.Sprintf(step, r.Node)
+	}
+	if step == "" {
+		step = "step " + r.Step
+	}
+	waiting := ""
+	if r.Waiting != "" {
+		waiting = " (waiting: " + r.Waiting + ")"
+	}
+	return fmt.Sprintf("RESTORING: `tnfctl restore` on %s replaces etcd's data by snapshot %s: %s since %s%s. "+
+		"If it stopped, run it again on %s with the same snapshot: it resumes.", r.Node, r.SnapshotID(), step,
+		r.Since.UTC().Format("15:04:05"), waiting, r.Node)
 }
 
 // advice is what a line tells to do where the guest's differs from the layer's own cluster.
@@ -388,7 +480,7 @@ func assessGuest(o Observation, off []Cause) (State, string) {
 		len(voters), len(o.Corosync.Nodes))
 }
 
-func assess(o Observation, off []Cause) (State, string) {
+func assess(o Observation, off []Cause, restore *etcdnode.Restore, restoreErr error) (State, string) {
 	if o.SetupState == nodesetup.StateFailed && !o.SetUpBefore {
 		return SetupFailed, "SETUP FAILED on this node (see Setup below); fix what it names, then `tnfctl setup` runs it again."
 	}
@@ -400,6 +492,12 @@ func assess(o Observation, off []Cause) (State, string) {
 	a := advice{idle: "cri-o, kubelet or etcd", confirm: func(string, bool) string { return "`tnfctl confirm-peer-down`" }}
 	if state, line, ok := assessPeer(o, a); ok {
 		return state, line
+	}
+	switch {
+	case restoreErr != nil:
+		return Restoring, fmt.Sprintf("RESTORING, but its record cannot be read (%v): `crm_attribute --type crm_config --name %s --query`.", restoreErr, etcdnode.PropRestore)
+	case restore != nil:
+		return Restoring, restoringLine(restore)
 	}
 	var members []string
 	for n, joined := range o.Corosync.Nodes {
@@ -428,7 +526,7 @@ func assess(o Observation, off []Cause) (State, string) {
 	}
 	var voters []string
 	for _, r := range o.Pacemaker.Resources {
-		if r.Agent == "ocf:tnf:etcd" && r.Role == "Promoted" && o.Corosync.Nodes[r.Node] {
+		if r.Agent == layerEtcdAgent && r.Role == "Promoted" && o.Corosync.Nodes[r.Node] {
 			voters = append(voters, r.Node)
 		}
 	}

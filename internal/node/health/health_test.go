@@ -1,6 +1,7 @@
 package health
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -27,6 +28,27 @@ func serving() Observation {
 			}},
 		SetupState: nodesetup.StateDone,
 	}
+}
+
+// restoring is serving() while tnfctl restore on n1 is at step, etcd kept stopped by its
+// target-role (the restore's own), then change.
+func restoring(step string, change func(*Observation)) Observation {
+	o := serving()
+	for i, r := range o.Pacemaker.Resources {
+		if r.ID == "etcd" {
+			o.Pacemaker.Resources[i].Role, o.Pacemaker.Resources[i].Node, o.Pacemaker.Resources[i].TargetRole = "Stopped", "", "Stopped"
+		}
+	}
+	r := etcdnode.Restore{Node: "n1", Snapshot: "0123456789abcdef", Cluster: "c1", Step: step, Waiting: "etcd runs: Promoted on n2"}
+	data, err := json.Marshal(r)
+	if err != nil {
+		panic(err)
+	}
+	o.Configuration = &pcmk.Configuration{Properties: map[string]string{etcdnode.PropRestore: string(data)}}
+	if change != nil {
+		change(&o)
+	}
+	return o
 }
 
 // guestServing is serving() on a cluster the operator configured: etcd through podman-etcd,
@@ -162,6 +184,25 @@ func TestAssess(t *testing.T) {
 			o.Corosync.Quorate, o.Corosync.WaitingForAll, o.Pacemaker.MaintenanceMode = false, true, true
 		}), Inert, []string{"INERT"}, []string{CauseMaintenanceMode}},
 
+		// A restore from a snapshot (tnfctl restore): its own stop of etcd is no administrator's
+		// setting, and the agents' refusals meanwhile (data of the cluster given up) are its.
+		{"a restore stopping etcd", restoring(etcdnode.RestoreStopping, nil), Restoring,
+			[]string{"RESTORING: `tnfctl restore` on n1 replaces etcd's data by snapshot 0123456789ab", "etcd is being stopped on both nodes",
+				"waiting: etcd runs", "run it again on n1 with the same snapshot"}, nil},
+		{"a restore beside the agents' refusals", restoring(etcdnode.RestoreStarting, func(o *Observation) {
+			o.Pacemaker.Nodes[1].Attributes = map[string]string{etcdnode.AttrDecision: "refuse: local data belongs to cluster 1"}
+		}), Restoring, []string{"RESTORING", "n1 serves the restored cluster, then its peer joins it"}, nil},
+		{"a restore beside an administrator's setting", restoring(etcdnode.RestoreRestoring, func(o *Observation) {
+			o.Pacemaker.Nodes[1].Standby = true
+		}), Restoring, []string{"RESTORING", "the snapshot is being restored on n1"}, []string{CauseNodeStandby}},
+		{"a restore that has ended", with(func(o *Observation) { o.Configuration = restoring(etcdnode.RestoreDone, nil).Configuration }),
+			Healthy, []string{"HEALTHY"}, nil},
+		{"a restore's record unreadable", with(func(o *Observation) {
+			o.Configuration = &pcmk.Configuration{Properties: map[string]string{etcdnode.PropRestore: "{"}}
+		}), Restoring, []string{"RESTORING, but its record cannot be read", etcdnode.PropRestore}, nil},
+		{"a restore while Corosync is down", restoring(etcdnode.RestoreStopping, func(o *Observation) { o.Corosync, o.Pacemaker = nil, nil }),
+			CorosyncDown, []string{"COROSYNC NOT ANSWERING"}, nil},
+
 		// A guest: the operator's configuration, read in podman-etcd's terms, with Pacemaker's
 		// own commands as advice.
 		{"guest: both serving", guestServing(), Healthy, []string{"HEALTHY: both nodes serve; etcd has two voters"}, nil},
@@ -237,7 +278,7 @@ func TestUncheckedBMCs(t *testing.T) {
 
 // TestEveryStateHasAnExitCode: the exit codes status's help documents, one per state.
 func TestEveryStateHasAnExitCode(t *testing.T) {
-	want := map[State]int{Healthy: 0, Degraded: 4, Recovering: 4, InstallerEtcd: 4, FailoverOff: 6,
+	want := map[State]int{Healthy: 0, Degraded: 4, Recovering: 4, InstallerEtcd: 4, FailoverOff: 6, Restoring: 5,
 		Inert: 5, Blocked: 5, SetupFailed: 5, PacemakerDown: 5, CorosyncDown: 5}
 	if len(want) != len(States) {
 		t.Fatalf("%d states, %d exit codes known to the test", len(States), len(want))

@@ -60,6 +60,8 @@ type Reading struct {
 	// HandoverPending, whether etcd here is still the installer's or being handed over.
 	Health          health.Assessment
 	HandoverPending bool
+	// SecondEtcd counts the manifests the static pod guard refused here (health.Observation's).
+	SecondEtcd int
 	// CredentialIssued and CredentialExpires bound the node's API token (zero without a token
 	// that expires).
 	CredentialIssued, CredentialExpires time.Time
@@ -140,6 +142,7 @@ var (
 	credIssued    = desc("tnf_node_credential_issued_timestamp_seconds", "When the node's API token (secretsFromAPI.kubeconfigFile) was issued, Unix time; absent without a token that expires", "node")
 	credExpires   = desc("tnf_node_credential_expiry_timestamp_seconds", "When the node's API token expires, Unix time: the node renews it once half its lifetime has passed; absent without a token that expires", "node")
 	guest         = desc("tnf_guest", "Whether the cluster-etcd-operator's configuration runs Pacemaker on this node, the layer only watching it (a guest)", "node")
+	secondEtcd    = desc("tnf_second_etcd_refused", "Manifests with an etcd container the static pod guard took out of the kubelet's folder on this node (a second etcd beside Pacemaker's), until an administrator has read them", "node")
 	uncheckedBMC  = desc("tnf_fence_device_unchecked", "A fence device that takes any certificate from its BMC (ssl_insecure): whoever answers at the BMC's address can fake a power-off; 1 while it is so", "device")
 	readSeconds   = desc("tnf_scrape_duration_seconds", "How long reading Corosync and Pacemaker took for this scrape")
 	readings      = desc("tnf_scrape_readings_total", "Readings of the node's state the endpoint has taken since it started: scrapes close together share one")
@@ -150,7 +153,7 @@ func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
 		up, etcdMembers, layerInfo, layerRelease, etcdRole, etcdDecision, forced, copiesDropped, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
-		aloneSince, unblockPasses, setupState, healthState, handover, failoverOff, guest, uncheckedBMC, credIssued, credExpires, readSeconds, readings}
+		aloneSince, unblockPasses, setupState, healthState, handover, failoverOff, guest, secondEtcd, uncheckedBMC, credIssued, credExpires, readSeconds, readings}
 }
 
 // Metrics turns a reading into metrics.
@@ -189,6 +192,7 @@ func Metrics(r Reading) []prometheus.Metric {
 		add(failoverOff, prometheus.GaugeValue, 1, c.Kind, c.Subject)
 	}
 	gauge(guest, r.Health.Guest != "", r.Node)
+	add(secondEtcd, prometheus.GaugeValue, float64(r.SecondEtcd), r.Node)
 	for _, d := range r.Health.UncheckedBMC {
 		add(uncheckedBMC, prometheus.GaugeValue, 1, d)
 	}

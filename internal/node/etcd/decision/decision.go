@@ -142,6 +142,11 @@ type Input struct {
 	// pod, or an etcd this agent did not launch holding its ports) still runs on this node.
 	// Nothing starts, joins or is moved aside here until the handover has taken it out.
 	Installer bool
+	// Restoring says why an administrator's restore from a snapshot (tnfctl restore) holds etcd
+	// stopped on both nodes while it replaces the data ("" none, or it has given etcd back).
+	// Nothing starts, joins or is moved aside meanwhile: whatever started etcd (an administrator's
+	// pcs resource enable, another release's setup) would start it on data the restore is moving.
+	Restoring string
 	// Counted: the peer answers and its membership still counts the local member (MemberID) as
 	// a voter. No cluster was forced since that member last ran, so it starts again as itself and
 	// raft catches it up: the handover from the installer's etcd, node by node, is this case.
@@ -203,9 +208,9 @@ func bothStart(in Input) bool {
 // published, so they agree.
 func peerLeadsTie(in Input) bool {
 	switch {
-	case older(in.PeerEtcdVersion, in.EtcdVersion):
+	case OlderMinor(in.PeerEtcdVersion, in.EtcdVersion):
 		return true
-	case older(in.EtcdVersion, in.PeerEtcdVersion):
+	case OlderMinor(in.EtcdVersion, in.PeerEtcdVersion):
 		return false
 	}
 	return in.PeerName < in.Self
@@ -220,11 +225,11 @@ func tieBreak(in Input) string {
 }
 
 // minorDiffers says both versions are known and of different minor versions.
-func minorDiffers(a, b string) bool { return older(a, b) || older(b, a) }
+func minorDiffers(a, b string) bool { return OlderMinor(a, b) || OlderMinor(b, a) }
 
-// older says etcd version v is of an older minor version than c (another etcd's version, or a
-// cluster's); false when either cannot be read.
-func older(v, c string) bool {
+// OlderMinor says etcd version v is of an older minor version than c (another etcd's version, or
+// a cluster's); false when either cannot be read.
+func OlderMinor(v, c string) bool {
 	vm, vn, ok1 := majorMinor(v)
 	cm, cn, ok2 := majorMinor(c)
 	return ok1 && ok2 && (vm < cm || vm == cm && vn < cn)
@@ -331,7 +336,8 @@ func decided(a Action, format string, args ...any) Decision {
 //     with no administrator's record and no other served cluster; a pair that is no longer its
 //     node's data's can leave one node starting alone, which start_both_timeout bounds; the pairs
 //     change no other decision;
-//   - while the installer's etcd runs on a node, that node only waits;
+//   - while the installer's etcd runs on a node, or a restore from a snapshot holds etcd
+//     stopped, that node only waits;
 //   - beside a peer whose agent publishes a contract this agent cannot read, a node only waits;
 //   - a node whose member the serving peer still counts as a voter starts that member again: no
 //     learner join, nothing moved aside, no cluster forced;
@@ -360,6 +366,9 @@ func decide(in Input) Decision {
 		return decided(Wait, "the installer's etcd (the static pod's etcd container, or an etcd this agent did not launch "+
 			"holding its ports) runs on this node: nothing starts here until the handover takes it out (tnfctl handover)")
 	}
+	if in.Restoring != "" {
+		return decided(Wait, "%s", in.Restoring)
+	}
 	if in.PeerContract != 0 && !contract.Readable(in.PeerContract) {
 		return decided(Wait, "%s", contract.Unreadable(in.PeerName, in.PeerContract))
 	}
@@ -387,7 +396,7 @@ func decide(in Input) Decision {
 				"aside for another cluster; if the peer's cluster is the one to keep, move the local data dir away by hand",
 				l.ClusterID, in.PeerName, p.ClusterID)
 		}
-		if older(in.EtcdVersion, in.PeerClusterVersion) {
+		if OlderMinor(in.EtcdVersion, in.PeerClusterVersion) {
 			return decided(Refuse, "peer %s serves a cluster of etcd version %s, which this node's etcd %s "+EtcdTooOld+
 				": update this node's layer to a release with etcd %s or later; nothing is moved aside meanwhile",
 				in.PeerName, in.PeerClusterVersion, in.EtcdVersion, minor(in.PeerClusterVersion))

@@ -550,6 +550,32 @@ func TestDecideInstaller(t *testing.T) {
 	}
 }
 
+// TestDecideRestoring: while a restore from a snapshot holds etcd stopped, a node waits, saying
+// why, whatever its data, the peer, the claim and the records of given-up and served data, and
+// gives back a claim an earlier run left.
+func TestDecideRestoring(t *testing.T) {
+	const why = "tnfctl restore on node1 holds etcd stopped (step restoring)"
+	n := 0
+	for local, l := range localData {
+		for p := range Peer(len(peerNames)) {
+			for c := range Claim(len(claimNames)) {
+				for _, records := range []Input{{}, {GivenUp: peerRecord, Served: 7}, {PeerGaveUp: l, Counted: true}} {
+					in := records
+					in.Self, in.PeerName, in.Local, in.PeerData, in.Peer, in.Claim, in.Restoring = "node1", "node2", l, peerRecord, p, c, why
+					d := Decide(in)
+					if d.Action != Wait || d.Reason != why || d.ReleaseClaim != (c == ClaimSelf) {
+						t.Errorf("%s/%s/claim-%s/%+v: got %s (release %v): %s", local, p, c, records, d.Action, d.ReleaseClaim, d.Reason)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if want := len(localData) * len(peerNames) * len(claimNames) * 3; n != want {
+		t.Fatalf("covered %d combinations, want %d", n, want)
+	}
+}
+
 // TestDecideContract: beside a peer whose agent publishes a contract this agent cannot read (two
 // or more releases apart), a node only waits, whatever its data, the peer's state and the claim;
 // beside the contracts it reads, the decision is the one without a contract.

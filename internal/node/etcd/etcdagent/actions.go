@@ -361,16 +361,22 @@ func (a *Agent) demote(ctx context.Context) (ocf.Status, error) {
 			return ocf.Success, nil
 		}
 	}
-	if err := a.planned(ctx); err != nil {
+	restoring := a.restoreStops(ctx)
+	if err := a.planned(ctx, restoring); err != nil {
 		return failed(err)
 	}
-	a.publishStopped()
+	a.publishStopped(restoring)
 	return ocf.Success, a.setScore(ctx, -1)
 }
 
 // publishStopped publishes the stopped data dir; failing to is logged, not fatal, since the
-// record is refreshed at every start and monitor.
-func (a *Agent) publishStopped() {
+// record is refreshed at every start and monitor. Not when a restore from a snapshot stops etcd
+// (restoring): that data is given up, and reading its WAL took seconds with a gigabyte of data
+// (the restore publishes the restored data's record).
+func (a *Agent) publishStopped(restoring bool) {
+	if restoring {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*a.cfg.RequestTimeout)
 	defer cancel()
 	local, installer, err := a.localData(ctx)
@@ -384,14 +390,15 @@ func (a *Agent) publishStopped() {
 
 // stop never fails once etcd is down: a failed stop means fencing.
 func (a *Agent) stop(ctx context.Context) (ocf.Status, error) {
+	restoring := a.restoreStops(ctx)
 	stop := func(ctx context.Context) error { return a.stopEtcd(ctx, stopGrace) }
 	if alive, err := a.running(ctx); err == nil && alive {
-		stop = a.planned
+		stop = func(ctx context.Context) error { return a.planned(ctx, restoring) }
 	}
 	if err := stop(ctx); err != nil {
 		return failed(err)
 	}
-	a.publishStopped()
+	a.publishStopped(restoring)
 	for _, err := range []error{
 		a.store.Set(ctx, a.cfg.Self, etcdnode.AttrInstance, "", attrs.Reboot),
 		a.cfg.SetDecision(ctx, a.store, ""),

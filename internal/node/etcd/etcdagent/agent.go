@@ -190,6 +190,17 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenc
 			return decision.Input{}, decision.Decision{}, err
 		}
 	}
+	// Not after the peer's stop was notified (fenced): a failover must not wait on a restore's
+	// record, and a restore's own stop of the peer is a planned one, after which its member has
+	// left. A record that cannot be read holds etcd: what the restore does cannot be told.
+	if !fenced {
+		holding, err := a.restoreHolding(ctx)
+		if err != nil {
+			holding = "the record of a restore from a snapshot cannot be read (" + err.Error() + "): etcd stays stopped until it can " +
+				"(tnfctl restore --abort deletes it)"
+		}
+		in.Restoring = holding
+	}
 	// The claim last: the freshest view of who creates a cluster.
 	if in.Claim, err = a.claimState(ctx); err != nil {
 		return decision.Input{}, decision.Decision{}, err
@@ -201,7 +212,7 @@ func (a *Agent) decide(ctx context.Context, local decision.Data, installer, fenc
 		d = decision.Decide(in)
 	}
 	a.log.Info("decision", "decision", d.Action.String(), "reason", d.Reason, "peer", in.Peer.String(), "claim", in.Claim.String(),
-		"installer", installer, "counted", in.Counted, "served", fmt.Sprintf("%x", in.Served),
+		"installer", installer, "restoring", in.Restoring != "", "counted", in.Counted, "served", fmt.Sprintf("%x", in.Served),
 		"local", describeData(local), "peer_data", describeData(in.PeerData), "given_up", describeData(in.GivenUp),
 		"peer_gave_up", describeData(in.PeerGaveUp), "peer_contract", in.PeerContract,
 		"etcd_version", in.EtcdVersion, "peer_cluster_version", in.PeerClusterVersion, "peer_etcd_version", in.PeerEtcdVersion,

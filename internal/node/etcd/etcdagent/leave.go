@@ -14,6 +14,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/decision"
+	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 )
 
 // leaveKey holds the leave claim: the member ID (hex) of the member that leaves gracefully. It
@@ -44,8 +45,9 @@ func leaveBudget(ctx context.Context) time.Duration {
 
 // planned stops the running etcd of a planned stop or demote: the stop policy first (see
 // decision.DecideStop), then etcd. Leaving never fails the stop: whatever goes wrong, etcd is
-// stopped within the action's deadline, as it was before graceful leave.
-func (a *Agent) planned(ctx context.Context) error {
+// stopped within the action's deadline, as it was before graceful leave. restoring says a
+// restore from a snapshot stops etcd (restoreStops).
+func (a *Agent) planned(ctx context.Context, restoring bool) error {
 	// A removed member's etcd exits by itself: that exit must not be reported as a failure.
 	if err := a.stopWatcher(ctx); err != nil {
 		return err
@@ -55,6 +57,12 @@ func (a *Agent) planned(ctx context.Context) error {
 		return a.stopEtcd(ctx, noQuorumGrace)
 	}
 	grace := stopGrace
+	if restoring {
+		// Its data is given up: etcd's graceful stop would only wait out its request timeout
+		// (7 s) for the API servers' watch streams, the clients' outage longer by as much.
+		a.log.Info("a restore from a snapshot stops etcd: stopping it without a grace period once its membership is settled")
+		grace = noQuorumGrace
+	}
 	if budget := leaveBudget(ctx); budget > 0 {
 		lctx, cancel := context.WithTimeout(ctx, budget)
 		answered, left, err := a.leaveOrStay(lctx)
@@ -78,6 +86,23 @@ func (a *Agent) planned(ctx context.Context) error {
 		}
 	}
 	return a.stopEtcd(ctx, grace)
+}
+
+// restoreHolding says why a restore from a snapshot holds etcd stopped (tnfctl restore, its
+// record etcdnode.PropRestore: "" none): what this node's data holds is given up.
+func (a *Agent) restoreHolding(ctx context.Context) (string, error) {
+	r, ok, err := etcdnode.ReadRestore(ctx, a.store)
+	if err != nil || !ok {
+		return "", err
+	}
+	return r.Holding(), nil
+}
+
+// restoreStops says a restore from a snapshot holds etcd stopped, as read now: a stop's data is
+// then given up. A record that cannot be read says no here: the stop is then an ordinary one.
+func (a *Agent) restoreStops(ctx context.Context) bool {
+	holding, err := a.restoreHolding(ctx)
+	return err == nil && holding != ""
 }
 
 // leaveOrStay gathers the stop policy's inputs, takes the leave claim when leaving is possible,

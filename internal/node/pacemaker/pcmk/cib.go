@@ -137,6 +137,36 @@ func (t Tools) Restart(ctx context.Context, id string, timeout time.Duration) er
 	return err
 }
 
+// SetTargetRole sets the role the cluster keeps resource id in, its target-role meta attribute,
+// as pcs resource disable and enable do: "Stopped" stops it everywhere, "" deletes the attribute
+// (one that is not set is no error) and the resource runs again where it may.
+func (t Tools) SetTargetRole(ctx context.Context, id, role string) error {
+	args := []string{"--resource", id, "--meta"}
+	if role == "" {
+		args = append(args, "--delete-parameter", "target-role")
+	} else {
+		args = append(args, "--set-parameter", "target-role", "--parameter-value", role)
+	}
+	_, err := t.Run(ctx, "crm_resource", args...)
+	if role == "" && NotSet(err) {
+		return nil
+	}
+	return err
+}
+
+// Ban keeps resource id off node (crm_resource --ban: a location constraint of -INFINITY, named
+// cli-ban-<id>-on-<node>) until Clear.
+func (t Tools) Ban(ctx context.Context, id, node string) error {
+	_, err := t.Run(ctx, "crm_resource", "--ban", "--resource", id, "--node", node)
+	return err
+}
+
+// Clear removes the constraints Ban (and crm_resource --move) made for resource id on node.
+func (t Tools) Clear(ctx context.Context, id, node string) error {
+	_, err := t.Run(ctx, "crm_resource", "--clear", "--resource", id, "--node", node)
+	return err
+}
+
 // Cleanup forgets resource's failures (crm_resource --cleanup): the scheduler starts it again
 // where it may run.
 func (t Tools) Cleanup(ctx context.Context, id string) error {
