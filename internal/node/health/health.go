@@ -197,7 +197,9 @@ func FailoverOffCauses(p *pcmk.Status) []Cause {
 		add(Cause{Kind: CauseFencingDisabled, Undo: "pcs property set stonith-enabled=true"})
 	}
 	for _, n := range p.Nodes {
-		if n.Standby {
+		// Pacemaker marks a node that is still joining (pending) as in standby too: "not ready
+		// to run resources" (lib/pengine/unpack.c). That is no administrator's setting.
+		if n.Standby && !n.Pending {
 			add(Cause{Kind: CauseNodeStandby, Subject: n.Name, Undo: "pcs node unstandby " + n.Name})
 		}
 		if n.Maintenance && !p.MaintenanceMode {

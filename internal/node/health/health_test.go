@@ -145,6 +145,10 @@ func TestAssess(t *testing.T) {
 			o.Pacemaker.Nodes[1].Standby = true
 			o.Pacemaker.Resources = slices.DeleteFunc(o.Pacemaker.Resources, func(r pcmk.ResourceRole) bool { return r.Node == "n2" })
 		}), FailoverOff, []string{"NO FAILOVER: n2 is in standby", "`pcs node unstandby n2`"}, []string{CauseNodeStandby}},
+		{"a node still joining, which Pacemaker shows in standby", with(func(o *Observation) {
+			o.Pacemaker.Nodes[1].Pending, o.Pacemaker.Nodes[1].Standby = true, true
+			o.Pacemaker.Resources = slices.DeleteFunc(o.Pacemaker.Resources, func(r pcmk.ResourceRole) bool { return r.Node == "n2" })
+		}), Recovering, []string{"RECOVERING"}, nil},
 		{"a node in maintenance", with(func(o *Observation) {
 			o.Pacemaker.Nodes[1].Maintenance = true
 			o.Pacemaker.Resources[1].Unmanaged, o.Pacemaker.Resources[3].Unmanaged = true, true
