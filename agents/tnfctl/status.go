@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/staticpod"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencedrill"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/handover"
 	"github.com/tnf-layer/tnf-layer/internal/node/health"
@@ -61,6 +63,11 @@ type clusterStatus struct {
 	// kubelet's folder here; SecondEtcdSummary says so, and what to do.
 	SecondEtcd        []staticpod.Refused `json:"secondEtcd,omitempty"`
 	SecondEtcdSummary string              `json:"secondEtcdSummary,omitempty"`
+	// FenceProven is when each node's fencing last succeeded (fencedrill.Proven), by node; a
+	// node whose fencing was never proven is left out. FenceDue are the nodes whose fencing a
+	// drill should prove: never proven, or not for fencedrill.MaxAge (none on a guest).
+	FenceProven map[string]time.Time `json:"fenceProven,omitempty"`
+	FenceDue    []string             `json:"fenceDue,omitempty"`
 }
 
 // setupStatus is where tnfctl setup stands on this node (nodesetup.State).
@@ -131,12 +138,12 @@ func readStatus(ctx context.Context, nf *nodeFlags) clusterStatus {
 		}
 	}
 	st.FencingFails = peerFencingFails(ctx, nf, st)
-	st.assess()
+	st.assess(time.Now())
 	return st
 }
 
-// assess fills in the state from what was read.
-func (st *clusterStatus) assess() {
+// assess fills in the state from what was read, and the fencing's proofs as of now.
+func (st *clusterStatus) assess(now time.Time) {
 	var c *pcmk.Membership
 	if st.CorosyncError == "" {
 		c = &st.Corosync
@@ -146,6 +153,27 @@ func (st *clusterStatus) assess() {
 		InstallerKubelet: st.InstallerKubelet, Configuration: st.Configuration, SecondEtcd: st.SecondEtcd})
 	st.State, st.Summary, st.FailoverOff, st.Guest, st.UncheckedBMC, st.Restore = a.State, a.Line, a.FailoverOff, a.Guest, a.UncheckedBMC, a.Restore
 	st.SecondEtcdSummary = a.SecondEtcd
+	st.FenceProven, st.FenceDue = nil, nil
+	for _, n := range nodesOf(st.Pacemaker) {
+		at, ok := fencedrill.Proven(*st.Pacemaker, n.Name)
+		if ok {
+			if st.FenceProven == nil {
+				st.FenceProven = map[string]time.Time{}
+			}
+			st.FenceProven[n.Name] = at
+		}
+		if st.Guest == "" && (!ok || now.Sub(at) > fencedrill.MaxAge) {
+			st.FenceDue = append(st.FenceDue, n.Name)
+		}
+	}
+}
+
+// nodesOf is the nodes Pacemaker shows (none when it did not answer).
+func nodesOf(p *pcmk.Status) []pcmk.NodeStatus {
+	if p == nil {
+		return nil
+	}
+	return p.Nodes
 }
 
 // observeLocal is what this node's own files say, for health.Assess: whether a setup completed
@@ -355,6 +383,30 @@ func printStatus(w io.Writer, st clusterStatus) {
 		}
 		fmt.Fprintf(w, "  %s of %s by %s: %s%s %s\n", f.Action, f.Target, orNone(f.Delegate), f.Status, reason, eventTime(f))
 	}
+	if proofs := fenceProofs(st); proofs != "" {
+		fmt.Fprintf(w, "  proven: %s\n", proofs)
+	}
+}
+
+// fenceProofs says, for each node, when its fencing was last proven (a drill, or a real fault's
+// fencing) and, where a drill is due, on which node it runs.
+func fenceProofs(st clusterStatus) string {
+	var out []string
+	for _, n := range st.Pacemaker.Nodes {
+		line := n.Name + " never"
+		if at, ok := st.FenceProven[n.Name]; ok {
+			line = n.Name + " at " + fencewait.Stamp(at)
+		}
+		if slices.Contains(st.FenceDue, n.Name) {
+			for _, by := range st.Pacemaker.Nodes {
+				if by.Name != n.Name {
+					line += fmt.Sprintf(" (due: tnfctl fence-drill on %s)", by.Name)
+				}
+			}
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "; ")
 }
 
 // guestClaims are podman-etcd's claims on a guest, which say where its etcd stands ("" when

@@ -20,6 +20,9 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/testutil/golden"
 )
 
+// statusNow is when the views are rendered: the fencing history's times are of 2026-11-22.
+var statusNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
 // TestStatusText: the one-screen view, led by its state and what to do, for the states an admin
 // meets — both serving, a rolling update half done (each node's layer version; etcd 3.5 beside
 // 3.6, below the patch level etcd asks for), a survivor alone
@@ -225,7 +228,7 @@ func TestStatusText(t *testing.T) {
 			if tc.st.Self == "" {
 				tc.st.Self = "master-0"
 			}
-			tc.st.assess()
+			tc.st.assess(statusNow)
 			if tc.st.State != tc.state {
 				t.Errorf("state %q, want %q", tc.st.State, tc.state)
 			}

@@ -181,6 +181,19 @@ func (c *cluster) apiClient(node string) *kubernetes.Clientset {
 	return cs
 }
 
+// recoveryKubeconfig is where a test puts an administrator's credential on a node, as the
+// control plane's localhost-recovery kubeconfig is on a real one.
+const recoveryKubeconfig = pkiDir + "/recovery.kubeconfig"
+
+// adminKubeconfig writes an administrator's credential for node's own API server to path (under
+// /etc) on node's disk, which a reboot keeps, and returns path.
+func (c *cluster) adminKubeconfig(node, path string) string {
+	c.t.Helper()
+	c.write(filepath.Join(c.layout.Nodes[node].Dir, "disk", "etc", strings.TrimPrefix(path, "/etc/")),
+		kubeconfig(c.t, "https://"+net.JoinHostPort(c.ip[node], apiPort), pkiDir+"/ca.crt", c.api.token), 0o600)
+	return path
+}
+
 // upWithAPI boots both nodes, waits until etcd is promoted and kube-apiserver ready on both,
 // and registers the nodes.
 func (c *cluster) upWithAPI() {

@@ -61,6 +61,8 @@ var notRunHere = []elsewhere{
 	{[]string{"/usr/local/bin/cluster-backup.sh", "etcdctl "}, "a backup on a node: the operator's script needs its etcd scripts and " +
 		"certificates there; the etcdctl snapshot save it runs, with etcd's client certificate, is how TestRestore and " +
 		"TestRestoreResumes (test/cluster restore_test.go) take their snapshots, and what tnfctl restore accepts"},
+	{[]string{"tnfctl fence-drill"}, "on a node, fencing its peer for real: TestFenceDrill (test/cluster drill_test.go) runs it on " +
+		"each node in turn, after its refusals (no machine-config-daemon state, a rollout, and without a terminal \"pass --yes\")"},
 	{[]string{"tnfctl restore"}, "on a node, replacing etcd's data: TestRestore runs it (its refusals, without a terminal: " +
 		"\"pass --yes\"; with --yes, on a cluster taking writes through the API), TestRestoreResumes from each step after a power cut"},
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -481,9 +480,7 @@ func TestRestoreBeforeHandover(t *testing.T) {
 	if r, err := c.restoreRecord("node1"); err != nil || r != nil {
 		t.Fatalf("after a refused restore, a restore is recorded: %+v, %v", r, err)
 	}
-	recovery := pkiDir + "/recovery.kubeconfig"
-	c.write(filepath.Join(c.layout.Nodes["node1"].Dir, "disk", "etc", strings.TrimPrefix(recovery, "/etc/")),
-		kubeconfig(t, "https://"+net.JoinHostPort(c.ip["node1"], apiPort), pkiDir+"/ca.crt", c.api.token), 0o600)
+	recovery := c.adminKubeconfig("node1", recoveryKubeconfig)
 	out, err = c.restore("node1", snapshot, "--yes", "--before-handover", "--kubeconfig", recovery, "--stop-at", etcdnode.RestoreHandover)
 	if err == nil || !strings.Contains(out, "The snapshot is from before the handover") || !strings.Contains(out, "stopped as asked") {
 		t.Fatalf("tnfctl restore --before-handover --stop-at %s: %v\n%s", etcdnode.RestoreHandover, err, out)

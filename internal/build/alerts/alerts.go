@@ -170,6 +170,15 @@ var all = []alert{
 		summary:     "A fence device takes any certificate from its BMC.",
 		description: "The fence device {{ $labels.device }} runs with ssl_insecure: it accepts whatever certificate answers at its BMC's address, so whoever takes that address can report a power-off that did not happen, and the survivor would then serve beside a live peer. tnfctl status says how to make it check the certificate.",
 	},
+	// A proof's age, not a fault: a day's delay costs nothing against 90 days, and an hour
+	// after the first setup a cluster that was never drilled says so.
+	{
+		name:     "TNFFencingNotProven",
+		expr:     `time() - max by (target) (tnf_fence_proven_timestamp_seconds) > 90 * 86400`,
+		severity: warning, forDuration: "1h",
+		summary:     "A node's fencing has not been proven for 90 days.",
+		description: "The fencing of {{ $labels.target }} has not succeeded for 90 days, or never, neither in a drill nor after a fault: a wrong credential, a BMC that takes the request and does nothing, or a fence device on the wrong machine shows only on the day of a fault. Prove it with tnfctl fence-drill on the other node, when both are healthy and nothing is rolled out.",
+	},
 	// At once: what wrote the manifest (a stock restore script) may have moved the operator's
 	// manifest or the data dir already, and the next restart of etcd here would meet it.
 	{

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencedrill"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencewait"
 	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
@@ -144,6 +145,7 @@ var (
 	guest         = desc("tnf_guest", "Whether the cluster-etcd-operator's configuration runs Pacemaker on this node, the layer only watching it (a guest)", "node")
 	secondEtcd    = desc("tnf_second_etcd_refused", "Manifests with an etcd container the static pod guard took out of the kubelet's folder on this node (a second etcd beside Pacemaker's), until an administrator has read them", "node")
 	uncheckedBMC  = desc("tnf_fence_device_unchecked", "A fence device that takes any certificate from its BMC (ssl_insecure): whoever answers at the BMC's address can fake a power-off; 1 while it is so", "device")
+	fenceProven   = desc("tnf_fence_proven_timestamp_seconds", "When the fencing of the target last succeeded, by tnfctl fence-drill or in Pacemaker's fencing history (Unix time); 0 when it never did. Not on a guest", "target")
 	readSeconds   = desc("tnf_scrape_duration_seconds", "How long reading Corosync and Pacemaker took for this scrape")
 	readings      = desc("tnf_scrape_readings_total", "Readings of the node's state the endpoint has taken since it started: scrapes close together share one")
 )
@@ -152,7 +154,7 @@ var (
 func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{pcmkNodes, pcmkResources, pcmkStonithEnabled, pcmkFailCount, pcmkMigrationThreshold,
 		corosyncQuorate, corosyncQuorumVotes, corosyncRingErrors, corosyncMemberVotes,
-		up, etcdMembers, layerInfo, layerRelease, etcdRole, etcdDecision, forced, copiesDropped, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince,
+		up, etcdMembers, layerInfo, layerRelease, etcdRole, etcdDecision, forced, copiesDropped, failover, peerMember, waitingForAll, fencingEvents, fencingFails, fencingSince, fenceProven,
 		aloneSince, unblockPasses, setupState, healthState, handover, failoverOff, guest, secondEtcd, uncheckedBMC, credIssued, credExpires, readSeconds, readings}
 }
 
@@ -318,6 +320,14 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 		gauge(fencingFails, failing, n.Name)
 		if failing {
 			add(fencingSince, prometheus.GaugeValue, float64(f.Since.Unix()), n.Name)
+		}
+		// On a guest no drill runs (the operator owns the fence devices): no proof is due.
+		if r.Health.Guest == "" {
+			at := 0.0
+			if t, ok := fencedrill.Proven(*p, n.Name); ok {
+				at = float64(t.Unix())
+			}
+			add(fenceProven, prometheus.GaugeValue, at, n.Name)
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
+	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencedrill"
 	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
@@ -42,7 +43,8 @@ func render(t *testing.T, r Reading) string {
 }
 
 // TestSurvivorAlone: node1 after it fenced node2 (a failed attempt first), serving alone; the
-// peer's last published layer version; a clone's two stopped instances are one series.
+// peer's last published layer version; a clone's two stopped instances are one series; node1's
+// fencing proven by a drill, node2's by the fencing in the history.
 func TestSurvivorAlone(t *testing.T) {
 	r := Reading{
 		Node: "node1", Layer: "4.19.7-2", Release: "4.19.7", ReadSeconds: 0.25,
@@ -57,7 +59,8 @@ func TestSurvivorAlone(t *testing.T) {
 			Nodes: []pcmk.NodeStatus{
 				{Name: "node1", Online: true, Type: "member", ExpectedUp: true, IsDC: true, Attributes: map[string]string{
 					etcdnode.AttrLayerVersion: "4.19.7-2",
-					etcdnode.AttrForced:       etcdnode.FormatTally(etcdnode.Tally{Count: 1, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)})}},
+					etcdnode.AttrForced:       etcdnode.FormatTally(etcdnode.Tally{Count: 1, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)}),
+					fencedrill.AttrProven:     "1793700000"}},
 				{Name: "node2", Type: "member", Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-1"}},
 			},
 			Resources: []pcmk.ResourceRole{

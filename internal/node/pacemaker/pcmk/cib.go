@@ -130,6 +130,13 @@ func (t Tools) ConfirmFenced(ctx context.Context, node string) error {
 	return err
 }
 
+// Fence asks Pacemaker's fencer to reboot node through its fence devices and levels, as a fault
+// would, and waits for the result, at most timeout (stonith_admin's own bound).
+func (t Tools) Fence(ctx context.Context, node string, timeout time.Duration) error {
+	_, err := t.Run(ctx, "stonith_admin", "--reboot", node, "--timeout", strconv.Itoa(int(timeout.Seconds())))
+	return err
+}
+
 // Restart restarts a resource through the cluster (crm_resource --restart: stopped, then
 // started again, waiting for each, at most timeout).
 func (t Tools) Restart(ctx context.Context, id string, timeout time.Duration) error {
