@@ -10,8 +10,9 @@ import (
 
 // runtimeFor builds the configured etcd runtime.
 func runtimeFor(c etcdnode.Config) etcdrun.Runtime {
+	pidFile := filepath.Join(c.StateDir, "etcd.pid")
 	if c.Runtime == "podman" {
-		return podman.Runtime{Binary: c.PodmanBinary, Manifest: c.PodManifest, Container: "etcd"}
+		return podman.Runtime{Binary: c.PodmanBinary, Manifest: c.PodManifest, Container: "etcd", Main: etcdrun.Process{PIDFile: pidFile}}
 	}
-	return etcdrun.NewExec(c.EtcdBinary, filepath.Join(c.StateDir, "etcd.pid"), c.LogFile)
+	return etcdrun.NewExec(c.EtcdBinary, pidFile, c.LogFile)
 }

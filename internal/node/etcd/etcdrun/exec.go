@@ -49,37 +49,63 @@ func (p Process) Start(args, env []string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", p.Binary, err)
 	}
+	// Not waited for: it outlives the action and is reparented; its state lives in PIDFile.
 	pid := cmd.Process.Pid
-	start, err := startTime(pid)
-	if err != nil {
+	if err := cmd.Process.Release(); err != nil {
 		return err
 	}
-	// Not waited for: it outlives the action and is reparented; its state lives in PIDFile.
-	if err := cmd.Process.Release(); err != nil {
+	return p.Record(pid)
+}
+
+// Record keeps pid, with its start time, as the started process (a process started by another,
+// podman's container).
+func (p Process) Record(pid int) error {
+	start, err := startTime(pid)
+	if err != nil {
 		return err
 	}
 	return fsutil.WriteFileAtomic(p.PIDFile, []byte(fmt.Sprintf("%d %d\n", pid, start)), 0o600)
 }
 
+// Forget deletes the record of the started process.
+func (p Process) Forget() error {
+	if err := os.Remove(p.PIDFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // pid returns the recorded PID if that process is still the one started.
 func (p Process) pid() (int, bool, error) {
+	pid, _, alive, err := p.recorded()
+	return pid, alive, err
+}
+
+// recorded reads the record: the PID, whether there is one, and whether that process is still
+// the one started.
+func (p Process) recorded() (pid int, recorded, alive bool, err error) {
 	data, err := os.ReadFile(p.PIDFile)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, false, nil
+		return 0, false, false, nil
 	}
 	if err != nil {
-		return 0, false, err
+		return 0, false, false, err
 	}
-	var pid int
 	var start uint64
 	if _, err := fmt.Sscanf(string(data), "%d %d", &pid, &start); err != nil {
-		return 0, false, fmt.Errorf("%s: %w", p.PIDFile, err)
+		return 0, false, false, fmt.Errorf("%s: %w", p.PIDFile, err)
 	}
 	now, err := startTime(pid)
 	if err != nil || now != start {
-		return pid, false, nil
+		return pid, true, false, nil
 	}
-	return pid, !zombie(pid), nil
+	return pid, true, !zombie(pid), nil
+}
+
+// Recorded says whether a started process is recorded and, if so, whether it is still alive.
+func (p Process) Recorded() (recorded, alive bool, err error) {
+	_, recorded, alive, err = p.recorded()
+	return recorded, alive, err
 }
 
 // Running reports whether the started process is alive.
@@ -104,10 +130,7 @@ func (p Process) Stop(ctx context.Context, grace time.Duration) error {
 			}
 		}
 	}
-	if err := os.Remove(p.PIDFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
+	return p.Forget()
 }
 
 // Wait blocks until the started process exits (at once if it is not running) or ctx ends. It

@@ -26,6 +26,11 @@ type Runtime struct {
 	Binary    string // podman
 	Manifest  string
 	Container string // container name
+	// Main is the container's main process, etcd, as the host sees it: recorded at its start
+	// so that whether etcd runs, and when it exits, is read from the kernel. A podman command
+	// takes seconds on a loaded node (its storage lock, its start), and the monitor asks every
+	// few seconds; podman is asked only where nothing is recorded.
+	Main etcdrun.Process
 }
 
 // OOMScoreAdj keeps etcd among the last processes the kernel's OOM killer picks, as the field's
@@ -177,14 +182,30 @@ func (p Runtime) Start(ctx context.Context, s etcdrun.Spec) error {
 	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
 		return err
 	}
-	_, err = p.podman(ctx, args...)
-	return err
+	// An earlier container's record would say this one is not running.
+	if err := p.Main.Forget(); err != nil {
+		return err
+	}
+	if _, err = p.podman(ctx, args...); err != nil {
+		return err
+	}
+	// Without a record (podman did not say, the process already exited) podman is asked.
+	if out, err := p.podman(ctx, "container", "inspect", "--format={{.State.Pid}}", p.Container); err == nil {
+		if pid, err := strconv.Atoi(out); err == nil && pid > 0 {
+			_ = p.Main.Record(pid)
+		}
+	}
+	return nil
 }
 
-// Running says whether the container runs. Only podman's own "no such container" (container
-// exists: exit 1) is "not running"; any other failure of podman (its storage locked or broken,
-// podman killed) is an error, never a healthy etcd reported as failed.
+// Running says whether the container runs: whether its recorded main process is alive, or,
+// without a record, what podman says. Only podman's own "no such container" (container exists:
+// exit 1) is "not running"; any other failure of podman (its storage locked or broken, podman
+// killed) is an error, never a healthy etcd reported as failed.
 func (p Runtime) Running(ctx context.Context) (bool, error) {
+	if recorded, alive, err := p.Main.Recorded(); err != nil || recorded {
+		return alive, err
+	}
 	if exists, err := p.exists(ctx); err != nil || !exists {
 		return false, err
 	}
@@ -212,10 +233,14 @@ func (p Runtime) exists(ctx context.Context) (bool, error) {
 	}
 }
 
-// Wait blocks in podman wait until the container exits; a container that is gone or stopped
-// returns at once, as does one podman cannot tell about: the watcher asks the agent's running()
-// again before it reports anything.
+// Wait blocks until the container exits: on its recorded main process's pidfd, or, without a
+// record, in podman wait. A container that is gone or stopped returns at once, as does one
+// podman cannot tell about: the watcher asks the agent's running() again before it reports
+// anything.
 func (p Runtime) Wait(ctx context.Context) error {
+	if recorded, _, err := p.Main.Recorded(); err == nil && recorded {
+		return p.Main.Wait(ctx)
+	}
 	_, err := p.podman(ctx, "wait", p.Container)
 	if err != nil && ctx.Err() == nil {
 		if running, _ := p.Running(ctx); !running {
@@ -228,6 +253,8 @@ func (p Runtime) Wait(ctx context.Context) error {
 func (p Runtime) Stop(ctx context.Context, grace time.Duration) error {
 	grace = etcdrun.GraceWithin(ctx, grace, 2*time.Second)
 	_, _ = p.podman(ctx, "stop", "--ignore", "--time="+strconv.Itoa(int(grace/time.Second)), p.Container)
-	_, err := p.podman(ctx, "rm", "--force", "--ignore", p.Container)
-	return err
+	if _, err := p.podman(ctx, "rm", "--force", "--ignore", p.Container); err != nil {
+		return err
+	}
+	return p.Main.Forget()
 }

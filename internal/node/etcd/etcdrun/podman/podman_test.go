@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -393,5 +394,69 @@ func TestRunningTellsPodmanErrors(t *testing.T) {
 		if got != tc.want || (err != nil) != tc.err {
 			t.Errorf("%s: running %v, err %v; want %v, error %v", tc.name, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// TestRunningReadsTheMainProcess: once Start has recorded the container's main process (podman
+// inspect's State.Pid, here a real process the test started), whether etcd runs and when it exits
+// are read from the kernel, never from podman, whose every other command fails here as a locked
+// storage does; once Stop removed the container, podman is asked again.
+func TestRunningReadsTheMainProcess(t *testing.T) {
+	main := exec.Command("sleep", "60")
+	if err := main.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = main.Process.Kill(); _ = main.Wait() })
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	podman := filepath.Join(dir, "podman")
+	script := fmt.Sprintf(`#!/bin/sh
+echo "$1 $2" >> %s
+case "$1 $2" in
+run*|stop*|rm*) exit 0 ;;
+"container inspect") echo %d; exit 0 ;;
+esac
+echo "Error: database is locked" >&2
+exit 125
+`, calls, main.Process.Pid)
+	if err := os.WriteFile(podman, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	asked := func() []string {
+		data, _ := os.ReadFile(calls)
+		return strings.Split(strings.TrimSpace(string(data)), "\n")
+	}
+	_, moved := hostLayout(t, "testdata/external-etcd-pod-4.19.json")
+	rt := Runtime{Binary: podman, Manifest: moved, Container: "etcd", Main: etcdrun.Process{PIDFile: filepath.Join(dir, "etcd.pid")}}
+	ctx := context.Background()
+	if err := rt.Start(ctx, etcdrun.Spec{Name: "master-0", DataDir: filepath.Join(dir, "data")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := asked(); !slices.Equal(got, []string{"run --detach", "container inspect"}) {
+		t.Fatalf("Start asked podman %q", got)
+	}
+	if running, err := rt.Running(ctx); !running || err != nil {
+		t.Fatalf("with its main process alive: running %v, %v", running, err)
+	}
+	if err := main.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = main.Wait()
+	if running, err := rt.Running(ctx); running || err != nil {
+		t.Fatalf("with its main process gone: running %v, %v", running, err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rt.Wait(waitCtx); err != nil {
+		t.Fatalf("Wait on an exited main process: %v", err)
+	}
+	if got := asked(); len(got) != 2 {
+		t.Fatalf("Running and Wait asked podman: %q", got[2:])
+	}
+	if err := rt.Stop(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Running(ctx); err == nil || !strings.Contains(err.Error(), "database is locked") {
+		t.Fatalf("after Stop, without a record, Running did not ask podman: %v (%q)", err, asked())
 	}
 }
