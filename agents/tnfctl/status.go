@@ -155,7 +155,7 @@ func (st *clusterStatus) assess(now time.Time) {
 	st.SecondEtcdSummary = a.SecondEtcd
 	st.FenceProven, st.FenceDue = nil, nil
 	for _, n := range nodesOf(st.Pacemaker) {
-		at, ok := fencedrill.Proven(*st.Pacemaker, n.Name)
+		at, ok := fencedrill.Proven(*st.Pacemaker, st.Configuration, n.Name)
 		if ok {
 			if st.FenceProven == nil {
 				st.FenceProven = map[string]time.Time{}

@@ -324,7 +324,7 @@ func pacemaker(p *pcmk.Status, r Reading) []prometheus.Metric {
 		// On a guest no drill runs (the operator owns the fence devices): no proof is due.
 		if r.Health.Guest == "" {
 			at := 0.0
-			if t, ok := fencedrill.Proven(*p, n.Name); ok {
+			if t, ok := fencedrill.Proven(*p, r.Configuration, n.Name); ok {
 				at = float64(t.Unix())
 			}
 			add(fenceProven, prometheus.GaugeValue, at, n.Name)

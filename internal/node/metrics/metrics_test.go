@@ -59,8 +59,7 @@ func TestSurvivorAlone(t *testing.T) {
 			Nodes: []pcmk.NodeStatus{
 				{Name: "node1", Online: true, Type: "member", ExpectedUp: true, IsDC: true, Attributes: map[string]string{
 					etcdnode.AttrLayerVersion: "4.19.7-2",
-					etcdnode.AttrForced:       etcdnode.FormatTally(etcdnode.Tally{Count: 1, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)}),
-					fencedrill.AttrProven:     "1793700000"}},
+					etcdnode.AttrForced:       etcdnode.FormatTally(etcdnode.Tally{Count: 1, Last: time.Date(2026, 11, 24, 19, 20, 7, 0, time.UTC)})}},
 				{Name: "node2", Type: "member", Attributes: map[string]string{etcdnode.AttrLayerVersion: "4.19.7-1"}},
 			},
 			Resources: []pcmk.ResourceRole{
@@ -75,6 +74,7 @@ func TestSurvivorAlone(t *testing.T) {
 			},
 		},
 	}
+	r.Configuration = &pcmk.Configuration{Properties: map[string]string{fencedrill.PropProven("node1"): "1793700000"}}
 	r.Health = health.Assess(health.Observation{Corosync: r.Corosync, Pacemaker: r.Pacemaker, SetupState: r.Setup.State})
 	if r.Health.State != health.Degraded {
 		t.Fatalf("the reading assesses as %s", r.Health.State)

@@ -18,10 +18,11 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
 )
 
-// AttrProven is the node attribute (permanent, on the fenced node) that records when a drill
-// last fenced the node, in Unix seconds. Pacemaker's fencing history proves it too, but the
-// history lives only in the fencers' memory: a restart of both nodes empties it.
-const AttrProven = "tnf-fence-proven"
+// PropProven is the cluster property that records when a drill last fenced node, in Unix
+// seconds. Pacemaker's fencing history proves it too, but the history lives only in the
+// fencers' memory: a restart of both nodes empties it. A property, not an attribute of the
+// node: crm_mon shows no attribute of a node that is offline.
+func PropProven(node string) string { return "tnf-fence-proven-" + node }
 
 // MaxAge is how long a proof lasts: the field's guidance is a drill every three to six months
 // (the two-node enhancement), and a credential or firmware change meanwhile is what a drill finds.
@@ -37,8 +38,10 @@ type Facts struct {
 	Summary string
 	// Guest is why the cluster-etcd-operator runs Pacemaker here ("" on the layer's own cluster).
 	Guest string
-	// UncheckedBMC are the fence devices that take any certificate from their BMC.
-	UncheckedBMC []string
+	// UncheckedBMC are the fence devices that take any certificate from their BMC;
+	// ConfigurationError why the CIB's configuration, which says so, could not be read.
+	UncheckedBMC       []string
+	ConfigurationError string
 	// Rollout is what MCO rolls out on the nodes ("" none), Rollout's answer.
 	Rollout string
 }
@@ -54,6 +57,9 @@ func Refusal(f Facts) error {
 			"runs on the layer's own cluster", ErrRefused, f.Guest)
 	case f.State != health.Healthy:
 		return fmt.Errorf("%w: both nodes must be healthy, and tnfctl status says %s: %s", ErrRefused, f.State, f.Summary)
+	case f.ConfigurationError != "":
+		return fmt.Errorf("%w: the CIB's configuration could not be read, so whether every fence device checks its BMC is "+
+			"not known: %s", ErrRefused, f.ConfigurationError)
 	case len(f.UncheckedBMC) > 0:
 		return fmt.Errorf("%w: %s take any certificate from their BMC, so their fencing proves nothing "+
 			"(tnfctl status says how to make them check it)", ErrRefused, strings.Join(f.UncheckedBMC, ", "))
@@ -96,20 +102,21 @@ func Rollout(nodes []corev1.Node, names []string) string {
 	return strings.Join(busy, "; ")
 }
 
-// Proven is when the fencing of target last succeeded, as Pacemaker's status shows it: the
-// newest of its drill record and the successes in the fencing history (a real fault's fencing
-// proves the path as well as a drill). False when neither shows one.
-func Proven(st pcmk.Status, target string) (time.Time, bool) {
-	last, ok := st.Fencing.LastSuccess(target, time.Time{})
-	for _, n := range st.Nodes {
-		if n.Name != target {
-			continue
-		}
-		if s, err := strconv.ParseInt(n.Attributes[AttrProven], 10, 64); err == nil && s > 0 {
-			if at := time.Unix(s, 0); at.After(last) {
-				last, ok = at, true
-			}
+// Proven is when the fencing of target last succeeded: the newest of its drill's record (the
+// cluster's properties, cfg; nil when they could not be read) and the successes of a device in
+// Pacemaker's fencing history (a real fault's fencing proves the path as well as a drill; an
+// administrator's confirmation proves nothing of it). False when neither shows one.
+func Proven(st pcmk.Status, cfg *pcmk.Configuration, target string) (time.Time, bool) {
+	var last time.Time
+	for _, e := range st.Fencing {
+		if at, ok := e.CompletedAt(); ok && e.Target == target && e.Status == pcmk.FenceSucceeded && e.Delegate != pcmk.ByHuman && at.After(last) {
+			last = at
 		}
 	}
-	return last, ok
+	if cfg != nil {
+		if s, err := strconv.ParseInt(cfg.Properties[PropProven(target)], 10, 64); err == nil && s > 0 && time.Unix(s, 0).After(last) {
+			last = time.Unix(s, 0)
+		}
+	}
+	return last, !last.IsZero()
 }

@@ -30,6 +30,7 @@ func TestRefusal(t *testing.T) {
 		{"restoring", func(f *Facts) { f.State = health.Restoring }, "both nodes must be healthy"},
 		{"installer's etcd", func(f *Facts) { f.State = health.InstallerEtcd }, "both nodes must be healthy"},
 		{"unchecked device", func(f *Facts) { f.UncheckedBMC = []string{"node2_redfish"} }, "node2_redfish take any certificate"},
+		{"the configuration unreadable", func(f *Facts) { f.ConfigurationError = "cibadmin: exit 105" }, "could not be read, so whether every fence device"},
 		{"a rollout", func(f *Facts) { f.Rollout = "node1's machine-config-daemon is Working" }, "rolling a configuration out (node1's"},
 		{"not healthy and a rollout: health first", func(f *Facts) { f.State, f.Rollout = health.Degraded, "x" }, "both nodes must be healthy"},
 	} {
@@ -87,33 +88,33 @@ const completedLayout = "2006-01-02 15:04:05Z07:00"
 func TestProven(t *testing.T) {
 	drilled := time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC)
 	fault := drilled.Add(24 * time.Hour)
-	history := pcmk.FenceHistory{
-		{Action: "reboot", Target: "node2", Status: pcmk.FenceSucceeded, Completed: fault.Format(completedLayout)},
-		{Action: "reboot", Target: "node1", Status: pcmk.FenceFailed, Completed: fault.Format(completedLayout)},
+	event := func(target, delegate string, status pcmk.FenceStatus, at time.Time) pcmk.FenceEvent {
+		return pcmk.FenceEvent{Action: "reboot", Target: target, Delegate: delegate, Status: status, Completed: at.Format(completedLayout)}
 	}
-	record := func(v string) []pcmk.NodeStatus {
-		return []pcmk.NodeStatus{{Name: "node1", Attributes: map[string]string{AttrProven: v}}, {Name: "node2"}}
+	history := pcmk.Status{Fencing: pcmk.FenceHistory{event("node2", "node1", pcmk.FenceSucceeded, fault), event("node1", "node2", pcmk.FenceFailed, fault)}}
+	record := func(node string, at time.Time) *pcmk.Configuration {
+		return &pcmk.Configuration{Properties: map[string]string{PropProven(node): itoa(at)}}
 	}
 	for _, tc := range []struct {
 		name   string
 		st     pcmk.Status
+		cfg    *pcmk.Configuration
 		target string
 		want   time.Time // zero: not proven
 	}{
-		{"nothing", pcmk.Status{Nodes: record("")}, "node1", time.Time{}},
-		{"a drill's record", pcmk.Status{Nodes: record(itoa(drilled))}, "node1", drilled},
-		{"a record that is not a time", pcmk.Status{Nodes: record("yesterday")}, "node1", time.Time{}},
-		{"a failed fencing proves nothing", pcmk.Status{Nodes: record(""), Fencing: history}, "node1", time.Time{}},
-		{"a fault's fencing", pcmk.Status{Nodes: record(""), Fencing: history}, "node2", fault},
-		{"the newer of record and history: history",
-			pcmk.Status{Nodes: []pcmk.NodeStatus{{Name: "node2", Attributes: map[string]string{AttrProven: itoa(drilled)}}}, Fencing: history}, "node2", fault},
-		{"the newer of record and history: record",
-			pcmk.Status{Nodes: []pcmk.NodeStatus{{Name: "node2", Attributes: map[string]string{AttrProven: itoa(fault.Add(time.Hour))}}}, Fencing: history},
-			"node2", fault.Add(time.Hour)},
-		{"another node's record", pcmk.Status{Nodes: record(itoa(drilled))}, "node2", time.Time{}},
+		{"nothing", pcmk.Status{}, nil, "node1", time.Time{}},
+		{"a drill's record", pcmk.Status{}, record("node1", drilled), "node1", drilled},
+		{"a record that is not a time", pcmk.Status{}, &pcmk.Configuration{Properties: map[string]string{PropProven("node1"): "yesterday"}}, "node1", time.Time{}},
+		{"another node's record", pcmk.Status{}, record("node1", drilled), "node2", time.Time{}},
+		{"a failed fencing proves nothing", history, nil, "node1", time.Time{}},
+		{"a fault's fencing", history, nil, "node2", fault},
+		{"an administrator's confirmation proves nothing",
+			pcmk.Status{Fencing: pcmk.FenceHistory{event("node2", pcmk.ByHuman, pcmk.FenceSucceeded, fault)}}, nil, "node2", time.Time{}},
+		{"the newer of record and history: history", history, record("node2", drilled), "node2", fault},
+		{"the newer of record and history: record", history, record("node2", fault.Add(time.Hour)), "node2", fault.Add(time.Hour)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := Proven(tc.st, tc.target)
+			got, ok := Proven(tc.st, tc.cfg, tc.target)
 			if ok != !tc.want.IsZero() || !got.Equal(tc.want) {
 				t.Fatalf("Proven: %v %v, want %v", got, ok, tc.want)
 			}

@@ -16,10 +16,12 @@ type Status struct {
 	StonithEnabled bool   `json:"stonithEnabled"`
 	// MaintenanceMode: Pacemaker's cluster-wide maintenance-mode, in which it watches, starts,
 	// stops and fences nothing.
-	MaintenanceMode bool           `json:"maintenanceMode,omitempty"`
-	Nodes           []NodeStatus   `json:"nodes"`
-	Resources       []ResourceRole `json:"resources"`
-	Fencing         FenceHistory   `json:"fencing"`
+	MaintenanceMode bool `json:"maintenanceMode,omitempty"`
+	// StonithTimeout is the cluster's stonith-timeout: how long a fault's fencing may take.
+	StonithTimeout time.Duration  `json:"stonithTimeout,omitempty"`
+	Nodes          []NodeStatus   `json:"nodes"`
+	Resources      []ResourceRole `json:"resources"`
+	Fencing        FenceHistory   `json:"fencing"`
 	// History is each node's resource history: fail counts and migration thresholds.
 	History []ResourceHistory `json:"history,omitempty"`
 }
@@ -95,6 +97,10 @@ type FenceEvent struct {
 	Completed  string      `json:"completed,omitempty"`
 }
 
+// ByHuman is the delegate crm_mon gives a fencing an administrator confirmed (stonith_admin
+// --confirm): no device ran.
+const ByHuman = "a human"
+
 // FenceHistory is Pacemaker's fencing history, newest first as crm_mon orders it (the queries
 // do not rely on the order).
 type FenceHistory []FenceEvent
@@ -160,8 +166,9 @@ type crmMon struct {
 			WithQuorum bool   `xml:"with_quorum,attr"`
 		} `xml:"current_dc"`
 		Options struct {
-			StonithEnabled  bool `xml:"stonith-enabled,attr"`
-			MaintenanceMode bool `xml:"maintenance-mode,attr"`
+			StonithEnabled   bool  `xml:"stonith-enabled,attr"`
+			MaintenanceMode  bool  `xml:"maintenance-mode,attr"`
+			StonithTimeoutMs int64 `xml:"stonith-timeout-ms,attr"`
 		} `xml:"cluster_options"`
 	} `xml:"summary"`
 	Nodes []struct {
@@ -257,7 +264,8 @@ func parseStatus(data []byte) (Status, error) {
 		return Status{}, fmt.Errorf("crm_mon output: %w", err)
 	}
 	s := Status{WithQuorum: m.Summary.DC.WithQuorum, StonithEnabled: m.Summary.Options.StonithEnabled,
-		MaintenanceMode: m.Summary.Options.MaintenanceMode, Nodes: []NodeStatus{}, Resources: []ResourceRole{}, Fencing: FenceHistory{}}
+		MaintenanceMode: m.Summary.Options.MaintenanceMode, StonithTimeout: time.Duration(m.Summary.Options.StonithTimeoutMs) * time.Millisecond,
+		Nodes: []NodeStatus{}, Resources: []ResourceRole{}, Fencing: FenceHistory{}}
 	if m.Summary.DC.Present {
 		s.DC = m.Summary.DC.Name
 	}
