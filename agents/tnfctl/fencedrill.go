@@ -161,7 +161,7 @@ func (d drill) run(ctx context.Context, st clusterStatus) error {
 			return fmt.Errorf("interrupted: Pacemaker reported %s fenced, but it was not seen leaving Corosync's membership; "+
 				"nothing was recorded", d.peer)
 		}
-		return fmt.Errorf("Pacemaker reported %s fenced after %.1f s, but %s did not leave Corosync's membership within %s: "+
+		return fmt.Errorf("%s was reported fenced after %.1f s, but %s did not leave Corosync's membership within %s: "+
 			"its fence devices may power another machine (tnfctl fence-check --target %s checks whose machine its BMC reaches); "+
 			"nothing was recorded", d.peer, fenced.Seconds(), d.peer, d.timeout, d.peer)
 	}
