@@ -397,12 +397,8 @@ func fenceProofs(st clusterStatus) string {
 		if at, ok := st.FenceProven[n.Name]; ok {
 			line = n.Name + " at " + fencewait.Stamp(at)
 		}
-		if slices.Contains(st.FenceDue, n.Name) {
-			for _, by := range st.Pacemaker.Nodes {
-				if by.Name != n.Name {
-					line += fmt.Sprintf(" (due: tnfctl fence-drill on %s)", by.Name)
-				}
-			}
+		if by := st.Pacemaker.Peer(n.Name).Name; by != "" && slices.Contains(st.FenceDue, n.Name) {
+			line += fmt.Sprintf(" (due: tnfctl fence-drill on %s)", by)
 		}
 		out = append(out, line)
 	}

@@ -68,12 +68,7 @@ func (p Process) Record(pid int) error {
 }
 
 // Forget deletes the record of the started process.
-func (p Process) Forget() error {
-	if err := os.Remove(p.PIDFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
-}
+func (p Process) Forget() error { return fsutil.RemoveIfExists(p.PIDFile) }
 
 // pid returns the recorded PID if that process is still the one started.
 func (p Process) pid() (int, bool, error) {
