@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fenceagent"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/powerwatch"
@@ -17,10 +19,12 @@ import (
 
 func powerWatchCommand(nf *nodeFlags) *cobra.Command {
 	w := powerwatch.Watcher{Dir: powerwatch.Dir, Gap: fenceagent.DefaultGap, ReadTimeout: fenceagent.SecondLevelReadTimeout}
+	var heartbeatPort uint16
 	cmd := &cobra.Command{
 		Use:   "power-watch",
 		Short: "While the link to the peer is down, read the peer's power through its BMC for the first fencing level",
-		Long: "Run by tnf-power-watch.service. Looks at Corosync's links (corosync-cfgtool -s) twice a second; once " +
+		Long: "Run by tnf-power-watch.service. Looks at Corosync's links (corosync-cfgtool -s) twice a second, or every 5 s " +
+			"while the peer's watch is heard (a datagram every 250 ms between the nodes' addresses, UDP port 9666); once " +
 			"every link to the peer is down (its knet heartbeats stopped: a power cut, a hang, a cut cable), reads the peer's " +
 			"PowerState through its BMC, one read a second for half a minute, and records the reads in " + powerwatch.Dir +
 			" (root's alone). fence_tnf_poweroff takes them when Pacemaker asks it to fence the peer, which Corosync lets it " +
@@ -40,12 +44,33 @@ func powerWatchCommand(nf *nodeFlags) *cobra.Command {
 			// A stop (systemd's SIGTERM) ends the watch cleanly: its record goes with it.
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			if h, err := heartbeat(nc, heartbeatPort); err != nil {
+				w.Log.Error("no heartbeat with the peer's watch: Corosync's links are looked at every interval", "interval", w.Interval, "err", err)
+			} else {
+				go h.Serve(ctx, w.Log)
+				w.PeerHeard = h.Heard
+			}
 			return w.Run(ctx)
 		},
 	}
-	cmd.Flags().DurationVar(&w.Interval, "interval", powerwatch.DefaultInterval, "how often Corosync's links are looked at")
-	hide(cmd, "interval")
+	cmd.Flags().DurationVar(&w.Interval, "interval", powerwatch.DefaultInterval, "how often Corosync's links are looked at without the peer's heartbeat")
+	cmd.Flags().Uint16Var(&heartbeatPort, "heartbeat-port", powerwatch.HeartbeatPort, "the UDP port of the heartbeat between the nodes' watches")
+	hide(cmd, "interval", "heartbeat-port")
 	return cmd
+}
+
+// heartbeat is the watches' heartbeat between the nodes' cluster addresses.
+func heartbeat(nc clusterconfig.NodeConfig, port uint16) (*powerwatch.Heartbeat, error) {
+	self, err := netip.ParseAddr(nc.Self.IP)
+	if err != nil {
+		return nil, err
+	}
+	peer, err := netip.ParseAddr(nc.Peer.IP)
+	if err != nil {
+		return nil, err
+	}
+	return &powerwatch.Heartbeat{Self: nc.Self.Name, Peer: nc.Peer.Name,
+		Local: netip.AddrPortFrom(self, port), PeerAddress: netip.AddrPortFrom(peer, port)}, nil
 }
 
 // peerLinksDown says whether every Corosync link is down towards a node (the peer, on two

@@ -24,13 +24,18 @@ type Watcher struct {
 	// ReadFor is how long reads go on after the link was lost: by then the fencing is done, or
 	// the second level's.
 	ReadFor time.Duration
-	// Interval is how often the links are looked at.
+	// Interval is how often the links are looked at while the peer's heartbeat is not heard, or
+	// the link is down.
 	Interval time.Duration
-	Log      *slog.Logger
+	// PeerHeard says whether the peer's heartbeat comes in (nil: never); while it does, the links
+	// are looked at only every Recheck.
+	PeerHeard func() bool
+	Recheck   time.Duration
+	Log       *slog.Logger
 }
 
-// Defaults: the links are looked at twice a second (knet itself notices a lost link within one
-// to two seconds; each look is a corosync-cfgtool run); the reads go on for half a minute, one a
+// Defaults: without the peer's heartbeat the links are looked at twice a second (knet itself
+// notices a lost link within one to two seconds; each look is a corosync-cfgtool run); the reads go on for half a minute, one a
 // gap (and a tenth, so that two answers of a fast BMC are a whole gap apart).
 const (
 	DefaultInterval = 500 * time.Millisecond
@@ -46,6 +51,12 @@ func (w *Watcher) defaults() {
 	}
 	if w.ReadFor == 0 {
 		w.ReadFor = DefaultReadFor
+	}
+	if w.Recheck == 0 {
+		w.Recheck = DefaultRecheck
+	}
+	if w.PeerHeard == nil {
+		w.PeerHeard = func() bool { return false }
 	}
 }
 
@@ -75,15 +86,24 @@ func (w Watcher) Run(ctx context.Context) error {
 	defer end()
 	tick := time.NewTicker(w.Interval)
 	defer tick.Stop()
+	var looked time.Duration // BootClock at the last look at the links
+	never, heard := true, false
 	for {
-		down, err := w.Down(ctx)
-		switch {
-		case err == nil && down && reading == nil:
-			w.Log.Info("the link to the peer is down: reading its BMC", "peer", w.Node)
-			reading = w.start(ctx, path)
-		case (err != nil || !down) && reading != nil:
-			w.Log.Info("the link to the peer is back", "peer", w.Node)
-			end()
+		if h := w.PeerHeard(); h != heard {
+			heard = h
+			w.Log.Info("the peer's heartbeat", "peer", w.Node, "heard", heard, "links_looked_at_every", w.lookEvery(heard))
+		}
+		if never || reading != nil || BootClock()-looked >= w.lookEvery(heard) {
+			looked, never = BootClock(), false
+			down, err := w.Down(ctx)
+			switch {
+			case err == nil && down && reading == nil:
+				w.Log.Info("the link to the peer is down: reading its BMC", "peer", w.Node)
+				reading = w.start(ctx, path)
+			case (err != nil || !down) && reading != nil:
+				w.Log.Info("the link to the peer is back", "peer", w.Node)
+				end()
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -91,6 +111,13 @@ func (w Watcher) Run(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+func (w Watcher) lookEvery(heard bool) time.Duration {
+	if heard {
+		return w.Recheck
+	}
+	return w.Interval
 }
 
 // episode is the reading that a loss of the link starts.
