@@ -12,12 +12,12 @@ import (
 
 // A heartbeat between the two nodes' watches spares the watch Corosync's links while the peer
 // is plainly there. Each look at the links is a corosync-cfgtool run and an IPC connection to
-// Corosync: twice a second that cost a node a third of a slow CPU, Corosync's share included
-// (in the boot tests' emulated guests). While the peer's heartbeat comes in, the watch looks only
-// every Recheck; once it stops (a power cut stops it before knet notices the lost link), the
-// watch looks every Interval, as it did before. The heartbeat only decides how often to look:
-// the trigger is still Corosync's links, and the proof the BMC's reads. A forged heartbeat
-// delays the watch's reads by at most Recheck; level 1 then reads itself.
+// Corosync, which twice a second a slow node feels (the boot tests' emulated guests). While the
+// peer's heartbeat comes in, the watch looks only every Recheck; once it has been quiet for
+// HeartbeatQuiet (a power cut silences it at once, knet drops the link a second or two later),
+// the watch looks every Interval, as it did before. The heartbeat only decides how often to
+// look: the trigger is still Corosync's links, and the proof the BMC's reads. A forged
+// heartbeat delays the watch's reads by at most Recheck and a tick; level 1 then reads itself.
 const (
 	HeartbeatPort  = 9666
 	HeartbeatEvery = 250 * time.Millisecond
@@ -25,6 +25,8 @@ const (
 	// three missed, well within knet's own 1.5 s with the 3 s token.
 	HeartbeatQuiet = 3 * HeartbeatEvery
 	DefaultRecheck = 5 * time.Second
+	// DefaultRebind is how long Serve waits to bind again after a failed bind.
+	DefaultRebind = 5 * time.Second
 )
 
 // Heartbeat sends this node's datagram to the peer's watch every HeartbeatEvery, and notes
@@ -32,9 +34,8 @@ const (
 type Heartbeat struct {
 	Self, Peer         string // the nodes' names: each datagram carries its sender's
 	Local, PeerAddress netip.AddrPort
-	// Rebind is how long Serve waits before it binds again after a failed bind (0: DefaultRecheck).
-	Rebind time.Duration
-	heard  atomic.Int64 // BootClock at the peer's last datagram; 0: never
+	Rebind             time.Duration // 0: DefaultRebind
+	heard              atomic.Int64  // BootClock at the peer's last datagram; 0: never
 }
 
 const heartbeatMagic = "tnf-power-watch heartbeat 1 "
@@ -52,7 +53,7 @@ func (h *Heartbeat) Listen() (*net.UDPConn, error) {
 func (h *Heartbeat) Serve(ctx context.Context, log *slog.Logger) {
 	rebind := h.Rebind
 	if rebind == 0 {
-		rebind = DefaultRecheck
+		rebind = DefaultRebind
 	}
 	failed := false
 	for {
@@ -100,10 +101,13 @@ func (h *Heartbeat) receive(conn *net.UDPConn) {
 	buf := make([]byte, 512)
 	for {
 		n, from, err := conn.ReadFromUDPAddrPort(buf)
-		if errors.Is(err, net.ErrClosed) {
+		switch {
+		case errors.Is(err, net.ErrClosed):
 			return
-		}
-		if err == nil && h.isPeers(from, buf[:n]) {
+		case err != nil:
+			// Not one that goes away by reading again at once.
+			time.Sleep(HeartbeatEvery)
+		case h.isPeers(from, buf[:n]):
 			h.heard.Store(int64(BootClock()))
 		}
 	}

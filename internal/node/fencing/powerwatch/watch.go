@@ -27,16 +27,17 @@ type Watcher struct {
 	// Interval is how often the links are looked at while the peer's heartbeat is not heard, or
 	// the link is down.
 	Interval time.Duration
-	// PeerHeard says whether the peer's heartbeat comes in (nil: never); while it does, the links
-	// are looked at only every Recheck.
+	// PeerHeard says whether the peer's heartbeat comes in (nil: never).
 	PeerHeard func() bool
-	Recheck   time.Duration
-	Log       *slog.Logger
+	// Recheck is how often the links are looked at while the peer's heartbeat is heard.
+	Recheck time.Duration
+	Log     *slog.Logger
 }
 
 // Defaults: without the peer's heartbeat the links are looked at twice a second (knet itself
-// notices a lost link within one to two seconds; each look is a corosync-cfgtool run); the reads go on for half a minute, one a
-// gap (and a tenth, so that two answers of a fast BMC are a whole gap apart).
+// notices a lost link within one to two seconds; each look is a corosync-cfgtool run); the reads
+// go on for half a minute, one a gap (and a tenth, so that two answers of a fast BMC are a whole
+// gap apart).
 const (
 	DefaultInterval = 500 * time.Millisecond
 	DefaultReadFor  = 30 * time.Second
@@ -91,9 +92,12 @@ func (w Watcher) Run(ctx context.Context) error {
 	for {
 		if h := w.PeerHeard(); h != heard {
 			heard = h
-			w.Log.Info("the peer's heartbeat", "peer", w.Node, "heard", heard, "links_looked_at_every", w.lookEvery(heard))
+			w.Log.Info("the peer's heartbeat", "peer", w.Node, "heard", heard)
 		}
-		if never || reading != nil || BootClock()-looked >= w.lookEvery(heard) {
+		// Without the heartbeat, or while reading, every tick looks. With it, a look is due half
+		// a tick early: a tick wakes the loop a little late, and a strict bound would wait a
+		// whole tick more every other time.
+		if never || reading != nil || !heard || BootClock()-looked >= w.Recheck-w.Interval/2 {
 			looked, never = BootClock(), false
 			down, err := w.Down(ctx)
 			switch {
@@ -111,13 +115,6 @@ func (w Watcher) Run(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
-}
-
-func (w Watcher) lookEvery(heard bool) time.Duration {
-	if heard {
-		return w.Recheck
-	}
-	return w.Interval
 }
 
 // episode is the reading that a loss of the link starts.
