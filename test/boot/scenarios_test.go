@@ -120,7 +120,26 @@ func (l *lab) coldBoot() *etcdcheck.Writer {
 	w := l.startWriter()
 	l.waitWrites(w, "both up")
 	l.logTimeline("cold boot", t0, l.journal("node1", t0), l.journal("node2", t0), firstWrite(w, t0))
+	for _, n := range nodeNames {
+		l.logCPU(n)
+	}
 	return w
+}
+
+// logCPU logs where a guest's CPU went: its uptime and load, then since its boot by unit (the
+// cgroup's count includes the short-lived processes a unit runs, as the power watch's
+// corosync-cfgtool; the root slice is the whole), then the processes alive that used the most.
+// A slow boot is read from here first.
+func (l *lab) logCPU(node string) {
+	l.t.Helper()
+	out, err := l.vms[node].sshClient.run("cat /proc/uptime /proc/loadavg; " +
+		"systemctl show --property=Id,CPUUsageNSec -- -.slice corosync.service pacemaker.service 'tnf-*.service' crio.service kubelet.service; " +
+		"ps -eo time,comm --sort=-time | head -12")
+	if err != nil {
+		l.t.Logf("%s: CPU: %v", node, err)
+		return
+	}
+	l.t.Logf("%s: CPU (uptime, load; by unit since boot, in ns; by process alive):\n%s", node, out)
 }
 
 // nodeFailure cuts node 2's power from outside (a crash, not a fence): node 1 fences it (the
