@@ -1,13 +1,11 @@
 package fenceagent
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,28 +13,14 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/powerwatch"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/syncbuf"
 
 	"github.com/tnf-layer/tnf-layer/test/logline"
 	"github.com/tnf-layer/tnf-layer/test/redfish/emulator"
 )
 
 // powerLog is the emulator's record of the power actions it carried out, one line each.
-type powerLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *powerLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *powerLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type powerLog = syncbuf.Buffer
 
 // bmcWithLog is bmcFor with the emulator's power actions logged, and system "stuck", whose
 // resets are accepted and change nothing.

@@ -7,13 +7,13 @@ import (
 	"net"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/base/poll"
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/syncbuf"
 )
 
 // heartbeats binds the two nodes' heartbeats on loopback addresses of their own, one port.
@@ -120,24 +120,6 @@ func TestWatcherLooksRarelyWhileHeard(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log's output, read while the heartbeat writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) count(s string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Count(b.buf.String(), s)
-}
-
 // TestHeartbeatBindsLater: a heartbeat whose address cannot be bound yet (here its port is
 // taken; at boot the address may not be the host's yet) says so once, binds once it can, and
 // is heard from then on.
@@ -150,7 +132,7 @@ func TestHeartbeatBindsLater(t *testing.T) {
 	}
 	defer squatter.Close()
 	node1.Rebind = 20 * time.Millisecond
-	var logged lockedBuffer
+	var logged syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	done1, done2 := make(chan struct{}), make(chan struct{})
@@ -158,7 +140,7 @@ func TestHeartbeatBindsLater(t *testing.T) {
 	go func() { node2.Run(ctx, conn2); close(done2) }()
 	defer func() { cancel(); <-done1; <-done2 }()
 	says := func(s string) error {
-		return poll.Every(ctx, 10*time.Millisecond, func(context.Context) (bool, error) { return logged.count(s) > 0, nil })
+		return poll.Every(ctx, 10*time.Millisecond, func(context.Context) (bool, error) { return strings.Contains(logged.String(), s), nil })
 	}
 	if err := says("no heartbeat with the peer's watch"); err != nil {
 		t.Fatal("a failed bind was not logged:", err)
@@ -172,7 +154,7 @@ func TestHeartbeatBindsLater(t *testing.T) {
 			t.Fatalf("%s never heard %s: %v", h.Self, h.Peer, err)
 		}
 	}
-	if n := logged.count("no heartbeat"); n != 1 {
+	if n := strings.Count(logged.String(), "no heartbeat"); n != 1 {
 		t.Errorf("the failed bind was logged %d times, want once", n)
 	}
 }
