@@ -36,9 +36,10 @@ var milestones = []struct{ ident, contains, what string }{
 // does outside Pacemaker's actions goes to its log_file. Each line carries the agent's own
 // timestamp.
 var agentMilestones = map[string]string{
-	"launching etcd":                                          "etcd launched",
-	"forcing a new cluster of one":                            "etcd forced a cluster of one",
-	"learner promoted to voter":                               "etcd learner promoted",
+	"decision":                     "etcd's start decided",
+	"launching etcd":               "etcd launched",
+	"forcing a new cluster of one": "etcd forced a cluster of one",
+	"learner promoted to voter":    "etcd learner promoted",
 	"fencing alert: the peer was fenced; peer-fenced started": "fencing alert reached the etcd agent",
 }
 
