@@ -98,13 +98,34 @@ func (l *lab) journal(name string, since time.Time) []event {
 			continue
 		}
 		at, ok := logline.AgentTime(line)
-		what, known := agentMilestones[logline.Field(line, "msg")]
-		if !ok || !known || at.Add(offset).Before(since) {
+		if !ok || at.Add(offset).Before(since) {
+			continue
+		}
+		msg := logline.Field(line, "msg")
+		what, known := agentMilestones[msg]
+		switch level := logline.Field(line, "level"); {
+		case known && msg == "decision":
+			what += ": " + logline.Field(line, "decision")
+		case !known && (level == "WARN" || level == "ERROR"):
+			// What went wrong on the way is part of the story: a slow failover is read from here.
+			what = strings.ToLower(level) + ": " + msg
+			if err := logline.Field(line, "err"); err != "" {
+				what += ": " + trimLength(err, 160)
+			}
+		case !known:
 			continue
 		}
 		events = append(events, event{at.Add(offset), name, what + " (" + logline.Field(line, "action") + ")"})
 	}
 	return events
+}
+
+// trimLength cuts s to n bytes at most, saying so.
+func trimLength(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func trimTo(s, from string) string {
