@@ -16,6 +16,7 @@ import (
 	"github.com/stmcginnis/gofish/redfish"
 
 	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
+	"github.com/tnf-layer/tnf-layer/test/logline"
 	"github.com/tnf-layer/tnf-layer/test/poll"
 )
 
@@ -357,7 +358,7 @@ func (l *lab) etcdInPodman(nodes ...string) {
 				return false, err.Error()
 			}
 			return strings.Contains(body, "ha_cluster_corosync_quorate 1") && strings.Contains(body, `ha_cluster_pacemaker_nodes{node="`+n+`",status="online"`),
-				metricLines(body, "tnf_up", "ha_cluster_corosync_quorate", `ha_cluster_pacemaker_nodes{node="`+n+`"`)
+				logline.Grep(body, "tnf_up{", "ha_cluster_corosync_quorate ", `ha_cluster_pacemaker_nodes{node="`+n+`"`)
 		})
 		if l.etcdTLS == nil {
 			continue
@@ -372,20 +373,6 @@ func (l *lab) etcdInPodman(nodes ...string) {
 			}
 		}
 	}
-}
-
-// metricLines are the lines of a metrics body that start with one of prefixes.
-func metricLines(body string, prefixes ...string) string {
-	var kept []string
-	for _, line := range strings.Split(body, "\n") {
-		for _, p := range prefixes {
-			if strings.HasPrefix(line, p) {
-				kept = append(kept, line)
-				break
-			}
-		}
-	}
-	return strings.Join(kept, "; ")
 }
 
 // confinedUnits: the sandbox of each unit the layer confines (its unit file) lets through what

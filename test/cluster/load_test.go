@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tnf-layer/tnf-layer/test/logline"
 )
 
 // loadResult is what a load run measured.
@@ -109,7 +111,7 @@ func (c *cluster) load(d time.Duration) loadResult {
 		r.failovers += f
 		r.why = append(r.why, fmt.Sprintf("%d fencings", f))
 	}
-	if lines := grepLines(c.agentLogsSince(logsFrom), "frozen", "etcd exited"); lines != "" {
+	if lines := logline.Grep(c.agentLogsSince(logsFrom), "frozen", "etcd exited"); lines != "" {
 		r.failovers++
 		r.why = append(r.why, lines)
 	}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcddata"
+	"github.com/tnf-layer/tnf-layer/test/logline"
 )
 
 // Planned stops (modelled on the field's two-node recovery suite): each costs the cluster no
@@ -73,24 +74,11 @@ func TestBothGraceful(t *testing.T) {
 		last := strings.Count(round, "stopping as the last voter") + strings.Count(round, "the last voter never removes itself")
 		if left != 1 || last != 1 {
 			t.Errorf("%s on both: %d left and %d stayed the last voter, want one each; the stop decisions:\n%s",
-				how.stop, left, last, grepLines(round, "stop decision", "member list", "last voter", "graceful leave"))
+				how.stop, left, last, logline.Grep(round, "stop decision", "member list", "last voter", "graceful leave"))
 		}
 	}
 	c.stopAndCheck(w)
 	c.assertFenced("node1", map[string]int{"node1": 0, "node2": 0})
-}
-
-func grepLines(text string, words ...string) string {
-	var out []string
-	for _, line := range strings.Split(text, "\n") {
-		for _, w := range words {
-			if strings.Contains(line, w) {
-				out = append(out, line)
-				break
-			}
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // TestStandby: `pcs node standby` of node2 (maintenance) demotes and stops its etcd after it

@@ -17,6 +17,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/etcd/etcdnode"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
+	"github.com/tnf-layer/tnf-layer/test/logline"
 )
 
 // useRelease gives node, powered off, the agents in bin: an update of its layer to that release,
@@ -151,7 +152,7 @@ func TestShutdownInTurnThenOnTogether(t *testing.T) {
 		round := c.agentLogsSince(before)
 		if !strings.Contains(round, "the last voter never removes itself") || !strings.Contains(round, "decision=join-as-learner") {
 			t.Errorf("%s first: the last voter did not stay or the first node did not join it:\n%s", first,
-				grepLines(round, "stop decision", "decision=", "last voter"))
+				logline.Grep(round, "stop decision", "decision=", "last voter"))
 		}
 	}
 	c.stopAndCheck(w)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tnf-layer/tnf-layer/internal/base/duration"
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
+	"github.com/tnf-layer/tnf-layer/test/logline"
 )
 
 // Scenario 1: a node that boots alone stays inert; when its peer arrives both are promoted.
@@ -449,7 +450,7 @@ func (c *cluster) bothStarted(logs string) {
 	for _, n := range []string{"node1", "node2"} {
 		if !strings.Contains(logs, "action=promote node="+n+" decision=start-both") || strings.Contains(logs, "forcing a new cluster") ||
 			strings.Contains(logs, "decided without the pairs") {
-			c.t.Fatalf("want both promotes to start both members and nothing forced:\n%s", grepLines(logs, "decision="))
+			c.t.Fatalf("want both promotes to start both members and nothing forced:\n%s", logline.Grep(logs, "decision="))
 		}
 	}
 }

@@ -69,3 +69,18 @@ func PacemakerTime(line string, near time.Time) (time.Time, bool) {
 	}
 	return in(near.Year() - 1), true
 }
+
+// Grep is text's lines that contain any of words, in order, joined by newlines: the part of a
+// log or a metrics page a failure message shows.
+func Grep(text string, words ...string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		for _, w := range words {
+			if strings.Contains(line, w) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
