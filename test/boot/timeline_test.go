@@ -110,7 +110,7 @@ func (l *lab) journal(name string, since time.Time) []event {
 			// What went wrong on the way is part of the story: a slow failover is read from here.
 			what = strings.ToLower(level) + ": " + msg
 			if err := logline.Field(line, "err"); err != "" {
-				what += ": " + trimLength(err, 160)
+				what += ": " + err
 			}
 		case !known:
 			continue
@@ -118,14 +118,6 @@ func (l *lab) journal(name string, since time.Time) []event {
 		events = append(events, event{at.Add(offset), name, what + " (" + logline.Field(line, "action") + ")"})
 	}
 	return events
-}
-
-// trimLength cuts s to n bytes at most, saying so.
-func trimLength(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 func trimTo(s, from string) string {

@@ -4,6 +4,7 @@ package logline
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,11 +76,8 @@ func PacemakerTime(line string, near time.Time) (time.Time, bool) {
 func Grep(text string, words ...string) string {
 	var out []string
 	for _, line := range strings.Split(text, "\n") {
-		for _, w := range words {
-			if strings.Contains(line, w) {
-				out = append(out, line)
-				break
-			}
+		if slices.ContainsFunc(words, func(w string) bool { return strings.Contains(line, w) }) {
+			out = append(out, line)
 		}
 	}
 	return strings.Join(out, "\n")

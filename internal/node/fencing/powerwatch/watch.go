@@ -87,8 +87,8 @@ func (w Watcher) Run(ctx context.Context) error {
 	defer end()
 	tick := time.NewTicker(w.Interval)
 	defer tick.Stop()
-	var looked time.Duration // BootClock at the last look at the links
-	never, heard := true, false
+	looked := BootClock() - w.Recheck // BootClock at the last look at the links: the first is due
+	heard := false
 	for {
 		if h := w.PeerHeard(); h != heard {
 			heard = h
@@ -97,8 +97,8 @@ func (w Watcher) Run(ctx context.Context) error {
 		// Without the heartbeat, or while reading, every tick looks. With it, a look is due half
 		// a tick early: a tick wakes the loop a little late, and a strict bound would wait a
 		// whole tick more every other time.
-		if never || reading != nil || !heard || BootClock()-looked >= w.Recheck-w.Interval/2 {
-			looked, never = BootClock(), false
+		if reading != nil || !heard || BootClock()-looked >= w.Recheck-w.Interval/2 {
+			looked = BootClock()
 			down, err := w.Down(ctx)
 			switch {
 			case err == nil && down && reading == nil:
