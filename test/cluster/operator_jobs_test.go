@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/fencerun"
 )
@@ -130,8 +131,10 @@ func (c *cluster) rerunFencingJob(node string) []string {
 		if out, err := c.runInput(node, strings.NewReader(input), "fence_redfish"); err != nil {
 			c.t.Fatalf("%s: the fencing job's check of %s's credential failed: %v\n%s", node, target, err, out)
 		}
+		// Past pcs's own wait, so that a wait that runs out is pcs's to report, with the cluster's
+		// state, not a kill's.
 		args := append(append([]string{"pcs", "stonith", verb, id, "fence_redfish"}, options...), "--wait=120")
-		if out, err := c.run(node, args...); err != nil || !strings.Contains(out, "is running") {
+		if out, err := c.runWithin(node, 3*time.Minute, nil, args...); err != nil || !strings.Contains(out, "is running") {
 			c.t.Fatalf("%s: pcs stonith %s %s: %v\n%s", node, verb, id, err, out)
 		}
 		changed = append(changed, "pcs stonith "+verb+" "+id)
