@@ -109,12 +109,24 @@ func writeKeys(t *testing.T, n *node, from, to int) map[string]string {
 	return want
 }
 
+// sameKeys checks that n holds every acknowledged key. n's read is serializable (a learner
+// answers no other), so a follower may trail the leader's acknowledgement by an apply: it gets
+// a few seconds to catch up before a missing key counts as lost.
 func sameKeys(t *testing.T, n *node, want map[string]string) {
 	t.Helper()
-	got := n.keys("/k/")
-	for k, v := range want {
-		if got[k] != v {
-			t.Fatalf("%s: key %s = %q, want %q (acknowledged write lost)", n.name, k, got[k], v)
+	var k, v, got string
+	holdsAll := func() bool {
+		keys := n.keys("/k/")
+		for k, v = range want {
+			if got = keys[k]; got != v {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(5 * time.Second); !holdsAll(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: key %s = %q, want %q (acknowledged write lost)", n.name, k, got, v)
 		}
 	}
 }
