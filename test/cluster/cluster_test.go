@@ -414,6 +414,17 @@ func (c *cluster) runInput(node string, input io.Reader, argv ...string) (string
 	return c.runWithin(node, 2*time.Minute, input, argv...)
 }
 
+// atTerminal runs a command inside a node at a terminal, as an admin types it, and answers its
+// question with answer: util-linux's script gives it a pseudo-terminal, passes the answer on,
+// and exits with the command's code. The output holds the question and the echoed answer.
+func (c *cluster) atTerminal(node, answer string, argv ...string) (string, error) {
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return c.runInput(node, strings.NewReader(answer+"\n"), "script", "--quiet", "--return", "--command", strings.Join(quoted, " "), "/dev/null")
+}
+
 // runWithin is runInput for a command that may take up to limit.
 func (c *cluster) runWithin(node string, limit time.Duration, input io.Reader, argv ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)

@@ -51,7 +51,8 @@ var notRunHere = []elsewhere{
 		"written on a booted node (make boot-smoke)"},
 	{[]string{"tnfctl confirm-peer-down", "tnfctl accept-data-loss"}, "on a node, acting on a fault: the fault " +
 		"scenarios run it (test/cluster scenarios_test.go, planned_test.go): without a terminal, as written, it refuses " +
-		"with \"pass --yes\"; with --yes it acts. Its question at a terminal is not tested"},
+		"with \"pass --yes\"; with --yes it acts. At a terminal (util-linux's script), as written: TestFencingCannotComplete answers confirm-peer-down's " +
+		"question no, then yes; TestAcceptDataLoss answers accept-data-loss's yes"},
 	{[]string{"tnfctl auto-unblock"}, "on a node, acting on a fault: the scenarios run it with a shorter --gap, " +
 		"exit 2 while the BMC does not prove the peer off (test/cluster scenarios_test.go, fencing_test.go)"},
 	{[]string{"tnfctl start-empty"}, "gives the cluster's data up: not run as a command; parsed against tnfctl's " +

@@ -90,7 +90,9 @@ func (c *cluster) writeWithin(node, key string, limit time.Duration) time.Durati
 // TestFencingCannotComplete: node2 loses its power together with its BMC (every BMC
 // unreachable). node1 never runs etcd alone without proof: its fencing of node2 fails, Pacemaker
 // keeps retrying, tnfctl status says why and what to do, and tnfctl fence-check shows the same.
-// The administrator's confirm-peer-down unblocks it. Then the same loss once more, and this
+// The administrator's confirm-peer-down, typed at a terminal as the runbook writes it, shows
+// node2's power and asks: "no" leaves node1 without writes, "yes" unblocks it. Then the same
+// loss once more, and this
 // time the BMC comes back: Pacemaker's own retry (within its one-minute recheck) proves node2 off
 // through the first fencing level and node1 serves, without anyone.
 func TestFencingCannotComplete(t *testing.T) {
@@ -107,11 +109,17 @@ func TestFencingCannotComplete(t *testing.T) {
 		!strings.Contains(out, "redfish: FAILED") || !strings.Contains(out, "fence_tnf_redfish: FAILED") {
 		t.Fatalf("fence-check --target node2 with the BMC unreachable: %v\n%s", err, out)
 	}
-	out, err := c.tnfctl("node1", "confirm-peer-down", "--yes")
-	if err != nil {
-		t.Fatalf("confirm-peer-down --yes while the fencing fails: %v\n%s", err, out)
+	const question = "Is node2 powered off and will it stay off? Type yes to confirm:"
+	out, err := c.atTerminal("node1", "no", c.tnfctlPath("node1"), "confirm-peer-down")
+	if err == nil || !strings.Contains(out, "node2: ") || !strings.Contains(out, question) || !strings.Contains(out, "not confirmed") {
+		t.Fatalf("confirm-peer-down at a terminal, answered no: %v, want a refusal after node2's power and the question\n%s", err, out)
 	}
-	t.Logf("confirm-peer-down --yes: first write after %v\n%s", c.writeAfter("node1", "after-confirm").Round(10*time.Millisecond), out)
+	c.assertNoWrite("node1")
+	out, err = c.atTerminal("node1", "yes", c.tnfctlPath("node1"), "confirm-peer-down")
+	if err != nil || !strings.Contains(out, question) {
+		t.Fatalf("confirm-peer-down at a terminal, answered yes, while the fencing fails: %v\n%s", err, out)
+	}
+	t.Logf("confirm-peer-down, answered yes: first write after %v\n%s", c.writeAfter("node1", "after-confirm").Round(10*time.Millisecond), out)
 
 	c.startEmulator()
 	c.powerBackOn("node2")

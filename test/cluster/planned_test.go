@@ -286,8 +286,8 @@ func (c *cluster) olderDataAlone(w *writer) {
 
 // TestAcceptDataLoss: as TestGracefulThenUngraceful, but node1 is gone for good. The
 // administrator runs tnfctl accept-data-loss on node2: it refuses while node1 is a Corosync
-// member and, without --yes, without a terminal; with --yes it names the writes given up, and
-// node2 leads from the data it had when it left (every write acknowledged before node2's
+// member and, without --yes, without a terminal; at a terminal it names the writes given up and
+// asks; answered yes, node2 leads from the data it had when it left (every write acknowledged before node2's
 // shutdown began is there; node1's later ones are not). When node1 does come back, its data is
 // moved aside and it joins node2's cluster. Through the API, as its clients see it: a writer
 // through node1's API server, an informer through node2's; after accept-data-loss node2's API
@@ -312,11 +312,11 @@ func TestAcceptDataLoss(t *testing.T) {
 	if out, err := c.tnfctl("node2", "accept-data-loss"); err == nil || !strings.Contains(out, "pass --yes") {
 		t.Fatalf("accept-data-loss without --yes and without a terminal: %v\n%s", err, out)
 	}
-	out, err := c.tnfctl("node2", "accept-data-loss", "--yes")
-	if err != nil || !strings.Contains(out, "node1 accepted after raft index") {
-		t.Fatalf("accept-data-loss --yes: %v\n%s", err, out)
+	out, err := c.atTerminal("node2", "yes", c.tnfctlPath("node2"), "accept-data-loss")
+	if err != nil || !strings.Contains(out, "node1 accepted after raft index") || !strings.Contains(out, "Give up node1's data? Type yes to confirm:") {
+		t.Fatalf("accept-data-loss at a terminal, answered yes: %v\n%s", err, out)
 	}
-	t.Logf("accept-data-loss --yes on node2:\n%s", out)
+	t.Logf("accept-data-loss on node2, answered yes at a terminal:\n%s", out)
 	c.waitRoles("node2", map[string]string{"node2": "Promoted"})
 	// Checked before a new writer reuses the same keys; node1 later holds what node2 holds
 	// (stopAndCheck compares their revisions and hashes).
