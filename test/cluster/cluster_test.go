@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,11 +86,12 @@ func newCluster(t testing.TB, change func(*clusterconfig.Config)) *cluster {
 	// The namespaces are named after this cluster's directory, never reused by the next test: a
 	// power action the emulator started late (waiting for the node's power lock) acts on the
 	// namespaces its layout names, and must find nothing of a later cluster there.
-	id := "tnf" + strings.TrimPrefix(filepath.Base(dir), "tnf-cluster-")
+	id := clusterID(dir)
 	bin := testbin.Dir(t)
 	c := &cluster{t: &failureLog{TB: t}, dir: dir, bin: bin, nodes: []string{"node1", "node2"}, ip: map[string]string{},
 		bmcNS: id + "-bmc", layout: layout{Bin: bin, Nodes: map[string]nodeSetup{}}}
 	t.Cleanup(c.teardown)
+	c.write(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	c.must("ip", "netns", "add", c.bmcNS)
 	c.inNS(c.bmcNS, "ip", "link", "set", "lo", "up")
 	c.inNS(c.bmcNS, "ip", "link", "add", "br0", "type", "bridge")
@@ -564,6 +566,7 @@ func (c *cluster) teardown() {
 		}
 	}
 	_ = exec.Command("ip", "netns", "del", c.bmcNS).Run()
+	_ = os.Remove(filepath.Join(c.dir, ownerFile)) // stopped: nothing of it for reapAbandoned
 	// TNF_KEEP=1 keeps a failed test's folder (its evidence); TNF_KEEP=always keeps every one.
 	switch keep := os.Getenv("TNF_KEEP"); {
 	case keep == "always" && !c.t.Failed():

@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	flag.Parse()
+	reapAbandoned()
 	if err := selectScenarios(os.Getenv("TNF_CLUSTER_SET")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
