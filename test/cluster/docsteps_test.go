@@ -55,8 +55,8 @@ var notRunHere = []elsewhere{
 		"question no, then yes; TestAcceptDataLoss answers accept-data-loss's yes"},
 	{[]string{"tnfctl auto-unblock"}, "on a node, acting on a fault: the scenarios run it with a shorter --gap, " +
 		"exit 2 while the BMC does not prove the peer off (test/cluster scenarios_test.go, fencing_test.go)"},
-	{[]string{"tnfctl start-empty"}, "gives the cluster's data up: not run as a command; parsed against tnfctl's " +
-		"commands and flags (agents/tnfctl TestDocumentedCommandLines), its work tested in internal/node/unblock"},
+	{[]string{"tnfctl start-empty"}, "on a node, giving the cluster's data up: TestStartEmpty (test/cluster startempty_test.go, " +
+		"make cluster-test) runs it as written at a terminal, with the ID tnfctl status names, after both data dirs are gone"},
 	{[]string{"rpm-ostree ", "systemctl reboot"}, "RHCOS's own, which cannot run here: test/boot's TestRollingUpdate " +
 		"switches a node's OS with its stand-in (bootdisk.Deploy) between a clean poweroff and a power-on"},
 	{[]string{"/usr/local/bin/cluster-backup.sh", "etcdctl "}, "a backup on a node: the operator's script needs its etcd scripts and " +
