@@ -241,13 +241,14 @@ lab: build
 
 # What CI runs of the lab: the main job (make lab: the layer built, pushed and verified), then
 # systemd-analyze and the links of the units in the image as pushed (TestUnitsInLabImage, no
-# boot): 2 min 50 s on a fresh machine (2026-12-07). The boots are boot-smoke's and boot-test's.
+# boot): 2 min 50 s with the lab base debootstrapped first (2026-12-07). The boots are boot-smoke's
+# and boot-test's.
 lab-units: lab
 	$(BOOT_TEST) -run '^TestUnitsInLabImage$$'
 
 # The QEMU boot tests (test/boot): the lab layer make lab pushed, booted on two TCG machines
 # whose power belongs to the Redfish emulator. boot-smoke (before a release, and after a change
-# to the units, the image or the first boot: 17 to 20 minutes, past what CI's 45 have left since
+# to the units, the image or the first boot: 15 to 18 minutes, past what CI's 45 have left since
 # 2026-12-07) is the units in the image, and the cold boot and node 2's power cut with the
 # runtime the RHCOS layers run (podman),
 # node 1 watched inert for one minute instead of three; the etcd crash in its container after

@@ -424,7 +424,8 @@ func (c *cluster) atTerminal(node, answer string, argv ...string) (string, error
 	for i, a := range argv {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
-	return c.runInput(node, strings.NewReader(answer+"\n"), "script", "--quiet", "--return", "--command", strings.Join(quoted, " "), "/dev/null")
+	// script runs the command with $SHELL -c: a POSIX shell, whatever the test's environment says.
+	return c.runInput(node, strings.NewReader(answer+"\n"), "env", "SHELL=/bin/sh", "script", "--quiet", "--return", "--command", strings.Join(quoted, " "), "/dev/null")
 }
 
 // runWithin is runInput for a command that may take up to limit.

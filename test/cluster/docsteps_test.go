@@ -50,8 +50,8 @@ var notRunHere = []elsewhere{
 	{doccheck.InspectOnNode, "on a node, and changes nothing of the cluster: test/boot's TestPodmanRuntime runs it as " +
 		"written on a booted node (make boot-smoke)"},
 	{[]string{"tnfctl confirm-peer-down", "tnfctl accept-data-loss"}, "on a node, acting on a fault: the fault " +
-		"scenarios run it (test/cluster scenarios_test.go, planned_test.go): without a terminal, as written, it refuses " +
-		"with \"pass --yes\"; with --yes it acts. At a terminal (util-linux's script), as written: TestFencingCannotComplete answers confirm-peer-down's " +
+		"scenarios run it (test/cluster scenarios_test.go, fencing_test.go, planned_test.go): without a terminal, as written, " +
+		"it refuses with \"pass --yes\"; confirm-peer-down --yes acts (TestTwoFailures). At a terminal (util-linux's script), as written: TestFencingCannotComplete answers confirm-peer-down's " +
 		"question no, then yes; TestAcceptDataLoss answers accept-data-loss's yes"},
 	{[]string{"tnfctl auto-unblock"}, "on a node, acting on a fault: the scenarios run it with a shorter --gap, " +
 		"exit 2 while the BMC does not prove the peer off (test/cluster scenarios_test.go, fencing_test.go)"},

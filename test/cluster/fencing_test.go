@@ -92,9 +92,8 @@ func (c *cluster) writeWithin(node, key string, limit time.Duration) time.Durati
 // keeps retrying, tnfctl status says why and what to do, and tnfctl fence-check shows the same.
 // The administrator's confirm-peer-down, typed at a terminal as the runbook writes it, shows
 // node2's power and asks: "no" leaves node1 without writes, "yes" unblocks it. Then the same
-// loss once more, and this
-// time the BMC comes back: Pacemaker's own retry (within its one-minute recheck) proves node2 off
-// through the first fencing level and node1 serves, without anyone.
+// loss once more, and this time the BMC comes back: Pacemaker's own retry (within its one-minute
+// recheck) proves node2 off through the first fencing level and node1 serves, without anyone.
 func TestFencingCannotComplete(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, nil)

@@ -287,9 +287,9 @@ func (c *cluster) olderDataAlone(w *writer) {
 // TestAcceptDataLoss: as TestGracefulThenUngraceful, but node1 is gone for good. The
 // administrator runs tnfctl accept-data-loss on node2: it refuses while node1 is a Corosync
 // member and, without --yes, without a terminal; at a terminal it names the writes given up and
-// asks; answered yes, node2 leads from the data it had when it left (every write acknowledged before node2's
-// shutdown began is there; node1's later ones are not). When node1 does come back, its data is
-// moved aside and it joins node2's cluster. Through the API, as its clients see it: a writer
+// asks; answered yes, node2 leads from the data it had when it left (every write acknowledged
+// before node2's shutdown began is there; node1's later ones are not). When node1 does come back,
+// its data is moved aside and it joins node2's cluster. Through the API, as its clients see it: a writer
 // through node1's API server, an informer through node2's; after accept-data-loss node2's API
 // serves every object acknowledged before node2 left and none of the later ones, its
 // resourceVersions jumped past etcddata.RevisionBump, and the informer listed again.

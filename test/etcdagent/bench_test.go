@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,6 +144,8 @@ func BenchmarkMonitorBusyCores(b *testing.B) {
 	leader, _ := formCluster(b, c)
 	for range 2 * runtime.NumCPU() {
 		busy := exec.Command("/bin/sh", "-c", "while :; do :; done")
+		// Killed with this process too: a timeout's panic runs no cleanup.
+		busy.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := busy.Start(); err != nil {
 			b.Fatal(err)
 		}
