@@ -15,6 +15,7 @@ import (
 
 	"github.com/stmcginnis/gofish/redfish"
 
+	"github.com/tnf-layer/tnf-layer/internal/testutil/shellquote"
 	"github.com/tnf-layer/tnf-layer/test/etcdcheck"
 	"github.com/tnf-layer/tnf-layer/test/logline"
 	"github.com/tnf-layer/tnf-layer/test/poll"
@@ -403,21 +404,12 @@ func (l *lab) confinedUnits(node string) {
 		// Its own command, for real: the lab has no handover, so it guards nothing and says so.
 		{"tnf-static-pod-guard.service", "/var/lib/tnf", []string{"test -w /etc/kubernetes/manifests", "/usr/bin/tnfctl static-pod-guard | grep -q 'nothing guarded'"}},
 	}
-	// Each word in single quotes, a single quote in it closed, escaped and opened again: a step
-	// may quote (grep -q 'nothing guarded').
-	quoted := func(ss ...string) string {
-		words := make([]string, len(ss))
-		for i, s := range ss {
-			words[i] = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-		return strings.Join(words, " ")
-	}
 	var put, files, units []string
 	for _, c := range checks {
 		script, dropIn := "/run/tnf-sandbox-check-"+c.unit+".sh", "/run/systemd/system/"+c.unit+".d/sandbox-check.conf"
-		put = append(put, `printf '%s\n' `+quoted(append(append([]string{"set -e"}, c.steps...), "echo confined >"+c.dir+"/sandbox-check")...)+" >"+script,
+		put = append(put, `printf '%s\n' `+shellquote.Join(append(append([]string{"set -e"}, c.steps...), "echo confined >"+c.dir+"/sandbox-check")...)+" >"+script,
 			`mkdir -p "$(dirname `+dropIn+`)"`,
-			`printf '%s\n' `+quoted("[Unit]", "ConditionPathExists=", "[Service]", "Type=oneshot", "Restart=no", "ExecStart=", "ExecStart=/bin/sh "+script)+" >"+dropIn)
+			`printf '%s\n' `+shellquote.Join("[Unit]", "ConditionPathExists=", "[Service]", "Type=oneshot", "Restart=no", "ExecStart=", "ExecStart=/bin/sh "+script)+" >"+dropIn)
 		files, units = append(files, script, dropIn), append(units, c.unit)
 	}
 	// One daemon-reload puts the drop-ins in place and one takes them away: a reload holds

@@ -31,6 +31,7 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/fencing/bmc"
 	"github.com/tnf-layer/tnf-layer/internal/node/health"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/testutil/shellquote"
 	"github.com/tnf-layer/tnf-layer/internal/testutil/testbin"
 	"github.com/tnf-layer/tnf-layer/test/poll"
 	"github.com/tnf-layer/tnf-layer/test/redfish/emulator"
@@ -420,12 +421,8 @@ func (c *cluster) runInput(node string, input io.Reader, argv ...string) (string
 // question with answer: util-linux's script gives it a pseudo-terminal, passes the answer on,
 // and exits with the command's code. The output holds the question and the echoed answer.
 func (c *cluster) atTerminal(node, answer string, argv ...string) (string, error) {
-	quoted := make([]string, len(argv))
-	for i, a := range argv {
-		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
 	// script runs the command with $SHELL -c: a POSIX shell, whatever the test's environment says.
-	return c.runInput(node, strings.NewReader(answer+"\n"), "env", "SHELL=/bin/sh", "script", "--quiet", "--return", "--command", strings.Join(quoted, " "), "/dev/null")
+	return c.runInput(node, strings.NewReader(answer+"\n"), "env", "SHELL=/bin/sh", "script", "--quiet", "--return", "--command", shellquote.Join(argv...), "/dev/null")
 }
 
 // runWithin is runInput for a command that may take up to limit.
@@ -561,12 +558,7 @@ func (c *cluster) teardown() {
 		}
 		c.t.Log(c.t.summary())
 	}
-	for _, name := range c.nodes {
-		if n, ok := c.layout.Nodes[name]; ok {
-			_ = exec.Command("ip", "netns", "del", n.NetNS).Run()
-		}
-	}
-	_ = exec.Command("ip", "netns", "del", c.bmcNS).Run()
+	deleteNamespaces(clusterID(c.dir))
 	_ = os.Remove(filepath.Join(c.dir, ownerFile)) // stopped: nothing of it for reapAbandoned
 	// TNF_KEEP=1 keeps a failed test's folder (its evidence); TNF_KEEP=always keeps every one.
 	switch keep := os.Getenv("TNF_KEEP"); {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,9 +48,8 @@ func reapAbandoned() {
 				}
 			}
 		}
-		// Every node off before any namespace goes: deleting one takes the cluster link's other
-		// end out of the peer's. A node that would not go off keeps the owner file, for the next
-		// run to try again.
+		// Every node off before deleteNamespaces. A node that would not go off keeps the owner
+		// file, for the next run to try again.
 		stopped := true
 		if l, err := readLayout(dir); err == nil {
 			for _, n := range l.Nodes {
@@ -64,14 +62,7 @@ func reapAbandoned() {
 		if !stopped {
 			continue
 		}
-		// By name, not by the layout: a process that ended before writing it left namespaces too.
-		if out, err := exec.Command("ip", "netns", "list").Output(); err == nil {
-			for _, line := range strings.Split(string(out), "\n") {
-				if name, _, _ := strings.Cut(line, " "); strings.HasPrefix(name, id+"-") {
-					_ = exec.Command("ip", "netns", "del", name).Run()
-				}
-			}
-		}
+		deleteNamespaces(id)
 		_ = os.Remove(filepath.Join(dir, ownerFile))
 		fmt.Fprintf(os.Stderr, "cluster harness: stopped the cluster of ended test process %d (its folder kept: %s)\n", pid, dir)
 	}
@@ -87,6 +78,28 @@ func running(pid int) bool {
 // later cluster, so a late power action finds nothing of another cluster.
 func clusterID(dir string) string {
 	return "tnf" + strings.TrimPrefix(filepath.Base(dir), "tnf-cluster-")
+}
+
+// namespacesOf are the network namespaces of the cluster whose ID is id (clusterID), found by
+// their names: a test process that ended before writing its layout left some too.
+func namespacesOf(id string) ([]string, error) {
+	out, err := exec.Command("ip", "netns", "list").Output()
+	var names []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, _, _ := strings.Cut(line, " "); strings.HasPrefix(name, id+"-") {
+			names = append(names, name)
+		}
+	}
+	return names, err
+}
+
+// deleteNamespaces deletes the network namespaces of the cluster whose ID is id, once its nodes
+// are off: deleting one takes the cluster link's other end out of the peer's.
+func deleteNamespaces(id string) {
+	names, _ := namespacesOf(id)
+	for _, name := range names {
+		_ = exec.Command("ip", "netns", "del", name).Run()
+	}
 }
 
 // TestAbandonedClusterStopped: a cluster whose test process has ended (here: its owner file
@@ -112,19 +125,16 @@ func TestAbandonedClusterStopped(t *testing.T) {
 		t.Fatal("node1 runs nothing")
 	}
 	reapAbandoned()
-	c.waitFor("node1's processes and the BMC emulator gone", 10*time.Second, func() (bool, string) {
-		left := slices.DeleteFunc(append(slices.Clone(before), c.emuPID), func(pid int) bool { return !running(pid) })
-		return len(left) == 0, fmt.Sprint(left)
-	})
+	for _, pid := range append(before, c.emuPID) {
+		if !waitGone(pid, 10*time.Second) {
+			t.Fatalf("process %d of the cluster (node1's %v, the BMC emulator %d) still runs", pid, before, c.emuPID)
+		}
+	}
 	// The reaper did the teardown's work: nothing is left for it to stop.
 	c.emuPID = 0
 	c.layout.Nodes = map[string]nodeSetup{}
-	out, err := exec.Command("ip", "netns", "list").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id := clusterID(c.dir); strings.Contains(string(out), id+"-") {
-		t.Fatalf("namespaces of %s left:\n%s", id, out)
+	if left, err := namespacesOf(clusterID(c.dir)); err != nil || len(left) > 0 {
+		t.Fatalf("namespaces left: %v (%v)", left, err)
 	}
 	if _, err := os.Stat(filepath.Join(c.dir, ownerFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("owner file: %v, want it removed", err)
