@@ -27,6 +27,9 @@ type FenceDevice struct {
 	// Insecure: its ssl_insecure is set, so the agent takes any certificate the BMC's address
 	// shows, and whoever answers there can fake a power-off.
 	Insecure bool `json:"insecure,omitempty"`
+	// Targets are the nodes it fences (pcmk_host_list): the layer's devices and the
+	// operator's each name one.
+	Targets []string `json:"targets,omitempty"`
 }
 
 // Configuration reads the live CIB's configuration section once.
@@ -77,8 +80,12 @@ func parseConfiguration(data []byte) (Configuration, error) {
 		d := FenceDevice{ID: p.ID, Agent: p.Type}
 		for _, set := range p.Attributes {
 			for _, a := range set.NVPairs {
-				if a.Name == "ssl_insecure" || a.Name == "ssl-insecure" {
+				switch a.Name {
+				case "ssl_insecure", "ssl-insecure":
 					d.Insecure = fencerun.Bool(a.Value)
+				case "pcmk_host_list":
+					// Pacemaker splits the list on spaces, commas and semicolons.
+					d.Targets = strings.FieldsFunc(a.Value, func(r rune) bool { return r == ' ' || r == ',' || r == ';' })
 				}
 			}
 		}

@@ -34,7 +34,8 @@ func TestConfiguration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []FenceDevice{{ID: "master-0_redfish", Agent: "fence_redfish", Insecure: true}, {ID: "master-1_redfish", Agent: "fence_redfish"}}
+	want := []FenceDevice{{ID: "master-0_redfish", Agent: "fence_redfish", Insecure: true, Targets: []string{"master-0"}},
+		{ID: "master-1_redfish", Agent: "fence_redfish", Targets: []string{"master-1"}}}
 	if !reflect.DeepEqual(got.FenceDevices, want) {
 		t.Errorf("fence devices %+v, want %+v", got.FenceDevices, want)
 	}
