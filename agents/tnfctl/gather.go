@@ -38,7 +38,7 @@ const (
 
 // The units whose journal goes into the bundle.
 var gatherUnits = []string{"corosync.service", "pacemaker.service", "tnf-setup.service", "tnf-reconfigure.service",
-	"tnf-auto-unblock.service", "tnf-metrics.service", "tnf-out-of-service.service"}
+	"tnf-auto-unblock.service", "tnf-metrics.service", "tnf-publish-status.service", "tnf-out-of-service.service"}
 
 func gatherCommand(nf *nodeFlags) *cobra.Command {
 	var output, destDir string

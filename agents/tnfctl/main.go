@@ -97,7 +97,7 @@ func rootCommand() *cobra.Command {
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintln(cmd.OutOrStdout(), "tnfctl version "+version.Describe())
 		}})
-	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), startEmptyCommand(&nf), restoreCommand(&nf), fenceDrillCommand(&nf), staticPodGuardCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), handoverCommand(&nf), installerKubeletCommand(&nf), syncSecretsCommand(&nf), installCredentialCommand(&nf), metricsCommand(&nf), powerWatchCommand(&nf), gatherCommand(&nf))
+	root.AddCommand(fenceCheckCommand(&nf), setupCommand(&nf), statusCommand(&nf), confirmCommand(&nf), acceptLossCommand(&nf), startEmptyCommand(&nf), restoreCommand(&nf), fenceDrillCommand(&nf), staticPodGuardCommand(&nf), autoUnblockCommand(&nf), outOfServiceCommand(&nf), handoverCommand(&nf), installerKubeletCommand(&nf), syncSecretsCommand(&nf), installCredentialCommand(&nf), metricsCommand(&nf), publishStatusCommand(&nf), powerWatchCommand(&nf), gatherCommand(&nf))
 	return root
 }
 
