@@ -99,7 +99,7 @@ func (c *cluster) waitAPIsAndDeliverSecrets() {
 	for _, n := range c.nodes {
 		c.waitAPIReady(n)
 	}
-	tokens := applySecrets(c.t, c.apiClient("node1"), c.input)
+	tokens := applySecrets(c.t, c.restConfig("node1"), c.input)
 	argv := doccheck.InstallCredential(c.t, "node")
 	for _, name := range c.nodes {
 		// Through the running node's own view of its /etc: a file written into the overlay's

@@ -39,6 +39,9 @@ type nodeSetup struct {
 	StaticPods string `json:"staticPods,omitempty"`
 	// Handover is tnf-handover.service's command line, where the node has one.
 	Handover []string `json:"handover,omitempty"`
+	// PublishStatus is tnf-publish-status.service's command line where a test gives it one
+	// (else it runs where the node's secrets come through the API).
+	PublishStatus []string `json:"publishStatus,omitempty"`
 	// SecretsFromAPI: setup fetches the node's Secrets through the node's API before it writes
 	// corosync.conf, so Corosync and Pacemaker start whenever setup gets there (as their units
 	// do once setup starts them), and the API first.
@@ -409,6 +412,16 @@ func (n nodeSetup) boot(bin string) error {
 			return err
 		}
 		if err := n.startAPI(bin); err != nil {
+			return err
+		}
+	}
+	// tnf-publish-status.service, where the node has a credential, in the releases that have it.
+	if len(n.PublishStatus) > 0 {
+		if err := n.daemon("publish-status", n.PublishStatus...); err != nil {
+			return err
+		}
+	} else if n.SecretsFromAPI && exec.Command(filepath.Join(bin, "tnfctl"), "publish-status", "--help").Run() == nil {
+		if err := n.daemon("publish-status", filepath.Join(bin, "tnfctl"), "publish-status"); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -32,16 +33,21 @@ import (
 	"github.com/tnf-layer/tnf-layer/internal/node/apisecrets"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodetoken"
 	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/test/kubeapi"
 )
 
 // applySecrets creates what build-layer writes to deliver in's secrets (manifests.NodeSecrets:
 // the Secrets, each node's ServiceAccount, its Role and bindings) as an administrator applies
 // them, then requests a token for each node's ServiceAccount as `oc create token` does, and
 // returns them by node (what goes into the kubeconfig an administrator copies to each node).
-func applySecrets(t testing.TB, admin *kubernetes.Clientset, in clusterconfig.Input) map[string]string {
+func applySecrets(t testing.TB, adminConfig *rest.Config, in clusterconfig.Input) map[string]string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	admin, err := kubernetes.NewForConfig(adminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
 	objs, err := manifests.NodeSecrets(in)
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +71,8 @@ func applySecrets(t testing.TB, admin *kubernetes.Clientset, in clusterconfig.In
 			_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, o, metav1.CreateOptions{})
 		case *rbacv1.ClusterRoleBinding:
 			_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+		case *apiextensionsv1.CustomResourceDefinition:
+			err = kubeapi.CreateCRDObject(ctx, adminConfig, o)
 		default:
 			t.Fatalf("%s: a %T the test does not apply", name, obj)
 		}
@@ -117,7 +125,7 @@ func TestSecretsFromAPI(t *testing.T) {
 	admin := api.Client("admin")
 	in := secretsInput(t)
 	// node1's credential.
-	node, err := kubernetes.NewForConfig(&rest.Config{Host: api.URL, BearerToken: applySecrets(t, admin, in)["node1"], TLSClientConfig: rest.TLSClientConfig{CAFile: api.CAFile}})
+	node, err := kubernetes.NewForConfig(&rest.Config{Host: api.URL, BearerToken: applySecrets(t, api.Config("admin"), in)["node1"], TLSClientConfig: rest.TLSClientConfig{CAFile: api.CAFile}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,9 +409,8 @@ func (c *cluster) syncWithAdminCredential(node string) (string, error) {
 func TestNodeTokenRenewal(t *testing.T) {
 	t.Parallel()
 	api := startLoneAPI(t)
-	admin := api.Client("admin")
 	in := secretsInput(t)
-	token := applySecrets(t, admin, in)["node1"] // a TokenRequest's, for an hour
+	token := applySecrets(t, api.Config("admin"), in)["node1"] // a TokenRequest's, for an hour
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "node.kubeconfig")
@@ -462,7 +469,7 @@ func TestInstallCredential(t *testing.T) {
 	t.Parallel()
 	api := startLoneAPI(t)
 	in := secretsInput(t)
-	tokens := applySecrets(t, api.Client("admin"), in)
+	tokens := applySecrets(t, api.Config("admin"), in)
 	ca, err := os.ReadFile(api.CAFile)
 	if err != nil {
 		t.Fatal(err)

@@ -102,11 +102,16 @@ func CreateCRD(ctx context.Context, cfg *rest.Config, file string) error {
 	if err := yaml.Unmarshal(data, &crd); err != nil {
 		return err
 	}
+	return CreateCRDObject(ctx, cfg, &crd)
+}
+
+// CreateCRDObject creates crd and waits until it is established. cfg is an administrator's.
+func CreateCRDObject(ctx context.Context, cfg *rest.Config, crd *apiextensionsv1.CustomResourceDefinition) error {
 	ext, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	var last string

@@ -14,11 +14,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tnf-layer/tnf-layer/internal/clusterconfig"
 	"github.com/tnf-layer/tnf-layer/internal/node/nodesetup"
 	"github.com/tnf-layer/tnf-layer/internal/node/outofservice"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemakercluster"
 )
 
 // SecretsRoleName names a node's Role (and its binding): the Secrets its ServiceAccount may get
@@ -36,6 +38,15 @@ const AuthDelegatorBinding = "tnf-node-auth-delegator"
 // may get the Infrastructure object "cluster", by name only: setup reads the control plane's
 // topology there, and on DualReplica leaves Pacemaker to the cluster-etcd-operator.
 const TopologyReader = "tnf-node-topology-reader"
+
+// StatusPublisher names the ClusterRole (and its binding to both nodes' ServiceAccounts) that
+// may write the PacemakerCluster object "cluster" and its status (tnfctl publish-status), and
+// the Role in openshift-etcd that may create Events there.
+const StatusPublisher = "tnf-node-status-publisher"
+
+// PacemakerClusterCRD is the PacemakerCluster CRD's manifest, created once: a release that ships
+// its own keeps it.
+const PacemakerClusterCRD = "create-once/customresourcedefinition-pacemakerclusters.etcd.openshift.io.yaml"
 
 // AuthkeyManifest is the Corosync key's Secret, in a folder of its own under the manifests: it
 // is created once (oc create) and never applied again, and `oc apply -f` of the manifests'
@@ -106,7 +117,36 @@ func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{nodesetup.InfrastructureResource.Group}, Resources: []string{nodesetup.InfrastructureResource.Resource},
 			Verbs: []string{"get"}, ResourceNames: []string{nodesetup.InfrastructureName}}}}
 	objs["clusterrolebinding-"+TopologyReader+".yaml"] = clusterRoleBinding(TopologyReader, TopologyReader, everyNode...)
+	if err := statusPublisher(objs, everyNode); err != nil {
+		return nil, err
+	}
 	return objs, nil
+}
+
+// statusPublisher adds what tnfctl publish-status needs: the CRD, and for every node the right to
+// write the object "cluster" (create cannot be limited to a name; the CRD allows no other) and
+// its status, and to create Events in openshift-etcd. No list, watch or delete.
+func statusPublisher(objs map[string]any, nodes []rbacv1.Subject) error {
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(pacemakercluster.CRD, &crd); err != nil {
+		return fmt.Errorf("the PacemakerCluster CRD: %w", err)
+	}
+	objs[PacemakerClusterCRD] = &crd
+	group, resource := pacemakercluster.Resource.Group, pacemakercluster.Resource.Resource
+	objs["clusterrole-"+StatusPublisher+".yaml"] = &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: StatusPublisher},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{group}, Resources: []string{resource, resource + "/status"}, Verbs: []string{"get", "update"}, ResourceNames: []string{pacemakercluster.Name}},
+			{APIGroups: []string{group}, Resources: []string{resource}, Verbs: []string{"create"}}}}
+	objs["clusterrolebinding-"+StatusPublisher+".yaml"] = clusterRoleBinding(StatusPublisher, StatusPublisher, nodes...)
+	ns := pacemakercluster.EventNamespace
+	objs["role-"+StatusPublisher+".yaml"] = &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: StatusPublisher, Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}}}}
+	objs["rolebinding-"+StatusPublisher+".yaml"] = &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: StatusPublisher, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: StatusPublisher}, Subjects: nodes}
+	return nil
 }
 
 func clusterRoleBinding(name, clusterRole string, subjects ...rbacv1.Subject) *rbacv1.ClusterRoleBinding {

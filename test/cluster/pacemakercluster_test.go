@@ -1,0 +1,368 @@
+//go:build integration
+
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemaker/pcmk"
+	"github.com/tnf-layer/tnf-layer/internal/node/pacemakercluster"
+	"github.com/tnf-layer/tnf-layer/test/kubeapi"
+)
+
+// TestPublishStatus: with what build-layer writes for the status (the CRD, the ClusterRole and
+// the Role) applied to the real kube-apiserver, a node's credential publishes the PacemakerCluster
+// object through a power cut of its peer and the peer's return, and records each change's Events
+// once in openshift-etcd; the object passes the CRD's rules at every step; the credential may do
+// nothing else with the object or the Events. Pacemaker's readings are the test's (a healthy
+// pair, node2 cut and fenced, node2 back): the scenarios with a real Pacemaker are the harness's.
+func TestPublishStatus(t *testing.T) {
+	t.Parallel()
+	api := startLoneAPI(t)
+	in := secretsInput(t)
+	tokens := applySecrets(t, api.Config("admin"), in)
+	nodeConfig := &rest.Config{Host: api.URL, BearerToken: tokens["node1"], TLSClientConfig: rest.TLSClientConfig{CAFile: api.CAFile}}
+	pub, err := pacemakercluster.NewPublisher(nodeConfig, "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := api.Client("admin")
+	adminDyn, err := dynamic.NewForConfig(api.Config("admin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() pacemakercluster.PacemakerCluster {
+		t.Helper()
+		u, err := adminDyn.Resource(pacemakercluster.Resource).Get(ctx, pacemakercluster.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pc pacemakercluster.PacemakerCluster
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pc); err != nil {
+			t.Fatal(err)
+		}
+		return pc
+	}
+	reasons := func() []string {
+		t.Helper()
+		evs, err := admin.CoreV1().Events(pacemakercluster.EventNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Kind != pacemakercluster.Kind || e.InvolvedObject.Name != pacemakercluster.Name || e.Source.Host != "node1" {
+				t.Errorf("event %s: about %+v from %+v", e.Name, e.InvolvedObject, e.Source)
+			}
+			got = append(got, e.Reason)
+		}
+		slices.Sort(got)
+		return got
+	}
+
+	healthy := publishInput(in.Config.Nodes[0].Name, in.Config.Nodes[1].Name, in.Config.Nodes[0].IP, in.Config.Nodes[1].IP)
+	cut := healthy
+	cut.Pacemaker.Nodes = []pcmk.NodeStatus{healthy.Pacemaker.Nodes[0], {Name: "node2", Type: "member"}}
+	cut.Pacemaker.Resources = slices.DeleteFunc(slices.Clone(healthy.Pacemaker.Resources), func(r pcmk.ResourceRole) bool {
+		return r.Node == "node2" && !strings.HasPrefix(r.Agent, "stonith:")
+	})
+	start := time.Now().UTC().Truncate(time.Second)
+	cut.Pacemaker.Fencing = pcmk.FenceHistory{{Action: "reboot", Target: "node2", Delegate: "node1", Status: pcmk.FenceSucceeded,
+		Completed: start.Add(5 * time.Second).Format("2006-01-02 15:04:05Z")}}
+	back := healthy
+	back.Pacemaker.Fencing = cut.Pacemaker.Fencing
+
+	for i, step := range []struct {
+		name    string
+		in      pacemakercluster.Input
+		at      time.Duration
+		healthy bool
+		reasons []string // every Event of the object so far
+	}{
+		{"healthy", healthy, 0, true, nil},
+		{"node2 cut and fenced", cut, 10 * time.Second, false, []string{pacemakercluster.ReasonServingAlone, pacemakercluster.ReasonFencing, pacemakercluster.ReasonNodeOffline}},
+		{"still cut", cut, 20 * time.Second, false, []string{pacemakercluster.ReasonServingAlone, pacemakercluster.ReasonFencing, pacemakercluster.ReasonNodeOffline}},
+		{"node2 back", back, 60 * time.Second, true, []string{pacemakercluster.ReasonServingAlone, pacemakercluster.ReasonRejoined,
+			pacemakercluster.ReasonHealthy, pacemakercluster.ReasonFencing, pacemakercluster.ReasonNodeOffline}},
+	} {
+		if _, err := pub.Publish(ctx, step.in, start.Add(step.at)); err != nil {
+			t.Fatalf("step %d, %s: %v", i, step.name, err)
+		}
+		pc := get()
+		if got := meta.IsStatusConditionTrue(pc.Status.Conditions, pacemakercluster.Healthy); got != step.healthy {
+			t.Errorf("%s: Healthy %v, want %v: %+v", step.name, got, step.healthy, meta.FindStatusCondition(pc.Status.Conditions, pacemakercluster.Healthy))
+		}
+		want := slices.Clone(step.reasons)
+		slices.Sort(want)
+		if got := reasons(); !slices.Equal(got, want) {
+			t.Errorf("%s: events %v, want %v", step.name, got, want)
+		}
+	}
+	if pc := get(); !pc.Status.LastUpdated.Time.Equal(start.Add(60 * time.Second)) {
+		t.Errorf("lastUpdated %s", pc.Status.LastUpdated)
+	}
+
+	// Nothing else: not another object (the CRD refuses the name), not a delete, not the Events
+	// of the namespace, not an Event elsewhere.
+	nodeDyn, err := dynamic.NewForConfig(nodeConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := kubernetes.NewForConfig(nodeConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := nodeDyn.Resource(pacemakercluster.Resource)
+	other := &unstructured.Unstructured{Object: map[string]any{"apiVersion": pacemakercluster.Resource.GroupVersion().String(),
+		"kind": pacemakercluster.Kind, "metadata": map[string]any{"name": "other"}}}
+	if _, err := objs.Create(ctx, other, metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "must be named 'cluster'") {
+		t.Errorf("another PacemakerCluster: %v", err)
+	}
+	if err := objs.Delete(ctx, pacemakercluster.Name, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential deleted the object: %v", err)
+	}
+	if _, err := objs.List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential listed the objects: %v", err)
+	}
+	if _, err := node.CoreV1().Events(pacemakercluster.EventNamespace).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential listed the Events: %v", err)
+	}
+	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "x.", Namespace: "kube-system"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "x", Namespace: "kube-system"}, Reason: "X", Type: corev1.EventTypeNormal}
+	if _, err := node.CoreV1().Events("kube-system").Create(ctx, ev, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node's credential created an Event in kube-system: %v", err)
+	}
+}
+
+// publishInput is a healthy pair's reading as the publishing node makes it: both online, kubelet
+// started and etcd promoted on each, a fence device per node running on the other.
+func publishInput(n1, n2, ip1, ip2 string) pacemakercluster.Input {
+	in := pacemakercluster.Input{Nodes: []pacemakercluster.Node{{Name: n1, IP: ip1}, {Name: n2, IP: ip2}},
+		Pacemaker: pcmk.Status{DC: n1, WithQuorum: true, StonithEnabled: true,
+			Nodes: []pcmk.NodeStatus{{Name: n1, Online: true, Type: "member"}, {Name: n2, Online: true, Type: "member"}}}}
+	for i, n := range []string{n1, n2} {
+		peer := []string{n2, n1}[i]
+		in.Pacemaker.Resources = append(in.Pacemaker.Resources,
+			pcmk.ResourceRole{ID: "kubelet", Agent: "systemd:kubelet", Role: "Started", Node: n, Clone: "kubelet-clone", Active: true},
+			pcmk.ResourceRole{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Promoted", Node: n, Clone: "etcd-clone", Active: true},
+			pcmk.ResourceRole{ID: "fence-" + n, Agent: "stonith:fence_tnf_redfish", Role: "Started", Node: peer, Active: true})
+		in.Configuration.FenceDevices = append(in.Configuration.FenceDevices,
+			pcmk.FenceDevice{ID: "fence-" + n, Agent: "fence_tnf_redfish", Targets: []string{n}})
+	}
+	return in
+}
+
+// TestPublishStatusThroughFailover: on the harness's nodes with their APIs and credentials,
+// tnf-publish-status.service (both nodes; the DC writes) publishes the PacemakerCluster object
+// from the real Pacemaker through a power cut of node2 and its return: an informer on the object
+// sees Healthy go False once and True once, node2 Offline in between, and the Events of the fault
+// and of the return appear once each in openshift-etcd. How long each change took to show is
+// logged (the publisher reads every 10 s).
+func TestPublishStatusThroughFailover(t *testing.T) {
+	onlyInClusterTest(t)
+	t.Parallel()
+	c := newAPICluster(t, nil)
+	// The node's own credential: its ServiceAccount's token, given by --kubeconfig here since the
+	// nodes' secrets come in files (through the API, setup would wait for an API whose etcd it
+	// sets up: the handover scenarios' installer etcd breaks that circle).
+	const credential = pkiDir + "/publish.kubeconfig"
+	for _, name := range c.nodes {
+		n := c.layout.Nodes[name]
+		n.PublishStatus = []string{filepath.Join(c.bin, "tnfctl"), "publish-status", "--kubeconfig", credential}
+		c.layout.Nodes[name] = n
+	}
+	c.writeLayout()
+	c.power("on", "node1")
+	c.power("on", "node2")
+	c.waitRoles("node1", bothPromoted)
+	for _, n := range c.nodes {
+		c.waitAPIReady(n)
+	}
+	// The manifests applied as install.md does (the CRD, the roles), and each node's token.
+	tokens := applySecrets(c.t, c.restConfig("node1"), c.input)
+	for _, name := range c.nodes {
+		root := fmt.Sprintf("/proc/%d/root", c.layout.Nodes[name].holder())
+		ca, err := os.ReadFile(filepath.Join(root, pkiDir, "ca.crt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kc, err := kubeapi.Kubeconfig("https://"+net.JoinHostPort(c.ip[name], apiPort), "", ca, tokens[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.write(filepath.Join(root, credential), kc, 0o600)
+	}
+
+	// The informer watches through node1's API, which serves throughout.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dyn, err := dynamic.NewForConfig(c.restConfig("node1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string // Healthy's statuses in the order the informer saw them, repeats dropped
+	var latest pacemakercluster.PacemakerCluster
+	observe := func(obj any) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		var pc pacemakercluster.PacemakerCluster
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pc); err != nil || pc.Status.LastUpdated.IsZero() {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		latest = pc
+		h := string(meta.FindStatusCondition(pc.Status.Conditions, pacemakercluster.Healthy).Status)
+		if len(seen) == 0 || seen[len(seen)-1] != h {
+			seen = append(seen, h)
+		}
+	}
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	informer := factory.ForResource(pacemakercluster.Resource).Informer()
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: observe, UpdateFunc: func(_, obj any) { observe(obj) }}); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	node2Online := func() (online, healthy string) {
+		mu.Lock()
+		defer mu.Unlock()
+		healthy = "none"
+		if c := meta.FindStatusCondition(latest.Status.Conditions, pacemakercluster.Healthy); c != nil {
+			healthy = string(c.Status)
+		}
+		for _, n := range nodesOfObject(latest) {
+			if n.NodeName == "node2" {
+				online = string(meta.FindStatusCondition(n.Conditions, pacemakercluster.Online).Status)
+			}
+		}
+		return online, healthy
+	}
+	c.waitFor("the object says the pair is healthy", settle, func() (bool, string) {
+		online, healthy := node2Online()
+		return healthy == "True" && online == "True", "Healthy " + healthy
+	})
+	mu.Lock()
+	seen = []string{"True"} // what came before was the pair forming
+	mu.Unlock()
+
+	c.power("off", "node2")
+	cut := time.Now()
+	took := c.waitFor("the object says node2 is offline", settle, func() (bool, string) {
+		online, healthy := node2Online()
+		return online == "False" && healthy == "False", "node2 Online " + online
+	})
+	t.Logf("power cut → node2 Offline in the object: %v", took.Round(time.Second))
+	c.waitFenced("node1", "node2", 1)
+	c.waitFor("the Events of the fault", settle, func() (bool, string) {
+		got := c.objectEvents()
+		return got[pacemakercluster.ReasonNodeOffline] == 1 && got[pacemakercluster.ReasonFencing] == 1 && got[pacemakercluster.ReasonServingAlone] == 1, fmt.Sprint(got)
+	})
+	c.logObject("during the fault")
+	c.powerBackOn("node2")
+	back := time.Now()
+	c.waitRoles("node1", bothPromoted)
+	took = c.waitFor("the object says the pair is healthy again", settle, func() (bool, string) {
+		online, healthy := node2Online()
+		return healthy == "True" && online == "True", "Healthy " + healthy
+	})
+	t.Logf("node2 powered on → healthy in the object %v later (both promoted first); the fault took %v", took.Round(time.Second), back.Sub(cut).Round(time.Second))
+	c.waitFor("the Events of the return", settle, func() (bool, string) {
+		got := c.objectEvents()
+		return got[pacemakercluster.ReasonRejoined] == 1 && got[pacemakercluster.ReasonHealthy] == 1, fmt.Sprint(got)
+	})
+	c.logObject("after the return")
+	// Once each, and nothing else: a few more rounds record nothing new.
+	time.Sleep(3 * 10 * time.Second)
+	want := map[string]int{pacemakercluster.ReasonNodeOffline: 1, pacemakercluster.ReasonFencing: 1, pacemakercluster.ReasonServingAlone: 1,
+		pacemakercluster.ReasonRejoined: 1, pacemakercluster.ReasonHealthy: 1}
+	if got := c.objectEvents(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(seen) != "[True False True]" {
+		t.Errorf("the informer saw Healthy %v, want True, False, True", seen)
+	}
+}
+
+func nodesOfObject(pc pacemakercluster.PacemakerCluster) []pacemakercluster.NodeStatus {
+	if pc.Status.Nodes == nil {
+		return nil
+	}
+	return *pc.Status.Nodes
+}
+
+// logObject logs what `oc get pacemakercluster cluster` and `oc get events -n openshift-etcd`
+// show of the object now: its conditions' statuses and Healthy's message, and its Events.
+func (c *cluster) logObject(when string) {
+	c.t.Helper()
+	dyn, err := dynamic.NewForConfig(c.restConfig("node1"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	u, err := dyn.Resource(pacemakercluster.Resource).Get(context.Background(), pacemakercluster.Name, metav1.GetOptions{})
+	if err != nil {
+		c.t.Logf("%s: the object: %v", when, err)
+		return
+	}
+	var pc pacemakercluster.PacemakerCluster
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pc); err != nil {
+		c.t.Fatal(err)
+	}
+	var conds []string
+	for _, cd := range pc.Status.Conditions {
+		conds = append(conds, cd.Type+"="+string(cd.Status)+" ("+cd.Reason+")")
+	}
+	h := meta.FindStatusCondition(pc.Status.Conditions, pacemakercluster.Healthy)
+	c.t.Logf("%s: pacemakercluster/cluster lastUpdated %s: %s; Healthy: %s", when, pc.Status.LastUpdated.UTC().Format(time.RFC3339), strings.Join(conds, ", "), h.Message)
+	evs, err := c.apiClient("node1").CoreV1().Events(pacemakercluster.EventNamespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		c.t.Logf("%s: events: %v", when, err)
+		return
+	}
+	for _, e := range evs.Items {
+		c.t.Logf("%s: event %s %s %s/%s (from %s): %s", when, e.Type, e.Reason, strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, e.Source.Host, e.Message)
+	}
+}
+
+// objectEvents counts the Events of the PacemakerCluster object in openshift-etcd by reason.
+func (c *cluster) objectEvents() map[string]int {
+	evs, err := c.apiClient("node1").CoreV1().Events(pacemakercluster.EventNamespace).List(context.Background(), metav1.ListOptions{})
+	got := map[string]int{}
+	if err != nil {
+		got["error: "+err.Error()] = 1
+		return got
+	}
+	for _, e := range evs.Items {
+		if e.InvolvedObject.Kind == pacemakercluster.Kind {
+			got[e.Reason]++
+		}
+	}
+	return got
+}
