@@ -20,6 +20,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tnf-layer/tnf-layer/internal/build/manifests"
@@ -143,7 +144,10 @@ func TestDryRun(t *testing.T) {
 		"clusterrolebinding-tnf-node-auth-delegator.yaml", "clusterrolebinding-tnf-node-topology-reader.yaml", "clusterrolebinding-tnf-out-of-service-node1.yaml", "clusterrolebinding-tnf-out-of-service-node2.yaml",
 		"role-tnf-node-node1.yaml", "role-tnf-node-node2.yaml", "rolebinding-tnf-node-node1.yaml", "rolebinding-tnf-node-node2.yaml",
 		"secret-fencing-credentials-node1.yaml", "secret-fencing-credentials-node2.yaml", "secret-tnf-corosync-authkey.yaml",
-		"serviceaccount-tnf-node-node1.yaml", "serviceaccount-tnf-node-node2.yaml"}
+		"serviceaccount-tnf-node-node1.yaml", "serviceaccount-tnf-node-node2.yaml",
+		// The status publisher's: what the nodes' accounts may write, and the CRD.
+		"clusterrole-tnf-node-status-publisher.yaml", "clusterrolebinding-tnf-node-status-publisher.yaml", "role-tnf-node-status-publisher.yaml",
+		"rolebinding-tnf-node-status-publisher.yaml", "customresourcedefinition-pacemakerclusters.etcd.openshift.io.yaml"}
 	checkRollout(t, s.Manifests, slices.Sorted(slices.Values(append([]string{"99-master-tnf-node-config.yaml", "99-master-tnf-os-image.yaml", "clusterrole-tnf-handover.yaml",
 		"machineconfiguration-cluster.yaml", "prometheusrule-tnf-layer.yaml", "validatingadmissionpolicy-tnf-layer-removal-guard.yaml", "validatingadmissionpolicybinding-tnf-layer-removal-guard.yaml", "tnf-metrics-endpoints.yaml", "tnf-metrics-service.yaml", "tnf-metrics-servicemonitor.yaml"}, secretObjects...))))
 	key := checkSecretsOnlyInSecrets(t, s.Manifests)
@@ -290,6 +294,8 @@ func checkRollout(t *testing.T, paths, want []string) {
 			typed = &rbacv1.RoleBinding{}
 		case strings.HasPrefix(filepath.Base(p), "role-"):
 			typed = &rbacv1.Role{}
+		case strings.HasPrefix(filepath.Base(p), "customresourcedefinition-"):
+			typed = &apiextensionsv1.CustomResourceDefinition{}
 		case strings.HasPrefix(filepath.Base(p), "secret-"):
 			typed = &corev1.Secret{}
 		case strings.HasPrefix(filepath.Base(p), "serviceaccount-"):
