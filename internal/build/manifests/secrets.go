@@ -124,8 +124,9 @@ func NodeSecrets(in clusterconfig.Input) (map[string]any, error) {
 }
 
 // statusPublisher adds what tnfctl publish-status needs: the CRD, and for every node the right to
-// write the object "cluster" (create cannot be limited to a name; the CRD allows no other) and
-// its status, and to create Events in openshift-etcd. No list, watch or delete.
+// read the object "cluster", create it (create cannot be limited to a name; the CRD allows no
+// other) and write its status, and to create Events in openshift-etcd. No list, watch, delete or
+// update of the object itself (its labels, its finalizers).
 func statusPublisher(objs map[string]any, nodes []rbacv1.Subject) error {
 	var crd apiextensionsv1.CustomResourceDefinition
 	if err := yaml.UnmarshalStrict(pacemakercluster.CRD, &crd); err != nil {
@@ -136,7 +137,8 @@ func statusPublisher(objs map[string]any, nodes []rbacv1.Subject) error {
 	objs["clusterrole-"+StatusPublisher+".yaml"] = &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: StatusPublisher},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{group}, Resources: []string{resource, resource + "/status"}, Verbs: []string{"get", "update"}, ResourceNames: []string{pacemakercluster.Name}},
+			{APIGroups: []string{group}, Resources: []string{resource}, Verbs: []string{"get"}, ResourceNames: []string{pacemakercluster.Name}},
+			{APIGroups: []string{group}, Resources: []string{resource + "/status"}, Verbs: []string{"update"}, ResourceNames: []string{pacemakercluster.Name}},
 			{APIGroups: []string{group}, Resources: []string{resource}, Verbs: []string{"create"}}}}
 	objs["clusterrolebinding-"+StatusPublisher+".yaml"] = clusterRoleBinding(StatusPublisher, StatusPublisher, nodes...)
 	ns := pacemakercluster.EventNamespace

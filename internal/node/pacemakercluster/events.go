@@ -1,6 +1,7 @@
 package pacemakercluster
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -16,9 +17,8 @@ type Event struct {
 	Type    string // corev1.EventTypeNormal or corev1.EventTypeWarning
 	Reason  string
 	Message string
-	// Key is what makes two Events the same: Dedup records one per Key within Window.
-	Key    string
-	Window time.Duration
+	// Key is what makes two Events the same: Dedup records one per Key within its window.
+	Key string
 }
 
 // Event reasons. Where the field's operator has one (pkg/tnf/pkg/pacemaker), it is the same
@@ -57,7 +57,8 @@ func Events(prev *Status, cur Status, fencing pcmk.FenceHistory, now time.Time) 
 	}
 	if prev != nil && !prev.LastUpdated.IsZero() && now.Sub(prev.LastUpdated.Time) > StaleAfter {
 		events = append(events, Event{Type: corev1.EventTypeWarning, Reason: ReasonStatusStale, Key: "stale|" + prev.LastUpdated.UTC().Format(time.RFC3339),
-			Window: DefaultWindow, Message: fmt.Sprintf("no node published the cluster's status from %s to %s (%s): no node could write through the API",
+			Message: fmt.Sprintf("no node published the cluster's status from %s to %s (%s): no coordinator with quorum had a credential "+
+				"and an API that took writes",
 				stamp(prev.LastUpdated.Time), stamp(now), now.Sub(prev.LastUpdated.Time).Round(time.Second))})
 	}
 	for _, f := range fencing {
@@ -72,7 +73,12 @@ func Events(prev *Status, cur Status, fencing pcmk.FenceHistory, now time.Time) 
 		if f.Status == pcmk.FenceFailed {
 			msg = fmt.Sprintf("fencing %s (%s) failed at %s: %s", f.Target, f.Action, stamp(at), orUnknown(f.ExitReason))
 		}
-		events = append(events, Event{Type: corev1.EventTypeWarning, Reason: ReasonFencing, Message: msg, Window: FencingWindow,
+		// As the field's: a fencing done is Normal, one that failed a Warning.
+		typ := corev1.EventTypeNormal
+		if f.Status == pcmk.FenceFailed {
+			typ = corev1.EventTypeWarning
+		}
+		events = append(events, Event{Type: typ, Reason: ReasonFencing, Message: msg,
 			Key: fmt.Sprintf("fencing|%s|%s|%s|%s", f.Target, f.Action, f.Completed, f.Status)})
 	}
 	if prev == nil {
@@ -98,26 +104,32 @@ func Events(prev *Status, cur Status, fencing pcmk.FenceHistory, now time.Time) 
 			events = append(events, warning(ReasonNodeInMaintenance, n.NodeName, n.NodeName+" is in maintenance: nothing there is watched "+
 				"(pcs node unmaintenance "+n.NodeName+" ends it)"))
 		}
-		if rose(etcdOf(p), etcdOf(&n), Healthy) {
-			events = append(events, Event{Type: corev1.EventTypeNormal, Reason: ReasonRejoined, Key: "rejoined|" + n.NodeName, Window: DefaultWindow,
-				Message: n.NodeName + "'s etcd member is a voter"})
-		}
 	}
-	if alone, gone := servingAlone(cur); alone != "" {
-		if p := nodeOf(prev, gone); p != nil && meta.IsStatusConditionTrue(etcdOf(p), Healthy) {
+	// etcd serving from one node alone, and its end: the other node's member started again. It
+	// rejoins as a learner and is Healthy once it votes; PacemakerHealthy says when the whole
+	// cluster is.
+	alone, gone := servingAlone(cur)
+	if alone != "" {
+		if p := nodeOf(prev, gone); p != nil && meta.IsStatusConditionTrue(etcdOf(p), Started) {
 			events = append(events, warning(ReasonServingAlone, alone, "etcd serves from "+alone+" alone: "+gone+"'s member stopped, "+
 				"so a fault of "+alone+" now stops the cluster until "+gone+" is back"))
 		}
 	}
+	if was, back := servingAlone(*prev); was != "" && alone == "" {
+		if n := nodeOf(&cur, back); n != nil && meta.IsStatusConditionTrue(etcdOf(n), Started) {
+			events = append(events, Event{Type: corev1.EventTypeNormal, Reason: ReasonRejoined, Key: ReasonRejoined + "|" + back,
+				Message: back + "'s etcd member started again and rejoins " + was + "'s: a learner until it has caught up, then a voter"})
+		}
+	}
 	if rose(prev.Conditions, cur.Conditions, Healthy) {
-		events = append(events, Event{Type: corev1.EventTypeNormal, Reason: ReasonHealthy, Key: "healthy", Window: DefaultWindow,
+		events = append(events, Event{Type: corev1.EventTypeNormal, Reason: ReasonHealthy, Key: ReasonHealthy,
 			Message: "the cluster is healthy: both nodes serve, etcd has two voters, and Pacemaker would fail over"})
 	}
 	return events
 }
 
 func warning(reason, subject, message string) Event {
-	return Event{Type: corev1.EventTypeWarning, Reason: reason, Message: message, Key: reason + "|" + subject, Window: DefaultWindow}
+	return Event{Type: corev1.EventTypeWarning, Reason: reason, Message: message, Key: reason + "|" + subject}
 }
 
 // fell says whether condition typ was True in prev and is False in cur.
@@ -179,24 +191,35 @@ func orUnknown(s string) string {
 	return s
 }
 
-// Dedup records each Event's Key once within its Window.
+// Dedup records each Event's Key once within its window: FencingWindow for a fencing, Window
+// (DefaultWindow when zero) for any other.
 type Dedup struct {
-	last map[string]time.Time
+	Window time.Duration
+	last   map[string]time.Time
 }
 
-// Allow says whether e may be recorded at now, and if so remembers it.
-func (d *Dedup) Allow(e Event, now time.Time) bool {
+// Due says whether e may be recorded at now: no Event of its Key was within its window.
+func (d *Dedup) Due(e Event, now time.Time) bool {
+	at, ok := d.last[e.Key]
+	return !ok || now.Sub(at) >= d.window(e)
+}
+
+// Recorded remembers that e was recorded at now.
+func (d *Dedup) Recorded(e Event, now time.Time) {
 	if d.last == nil {
 		d.last = map[string]time.Time{}
 	}
 	for k, at := range d.last {
-		if now.Sub(at) > FencingWindow {
+		if now.Sub(at) > max(FencingWindow, d.window(e)) {
 			delete(d.last, k) // no window is longer: forgotten keys would only grow
 		}
 	}
-	if at, ok := d.last[e.Key]; ok && now.Sub(at) < e.Window {
-		return false
-	}
 	d.last[e.Key] = now
-	return true
+}
+
+func (d *Dedup) window(e Event) time.Duration {
+	if e.Reason == ReasonFencing {
+		return FencingWindow
+	}
+	return cmp.Or(d.Window, DefaultWindow)
 }

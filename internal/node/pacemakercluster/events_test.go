@@ -14,6 +14,17 @@ func TestEvents(t *testing.T) {
 	cut := Build(with(powerCut), &healthy, t0.Add(10*time.Second))
 	fenced := pcmk.FenceHistory{{Action: "reboot", Target: "master-1", Delegate: "master-0", Status: pcmk.FenceSucceeded, Completed: "2026-12-07 10:00:08Z"}}
 	now := t0.Add(10 * time.Second)
+	learner := func() Input {
+		return with(func(in *Input) { resource(in, "ocf:tnf:etcd", "master-1").Role = "Unpromoted" })
+	}
+	asLearner := Build(learner(), &cut, now.Add(30*time.Second))
+	forming := Build(with(func(in *Input) {
+		for i := range in.Pacemaker.Resources {
+			if in.Pacemaker.Resources[i].ID == "etcd" {
+				in.Pacemaker.Resources[i].Role, in.Pacemaker.Resources[i].Active, in.Pacemaker.Resources[i].Node = "Stopped", false, ""
+			}
+		}
+	}), nil, t0)
 	for _, tc := range []struct {
 		name    string
 		prev    *Status
@@ -31,8 +42,13 @@ func TestEvents(t *testing.T) {
 		{"still cut", &cut, with(powerCut), fenced, now.Add(10 * time.Second), nil},
 		{"a fencing that failed", &cut, with(powerCut), pcmk.FenceHistory{{Action: "reboot", Target: "master-1", Status: pcmk.FenceFailed,
 			Completed: "2026-12-07 10:00:15Z", ExitReason: "timed out"}}, now.Add(10 * time.Second), []string{ReasonFencing + ": failed at 2026-12-07 10:00:15Z: timed out"}},
-		{"back", &cut, serving(), fenced, now.Add(time.Minute), []string{ReasonRejoined + ": master-1's etcd member", ReasonHealthy + ": both nodes serve"}},
-		{"back as a learner", &cut, with(func(in *Input) { resource(in, "ocf:tnf:etcd", "master-1").Role = "Unpromoted" }), nil, now.Add(time.Minute), nil},
+		{"back as a voter", &cut, serving(), fenced, now.Add(time.Minute), []string{ReasonRejoined + ": master-1's etcd member started again",
+			ReasonHealthy + ": both nodes serve"}},
+		{"back as a learner", &cut, learner(), nil, now.Add(time.Minute), []string{ReasonRejoined + ": a learner until it has caught up"}},
+		{"a learner becomes a voter", &asLearner, serving(), nil, now.Add(time.Minute), []string{ReasonHealthy + ": both nodes serve"}},
+		{"the learner stops again", &asLearner, with(powerCut), nil, now.Add(time.Minute), []string{ReasonNodeOffline + ": master-1",
+			ReasonServingAlone + ": from master-0 alone"}},
+		{"the pair forming: a learner before any voter", &forming, learner(), nil, now, nil},
 		{"maintenance mode", &healthy, with(func(in *Input) { in.Pacemaker.MaintenanceMode = true }), nil, now,
 			[]string{ReasonInMaintenance + ": maintenance-mode=false"}},
 		{"a node in maintenance", &healthy, with(func(in *Input) { in.Pacemaker.Nodes[0].Maintenance = true }), nil, now,
@@ -63,7 +79,7 @@ func TestEvents(t *testing.T) {
 func TestDedup(t *testing.T) {
 	var d Dedup
 	offline := warning(ReasonNodeOffline, "master-1", "master-1 is offline")
-	fencing := Event{Reason: ReasonFencing, Key: "fencing|master-1", Window: FencingWindow}
+	fencing := Event{Reason: ReasonFencing, Key: "fencing|master-1"}
 	steps := []struct {
 		e    Event
 		at   time.Duration
@@ -72,9 +88,16 @@ func TestDedup(t *testing.T) {
 		{offline, 0, true}, {offline, time.Minute, false}, {fencing, time.Minute, true}, {offline, 6 * time.Minute, true},
 		{fencing, 23 * time.Hour, false}, {fencing, 25 * time.Hour, true},
 	}
+	allow := func(d *Dedup, e Event, at time.Time) bool {
+		if !d.Due(e, at) {
+			return false
+		}
+		d.Recorded(e, at)
+		return true
+	}
 	var got []bool
 	for _, s := range steps {
-		got = append(got, d.Allow(s.e, t0.Add(s.at)))
+		got = append(got, allow(&d, s.e, t0.Add(s.at)))
 	}
 	want := []bool{}
 	for _, s := range steps {
@@ -82,5 +105,10 @@ func TestDedup(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("allowed %v, want %v", got, want)
+	}
+	short := Dedup{Window: time.Second}
+	if !allow(&short, offline, t0) || allow(&short, offline, t0) || !allow(&short, offline, t0.Add(time.Second)) || !allow(&short, fencing, t0) ||
+		allow(&short, fencing, t0.Add(time.Hour)) {
+		t.Error("a window of a second: an Event again after a second, a fencing still once a day")
 	}
 }

@@ -2,6 +2,7 @@ package pacemakercluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,25 +28,36 @@ type Publisher struct {
 	events  kubernetes.Interface
 	node    string
 	dedup   Dedup
+	// pending are the Events that could not be recorded yet: each is tried again at the next
+	// Publish, since the status that holds its change is already written.
+	pending []Event
 }
 
-// NewPublisher publishes with the credential of cfg; node is the publishing node, named as the
-// Events' source host.
-func NewPublisher(cfg *rest.Config, node string) (*Publisher, error) {
+// NewPublisher publishes as node, the Events' source host. An Event other than a fencing is
+// recorded once within repeatAfter (DefaultWindow when zero). Connect gives it its credential.
+func NewPublisher(node string, repeatAfter time.Duration) *Publisher {
+	return &Publisher{node: node, dedup: Dedup{Window: repeatAfter}}
+}
+
+// Connect makes the Publisher write with the credential of cfg from now on: the first one, or
+// a renewed one. What it has recorded and what is pending stay.
+func (p *Publisher) Connect(cfg *rest.Config) error {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	core, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &Publisher{objects: dyn.Resource(Resource), events: core, node: node}, nil
+	p.objects, p.events = dyn.Resource(Resource), core
+	return nil
 }
 
 // Publish writes the status Build makes of in at now over the published one (the object is
-// created when there is none), then records the Events of what changed, each once within its
-// window. It returns the Events it recorded.
+// created when there is none), then records the Events of what changed, and those pending
+// from earlier rounds, each once within its window. It returns the Events it recorded; one
+// that fails stays pending.
 func (p *Publisher) Publish(ctx context.Context, in Input, now time.Time) ([]Event, error) {
 	obj, err := p.objects.Get(ctx, Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -74,17 +86,23 @@ func (p *Publisher) Publish(ctx context.Context, in Input, now time.Time) ([]Eve
 	if _, err := p.objects.UpdateStatus(ctx, &unstructured.Unstructured{Object: u}, metav1.UpdateOptions{}); err != nil {
 		return nil, fmt.Errorf("%s %s: status: %w", Resource.GroupResource(), Name, err)
 	}
+	events := append(p.pending, Events(prev, pc.Status, in.Pacemaker.Fencing, now)...)
+	p.pending = nil
 	var recorded []Event
-	for _, e := range Events(prev, pc.Status, in.Pacemaker.Fencing, now) {
-		if !p.dedup.Allow(e, now) {
+	var errs []error
+	for _, e := range events {
+		if !p.dedup.Due(e, now) {
 			continue
 		}
 		if err := p.record(ctx, e, now); err != nil {
-			return recorded, fmt.Errorf("event %s: %w", e.Reason, err)
+			p.pending = append(p.pending, e)
+			errs = append(errs, fmt.Errorf("event %s: %w", e.Reason, err))
+			continue
 		}
+		p.dedup.Recorded(e, now)
 		recorded = append(recorded, e)
 	}
-	return recorded, nil
+	return recorded, errors.Join(errs...)
 }
 
 // record creates e as an Event of the object. The object is cluster-scoped, and the API keeps

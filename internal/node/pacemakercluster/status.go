@@ -1,6 +1,7 @@
 package pacemakercluster
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -95,6 +96,13 @@ func buildNode(in Input, n Node) NodeStatus {
 	if i >= 0 {
 		pn = in.Pacemaker.Nodes[i]
 	}
+	member, memberMessage := i >= 0 && (pn.Type == "" || pn.Type == "member"), "the node is a cluster member"
+	switch {
+	case i < 0:
+		memberMessage = "Pacemaker does not list the node"
+	case !member:
+		memberMessage = "the node is a " + pn.Type + " node, not a cluster member"
+	}
 	// Pacemaker shows a node that is still joining (pending) in standby too: no administrator's.
 	standby := (pn.Standby && !pn.Pending) || pn.StandbyOnFail
 	inMaintenance := pn.Maintenance || in.Pacemaker.MaintenanceMode
@@ -103,17 +111,21 @@ func buildNode(in Input, n Node) NodeStatus {
 		{Name: Etcd, Conditions: resourceConditions(in.Pacemaker, etcdResource, n.Name, inMaintenance)},
 	}
 	agents := fencingAgents(in, n.Name, inMaintenance)
-	available := slices.ContainsFunc(agents, func(a FencingAgentStatus) bool { return meta.IsStatusConditionTrue(a.Conditions, Started) })
+	// As the field's: a device that runs, is active and has not failed can fence the node.
+	available := slices.ContainsFunc(agents, func(a FencingAgentStatus) bool {
+		return meta.IsStatusConditionTrue(a.Conditions, Started) && meta.IsStatusConditionTrue(a.Conditions, Active) &&
+			meta.IsStatusConditionTrue(a.Conditions, Operational)
+	})
 	allHealthy := len(agents) > 0 && !slices.ContainsFunc(agents, func(a FencingAgentStatus) bool { return !meta.IsStatusConditionTrue(a.Conditions, Healthy) })
 	conds := []metav1.Condition{
 		condition(Online, pn.Online, "Online", "Offline", onOff(pn.Online, "Pacemaker sees the node online", "the node is offline: not in Pacemaker's membership")),
-		condition(InService, !pn.Maintenance, "InService", "InMaintenance", inServiceMessage(!pn.Maintenance, "the node")),
+		condition(InService, !pn.Maintenance, "InService", "InMaintenance", inServiceMessage(!pn.Maintenance, "the node")+
+			onOff(!pn.Maintenance, "", " (pcs node unmaintenance "+n.Name+")")),
 		condition(Active, !standby, "Active", "Standby", onOff(!standby, "the node may run resources", "the node is in standby: nothing runs there (pcs node unstandby "+n.Name+")")),
 		condition(Ready, !pn.Pending, "Ready", "Pending", onOff(!pn.Pending, "the node has joined", "the node is still joining the cluster")),
 		condition(Clean, !pn.Unclean, "Clean", "Unclean", onOff(!pn.Unclean, "the node's state is known",
 			"the node is unclean: Pacemaker cannot tell whether it still runs anything until it is fenced")),
-		condition(Member, i >= 0 && (pn.Type == "" || pn.Type == "member"), "Member", "NotMember",
-			onOff(i >= 0, "the node is a cluster member", "Pacemaker does not list the node")),
+		condition(Member, member, "Member", "NotMember", memberMessage),
 		condition(FencingAvailable, available, "FencingAvailable", "FencingUnavailable",
 			onOff(available, "a fence device for the node runs", "no fence device for the node runs: a lost node cannot be proven off")),
 		condition(FencingHealthy, allHealthy, "FencingHealthy", "FencingUnhealthy",
@@ -134,8 +146,9 @@ func buildNode(in Input, n Node) NodeStatus {
 	}
 	conds = append(conds, condition(Healthy, len(unhealthy) == 0, "NodeHealthy", "NodeUnhealthy", healthyMessage("the node serves", unhealthy)))
 	var addrs []NodeAddress
+	// cluster.yaml's address, validated there; an IPv4-mapped one as IPv4, the CRD's canonical form.
 	if ip, err := netip.ParseAddr(n.IP); err == nil {
-		addrs = append(addrs, NodeAddress{Type: InternalIP, Address: ip.String()})
+		addrs = append(addrs, NodeAddress{Type: InternalIP, Address: ip.Unmap().String()})
 	}
 	return NodeStatus{NodeName: n.Name, Addresses: addrs, Conditions: conds, Resources: resources, FencingAgents: agents}
 }
@@ -160,13 +173,26 @@ func resourceConditions(p pcmk.Status, id, node string, inMaintenance bool) []me
 	if on != nil {
 		any = on
 	}
-	return instanceConditions(on, any, id == etcdResource, inMaintenance)
+	name := ""
+	if any != nil {
+		name = "resource " + cloneOf(any)
+	}
+	return instanceConditions(on, any, id == etcdResource, inMaintenance, name)
+}
+
+// cloneOf is the name pcs commands take for r's resource: its clone's, else its own ("" none).
+func cloneOf(r *pcmk.ResourceRole) string {
+	if r == nil {
+		return ""
+	}
+	return cmp.Or(r.Clone, r.ID)
 }
 
 // instanceConditions: on is the instance on the node (nil: none runs there), settings the
-// resource whose settings apply. A voter is required of etcd: a learner (Unpromoted) runs, but
-// does not yet hold the data.
-func instanceConditions(on, settings *pcmk.ResourceRole, voter, inMaintenance bool) []metav1.Condition {
+// resource whose settings apply, undo the pcs command's words for that resource ("resource
+// etcd-clone", "stonith fence-node1"; "" unknown). A voter is required of etcd: a learner
+// (Unpromoted) runs, but does not yet hold the data.
+func instanceConditions(on, settings *pcmk.ResourceRole, voter, inMaintenance bool, name string) []metav1.Condition {
 	if settings == nil {
 		settings = on
 	}
@@ -182,8 +208,8 @@ func instanceConditions(on, settings *pcmk.ResourceRole, voter, inMaintenance bo
 	}
 	conds := []metav1.Condition{
 		condition(InService, !inMaintenance, "InService", "InMaintenance", inServiceMessage(!inMaintenance, "the resource")),
-		condition(Managed, managed, "Managed", "Unmanaged", onOff(managed, "Pacemaker manages it", "unmanaged: Pacemaker neither watches nor recovers it")),
-		condition(Enabled, enabled, "Enabled", "Disabled", onOff(enabled, "enabled", "disabled: Pacemaker keeps it stopped")),
+		condition(Managed, managed, "Managed", "Unmanaged", onOff(managed, "Pacemaker manages it", "unmanaged: Pacemaker neither watches nor recovers it"+undo(name, "manage"))),
+		condition(Enabled, enabled, "Enabled", "Disabled", onOff(enabled, "enabled", "disabled: Pacemaker keeps it stopped"+undo(name, "enable"))),
 		condition(Operational, operational, "Operational", "Failed", onOff(operational, "no failure", "failed")),
 		condition(Active, active, "Active", "Inactive", onOff(active, "active", "inactive")),
 		condition(Started, started, "Started", "Stopped", "role "+role),
@@ -219,9 +245,22 @@ func fencingAgents(in Input, node string, inMaintenance bool) []FencingAgentStat
 		if strings.Contains(d.Agent, "ipmi") {
 			method = MethodIPMI
 		}
-		agents = append(agents, FencingAgentStatus{Name: d.ID, Method: method, Conditions: instanceConditions(running, nil, false, inMaintenance)})
+		agents = append(agents, FencingAgentStatus{Name: d.ID, Method: method, Conditions: instanceConditions(running, nil, false, inMaintenance, "stonith "+d.ID)})
 	}
 	return agents
+}
+
+// undo is the command that undoes a setting of the resource the words name, in brackets.
+// pcs 0.12 takes no resource command for a fence device: its stonith commands work from 0.10.
+func undo(name, verb string) string {
+	kind, id, ok := strings.Cut(name, " ")
+	switch {
+	case !ok:
+		return ""
+	case kind == "stonith" && verb == "manage":
+		return " (pcs stonith meta " + id + " is-managed=true)"
+	}
+	return " (pcs " + kind + " " + verb + " " + id + ")"
 }
 
 func condition(typ string, ok bool, trueReason, falseReason, message string) metav1.Condition {
