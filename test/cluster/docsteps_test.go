@@ -65,8 +65,8 @@ var notRunHere = []elsewhere{
 	{[]string{"tnfctl fence-drill"}, "on a node, fencing its peer for real: TestFenceDrill (test/cluster drill_test.go) runs it on " +
 		"each node in turn, after its refusals (no machine-config-daemon state, a rollout, and without a terminal \"pass --yes\")"},
 	{[]string{"oc get pacemakercluster cluster", "oc get events -n openshift-etcd"}, "reads what the nodes publish, which a cluster " +
-		"without Pacemaker does not: TestPublishStatusThroughFailover (test/cluster pacemakercluster_test.go, make cluster-test) " +
-		"reads both through a power cut, TestPublishStatus (cluster-ci) the object's rules and the credential's rights"},
+		"without Pacemaker does not: TestPublishStatusThroughFailover (test/cluster pacemakercluster_test.go, cluster-ci) " +
+		"reads both through maintenance mode and a power cut, TestPublishStatus the object's rules and the credential's rights"},
 	{[]string{"tnfctl restore"}, "on a node, replacing etcd's data: TestRestore runs it (its refusals, without a terminal: " +
 		"\"pass --yes\"; with --yes, on a cluster taking writes through the API), TestRestoreResumes from each step after a power cut"},
 }
