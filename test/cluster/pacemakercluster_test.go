@@ -185,9 +185,10 @@ func publishInput(n1, n2, ip1, ip2 string) pacemakercluster.Input {
 
 // TestPublishStatusThroughFailover: on the harness's nodes with their APIs and credentials,
 // tnf-publish-status.service (both nodes; the DC writes) publishes the PacemakerCluster object
-// from the real Pacemaker through maintenance mode set and undone, then a power cut of node2 and
-// its return: an informer on the object sees Healthy go False once and True once in each, node2
-// Offline during the cut, and each change's Events appear once in openshift-etcd, and nothing
+// from the real Pacemaker through maintenance mode set and undone, a power cut of node2 and its
+// return, and a power cut whose fencing fails until the BMC answers again: an informer on the
+// object sees Healthy go False once and True once in each, node2 Offline during the cuts, and
+// each change's Events appear once in openshift-etcd (the failed fencing's too), and nothing
 // more while nothing changes. How long each change took to show is logged (the publisher reads
 // every 10 s).
 func TestPublishStatusThroughFailover(t *testing.T) {
@@ -248,6 +249,54 @@ func TestPublishStatusThroughFailover(t *testing.T) {
 	if seen := obj.healthySeen(); fmt.Sprint(seen) != "[True False True]" {
 		t.Errorf("through the power cut, the informer saw Healthy %v, want True, False, True", seen)
 	}
+
+	// A fencing that cannot complete, the BMC unreachable: node1's etcd has no quorum, so no
+	// node can write and the object stays as it was (lastUpdated says since when). Once the BMC
+	// answers, the fencing completes, and the first write records the failed attempts too.
+	fenced := c.fences("node1", "node2")
+	before = c.objectEvents()
+	c.stopEmulator()
+	c.power("off", "node2")
+	c.waitFencingFails("node1", "node2", "unreachable")
+	c.startEmulator()
+	c.waitFenced("node1", "node2", fenced+1)
+	obj.waitFor("node2 offline after the failed fencing", map[string]string{"node2|Online": "False", "|Healthy": "False"})
+	c.waitFor("the Events of the fencing that failed, then completed", settle, func() (bool, string) {
+		got := events()
+		return got[pacemakercluster.ReasonNodeOffline] == 1 && got[pacemakercluster.ReasonServingAlone] == 1 && got[pacemakercluster.ReasonFencing] >= 2,
+			fmt.Sprint(got)
+	})
+	c.logObject("after the failed fencing")
+	if failed := c.fencingEvents("failed"); failed == 0 {
+		t.Error("no Event of the failed fencing")
+	}
+	c.powerBackOn("node2")
+	c.waitRoles("node1", bothPromoted)
+	obj.waitFor("the pair healthy again", map[string]string{"node2|Online": "True", "|Healthy": "True"})
+	if seen := obj.healthySeen(); fmt.Sprint(seen) != "[True False True]" {
+		t.Errorf("through the failed fencing, the informer saw Healthy %v, want True, False, True", seen)
+	}
+}
+
+// fencingEvents counts the object's PacemakerFencingEvent Events whose message has word, each a
+// Warning when the fencing failed.
+func (c *cluster) fencingEvents(word string) int {
+	c.t.Helper()
+	evs, err := c.apiClient("node1").CoreV1().Events(pacemakercluster.EventNamespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs.Items {
+		if e.Reason != pacemakercluster.ReasonFencing || !strings.Contains(e.Message, word) {
+			continue
+		}
+		if failed := strings.Contains(e.Message, "failed"); failed != (e.Type == corev1.EventTypeWarning) {
+			c.t.Errorf("fencing event %s: %s", e.Type, e.Message)
+		}
+		n++
+	}
+	return n
 }
 
 // BenchmarkPublishStatus: how long a change takes to show in the PacemakerCluster object, from
