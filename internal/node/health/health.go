@@ -6,6 +6,7 @@
 package health
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -197,9 +198,7 @@ func FailoverOffCauses(p *pcmk.Status) []Cause {
 		add(Cause{Kind: CauseFencingDisabled, Undo: "pcs property set stonith-enabled=true"})
 	}
 	for _, n := range p.Nodes {
-		// Pacemaker marks a node that is still joining (pending) as in standby too: "not ready
-		// to run resources" (lib/pengine/unpack.c). That is no administrator's setting.
-		if n.Standby && !n.Pending {
+		if n.AdministrativeStandby() {
 			add(Cause{Kind: CauseNodeStandby, Subject: n.Name, Undo: "pcs node unstandby " + n.Name})
 		}
 		if n.Maintenance && !p.MaintenanceMode {
@@ -207,16 +206,8 @@ func FailoverOffCauses(p *pcmk.Status) []Cause {
 		}
 	}
 	for _, r := range p.Resources {
-		name := r.ID
-		if r.Clone != "" {
-			name = r.Clone
-		}
-		// pcs 0.12 refuses its resource commands for a fence device ("does not accept stonith
-		// resources"); its stonith commands work from 0.10 on.
-		manage, enable := "pcs resource manage "+name, "pcs resource enable "+name
-		if strings.HasPrefix(r.Agent, "stonith:") {
-			manage, enable = "pcs stonith meta "+name+" is-managed=true", "pcs stonith enable "+name
-		}
+		name := ResourceName(r)
+		manage, enable := UndoCommands(r)
 		if r.Unmanaged && !p.MaintenanceMode && !slices.ContainsFunc(p.Nodes, func(n pcmk.NodeStatus) bool { return n.Maintenance && n.Name == r.Node }) {
 			add(Cause{Kind: CauseUnmanaged, Subject: name, Undo: manage})
 		}
@@ -225,6 +216,20 @@ func FailoverOffCauses(p *pcmk.Status) []Cause {
 		}
 	}
 	return causes
+}
+
+// ResourceName is the name pcs commands take for r: its clone's, else its own.
+func ResourceName(r pcmk.ResourceRole) string { return cmp.Or(r.Clone, r.ID) }
+
+// UndoCommands are the commands that make r managed again and enable it again. pcs 0.12
+// refuses its resource commands for a fence device ("does not accept stonith resources"); its
+// stonith commands work from 0.10 on.
+func UndoCommands(r pcmk.ResourceRole) (manage, enable string) {
+	name := ResourceName(r)
+	if strings.HasPrefix(r.Agent, "stonith:") {
+		return "pcs stonith meta " + name + " is-managed=true", "pcs stonith enable " + name
+	}
+	return "pcs resource manage " + name, "pcs resource enable " + name
 }
 
 // FencingFails says whether the fencing of a node absent from Corosync, which Pacemaker holds

@@ -1,7 +1,6 @@
 package pacemakercluster
 
 import (
-	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -103,8 +102,7 @@ func buildNode(in Input, n Node) NodeStatus {
 	case !member:
 		memberMessage = "the node is a " + pn.Type + " node, not a cluster member"
 	}
-	// Pacemaker shows a node that is still joining (pending) in standby too: no administrator's.
-	standby := (pn.Standby && !pn.Pending) || pn.StandbyOnFail
+	standby := pn.AdministrativeStandby() || pn.StandbyOnFail
 	inMaintenance := pn.Maintenance || in.Pacemaker.MaintenanceMode
 	resources := []ResourceStatus{
 		{Name: Kubelet, Conditions: resourceConditions(in.Pacemaker, kubeletResource, n.Name, inMaintenance)},
@@ -173,28 +171,20 @@ func resourceConditions(p pcmk.Status, id, node string, inMaintenance bool) []me
 	if on != nil {
 		any = on
 	}
-	name := ""
-	if any != nil {
-		name = "resource " + cloneOf(any)
-	}
-	return instanceConditions(on, any, id == etcdResource, inMaintenance, name)
-}
-
-// cloneOf is the name pcs commands take for r's resource: its clone's, else its own ("" none).
-func cloneOf(r *pcmk.ResourceRole) string {
-	if r == nil {
-		return ""
-	}
-	return cmp.Or(r.Clone, r.ID)
+	return instanceConditions(on, any, any, id == etcdResource, inMaintenance)
 }
 
 // instanceConditions: on is the instance on the node (nil: none runs there), settings the
-// resource whose settings apply, undo the pcs command's words for that resource ("resource
-// etcd-clone", "stonith fence-node1"; "" unknown). A voter is required of etcd: a learner
-// (Unpromoted) runs, but does not yet hold the data.
-func instanceConditions(on, settings *pcmk.ResourceRole, voter, inMaintenance bool, name string) []metav1.Condition {
+// resource whose settings apply, named the one the undo commands name (nil: none known). A
+// voter is required of etcd: a learner (Unpromoted) runs, but does not yet hold the data.
+func instanceConditions(on, settings, named *pcmk.ResourceRole, voter, inMaintenance bool) []metav1.Condition {
 	if settings == nil {
 		settings = on
+	}
+	var manage, enable string
+	if named != nil {
+		manage, enable = health.UndoCommands(*named)
+		manage, enable = " ("+manage+")", " ("+enable+")"
 	}
 	managed := settings != nil && !settings.Unmanaged
 	enabled := settings != nil && settings.TargetRole != "Stopped"
@@ -208,8 +198,8 @@ func instanceConditions(on, settings *pcmk.ResourceRole, voter, inMaintenance bo
 	}
 	conds := []metav1.Condition{
 		condition(InService, !inMaintenance, "InService", "InMaintenance", inServiceMessage(!inMaintenance, "the resource")),
-		condition(Managed, managed, "Managed", "Unmanaged", onOff(managed, "Pacemaker manages it", "unmanaged: Pacemaker neither watches nor recovers it"+undo(name, "manage"))),
-		condition(Enabled, enabled, "Enabled", "Disabled", onOff(enabled, "enabled", "disabled: Pacemaker keeps it stopped"+undo(name, "enable"))),
+		condition(Managed, managed, "Managed", "Unmanaged", onOff(managed, "Pacemaker manages it", "unmanaged: Pacemaker neither watches nor recovers it"+manage)),
+		condition(Enabled, enabled, "Enabled", "Disabled", onOff(enabled, "enabled", "disabled: Pacemaker keeps it stopped"+enable)),
 		condition(Operational, operational, "Operational", "Failed", onOff(operational, "no failure", "failed")),
 		condition(Active, active, "Active", "Inactive", onOff(active, "active", "inactive")),
 		condition(Started, started, "Started", "Stopped", "role "+role),
@@ -245,22 +235,10 @@ func fencingAgents(in Input, node string, inMaintenance bool) []FencingAgentStat
 		if strings.Contains(d.Agent, "ipmi") {
 			method = MethodIPMI
 		}
-		agents = append(agents, FencingAgentStatus{Name: d.ID, Method: method, Conditions: instanceConditions(running, nil, false, inMaintenance, "stonith "+d.ID)})
+		named := &pcmk.ResourceRole{ID: d.ID, Agent: "stonith:" + d.Agent}
+		agents = append(agents, FencingAgentStatus{Name: d.ID, Method: method, Conditions: instanceConditions(running, nil, named, false, inMaintenance)})
 	}
 	return agents
-}
-
-// undo is the command that undoes a setting of the resource the words name, in brackets.
-// pcs 0.12 takes no resource command for a fence device: its stonith commands work from 0.10.
-func undo(name, verb string) string {
-	kind, id, ok := strings.Cut(name, " ")
-	switch {
-	case !ok:
-		return ""
-	case kind == "stonith" && verb == "manage":
-		return " (pcs stonith meta " + id + " is-managed=true)"
-	}
-	return " (pcs " + kind + " " + verb + " " + id + ")"
 }
 
 func condition(typ string, ok bool, trueReason, falseReason, message string) metav1.Condition {

@@ -145,13 +145,15 @@ func TestBuild(t *testing.T) {
 		{"kubelet unmanaged and failed", with(func(in *Input) {
 			r := resource(in, "systemd:kubelet", "master-0")
 			r.Unmanaged, r.Failed = true, true
-		}), map[string]string{"master-0/Kubelet|Managed": "False Unmanaged", "master-0/Kubelet|Operational": "False Failed", "master-1/Kubelet|Managed": "True Managed"}, "unmanaged"},
+		}), map[string]string{"master-0/Kubelet|Managed": "False Unmanaged", "master-0/Kubelet|Operational": "False Failed", "master-1/Kubelet|Managed": "True Managed"}, "(pcs resource manage kubelet-clone)"},
 		{"a fence device stopped", with(func(in *Input) {
 			r := resource(in, "fence-master-1", "")
 			r.Role, r.Active, r.Node = "Stopped", false, ""
 		}),
 			map[string]string{"master-1|FencingAvailable": "True FencingAvailable", "master-1|FencingHealthy": "False FencingUnhealthy",
 				"master-1/fence:fence-master-1|Started": "False Stopped", "master-1|Healthy": "True NodeHealthy"}, ""},
+		{"a fence device disabled", with(func(in *Input) { resource(in, "fence-master-1", "").TargetRole = "Stopped" }),
+			map[string]string{"master-1/fence:fence-master-1|Enabled": "False Disabled"}, "fence-master-1 is disabled"},
 		{"no fence device", with(func(in *Input) { in.Configuration.FenceDevices = in.Configuration.FenceDevices[:2] }),
 			map[string]string{"master-1|FencingAvailable": "False FencingUnavailable", "master-1|Healthy": "False NodeUnhealthy"}, "proven off"},
 		{"a node Pacemaker does not list", with(func(in *Input) { in.Pacemaker.Nodes = in.Pacemaker.Nodes[:1] }),

@@ -56,6 +56,11 @@ type NodeStatus struct {
 	Attributes map[string]string `json:"attributes,omitempty"`
 }
 
+// AdministrativeStandby says whether an administrator put the node in standby. Pacemaker
+// marks a node that is still joining (pending) as in standby too: "not ready to run resources"
+// (lib/pengine/unpack.c). That is no administrator's setting.
+func (n NodeStatus) AdministrativeStandby() bool { return n.Standby && !n.Pending }
+
 // ResourceRole is one resource instance: its role on the node it runs on ("Stopped" instances
 // have no node).
 type ResourceRole struct {
