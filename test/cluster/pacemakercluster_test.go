@@ -50,30 +50,22 @@ func TestPublishStatus(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := api.Client("admin")
-	adminDyn, err := dynamic.NewForConfig(api.Config("admin"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	get := func() pacemakercluster.PacemakerCluster {
 		t.Helper()
-		u, err := adminDyn.Resource(pacemakercluster.Resource).Get(ctx, pacemakercluster.Name, metav1.GetOptions{})
+		pc, err := readObject(ctx, api.Config("admin"))
 		if err != nil {
-			t.Fatal(err)
-		}
-		var pc pacemakercluster.PacemakerCluster
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pc); err != nil {
 			t.Fatal(err)
 		}
 		return pc
 	}
 	reasons := func() []string {
 		t.Helper()
-		evs, err := admin.CoreV1().Events(pacemakercluster.EventNamespace).List(ctx, metav1.ListOptions{})
+		evs, err := etcdEvents(ctx, admin)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, e := range evs.Items {
+		for _, e := range evs {
 			if e.InvolvedObject.Kind != pacemakercluster.Kind || e.InvolvedObject.Name != pacemakercluster.Name || e.Source.Host != "node1" {
 				t.Errorf("event %s: about %+v from %+v", e.Name, e.InvolvedObject, e.Source)
 			}
@@ -282,12 +274,12 @@ func TestPublishStatusThroughFailover(t *testing.T) {
 // Warning when the fencing failed.
 func (c *cluster) fencingEvents(word string) int {
 	c.t.Helper()
-	evs, err := c.apiClient("node1").CoreV1().Events(pacemakercluster.EventNamespace).List(context.Background(), metav1.ListOptions{})
+	evs, err := etcdEvents(context.Background(), c.apiClient("node1"))
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	n := 0
-	for _, e := range evs.Items {
+	for _, e := range evs {
 		if e.Reason != pacemakercluster.ReasonFencing || !strings.Contains(e.Message, word) {
 			continue
 		}
@@ -395,8 +387,8 @@ func (p *publishedObject) observe(o any) {
 	if !ok {
 		return
 	}
-	var pc pacemakercluster.PacemakerCluster
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pc); err != nil || pc.Status.LastUpdated.IsZero() {
+	pc, err := decodeObject(u)
+	if err != nil || pc.Status.LastUpdated.IsZero() {
 		return
 	}
 	p.mu.Lock()
@@ -479,18 +471,10 @@ func nodesOfObject(pc pacemakercluster.PacemakerCluster) []pacemakercluster.Node
 // show of the object now: its conditions' statuses and Healthy's message, and its Events.
 func (c *cluster) logObject(when string) {
 	c.t.Helper()
-	dyn, err := dynamic.NewForConfig(c.restConfig("node1"))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	u, err := dyn.Resource(pacemakercluster.Resource).Get(context.Background(), pacemakercluster.Name, metav1.GetOptions{})
+	pc, err := readObject(context.Background(), c.restConfig("node1"))
 	if err != nil {
 		c.t.Logf("%s: the object: %v", when, err)
 		return
-	}
-	var pc pacemakercluster.PacemakerCluster
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pc); err != nil {
-		c.t.Fatal(err)
 	}
 	var conds []string
 	for _, cd := range pc.Status.Conditions {
@@ -498,25 +482,54 @@ func (c *cluster) logObject(when string) {
 	}
 	h := meta.FindStatusCondition(pc.Status.Conditions, pacemakercluster.Healthy)
 	c.t.Logf("%s: pacemakercluster/cluster lastUpdated %s: %s; Healthy: %s", when, pc.Status.LastUpdated.UTC().Format(time.RFC3339), strings.Join(conds, ", "), h.Message)
-	evs, err := c.apiClient("node1").CoreV1().Events(pacemakercluster.EventNamespace).List(context.Background(), metav1.ListOptions{})
+	evs, err := etcdEvents(context.Background(), c.apiClient("node1"))
 	if err != nil {
 		c.t.Logf("%s: events: %v", when, err)
 		return
 	}
-	for _, e := range evs.Items {
+	for _, e := range evs {
 		c.t.Logf("%s: event %s %s %s/%s (from %s): %s", when, e.Type, e.Reason, strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, e.Source.Host, e.Message)
 	}
 }
 
+// readObject reads the PacemakerCluster object through the API cfg reaches.
+func readObject(ctx context.Context, cfg *rest.Config) (pacemakercluster.PacemakerCluster, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return pacemakercluster.PacemakerCluster{}, err
+	}
+	u, err := dyn.Resource(pacemakercluster.Resource).Get(ctx, pacemakercluster.Name, metav1.GetOptions{})
+	if err != nil {
+		return pacemakercluster.PacemakerCluster{}, err
+	}
+	return decodeObject(u)
+}
+
+// decodeObject is u as the PacemakerCluster type.
+func decodeObject(u *unstructured.Unstructured) (pacemakercluster.PacemakerCluster, error) {
+	var pc pacemakercluster.PacemakerCluster
+	err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pc)
+	return pc, err
+}
+
+// etcdEvents are the Events in openshift-etcd, the object's and any other.
+func etcdEvents(ctx context.Context, cs kubernetes.Interface) ([]corev1.Event, error) {
+	evs, err := cs.CoreV1().Events(pacemakercluster.EventNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return evs.Items, nil
+}
+
 // objectEvents counts the Events of the PacemakerCluster object in openshift-etcd by reason.
 func (c *cluster) objectEvents() map[string]int {
-	evs, err := c.apiClient("node1").CoreV1().Events(pacemakercluster.EventNamespace).List(context.Background(), metav1.ListOptions{})
+	evs, err := etcdEvents(context.Background(), c.apiClient("node1"))
 	got := map[string]int{}
 	if err != nil {
 		got["error: "+err.Error()] = 1
 		return got
 	}
-	for _, e := range evs.Items {
+	for _, e := range evs {
 		if e.InvolvedObject.Kind == pacemakercluster.Kind {
 			got[e.Reason]++
 		}

@@ -67,34 +67,38 @@ func powerCut(in *Input) {
 	in.Pacemaker.Resources = append(in.Pacemaker.Resources, pcmk.ResourceRole{ID: "etcd", Agent: "ocf:tnf:etcd", Role: "Stopped", Clone: "etcd-clone"})
 }
 
-// cond is the status of condition typ at path: "" the cluster, "node", "node/Kubelet" or
-// "node/Etcd", or "node/fence:ID".
-func cond(st Status, path, typ string) string {
-	conds := st.Conditions
-	if path != "" {
-		node, sub, _ := strings.Cut(path, "/")
-		n := nodeOf(&st, node)
-		if n == nil {
-			return "no node " + node
-		}
-		conds = n.Conditions
-		if dev, ok := strings.CutPrefix(sub, "fence:"); ok {
-			conds = nil
-			for _, a := range n.FencingAgents {
-				if a.Name == dev {
-					conds = a.Conditions
-				}
-			}
-		} else if sub != "" {
-			conds = nil
-			for _, r := range n.Resources {
-				if r.Name == sub {
-					conds = r.Conditions
-				}
-			}
-		}
+// conditionsAt are the conditions at path: "" the cluster's, "node", "node/Kubelet" or
+// "node/Etcd", or "node/fence:ID" (nil: no such place).
+func conditionsAt(st Status, path string) []metav1.Condition {
+	if path == "" {
+		return st.Conditions
 	}
-	c := meta.FindStatusCondition(conds, typ)
+	node, sub, _ := strings.Cut(path, "/")
+	n := nodeOf(&st, node)
+	switch dev, fence := strings.CutPrefix(sub, "fence:"); {
+	case n == nil:
+		return nil
+	case fence:
+		for _, a := range n.FencingAgents {
+			if a.Name == dev {
+				return a.Conditions
+			}
+		}
+		return nil
+	case sub != "":
+		for _, r := range n.Resources {
+			if r.Name == sub {
+				return r.Conditions
+			}
+		}
+		return nil
+	}
+	return n.Conditions
+}
+
+// cond is the status and reason of condition typ at path (conditionsAt).
+func cond(st Status, path, typ string) string {
+	c := meta.FindStatusCondition(conditionsAt(st, path), typ)
 	if c == nil {
 		return "missing"
 	}
@@ -192,26 +196,12 @@ func TestBuildCarriesTransitions(t *testing.T) {
 		path, typ string
 		at        time.Time
 	}{{"", InService, t0}, {"", Healthy, later}, {"master-1", Online, later}, {"master-1", Member, t0}, {"master-1/Etcd", Started, later},
-		{"master-1/Etcd", Managed, t0}, {"master-0/fence:fence-master-1", Started, t0}} {
-		n := second.Conditions
-		if tc.path != "" {
-			node, sub, _ := strings.Cut(tc.path, "/")
-			nn := nodeOf(&second, node)
-			n = nn.Conditions
-			for _, r := range nn.Resources {
-				if r.Name == sub {
-					n = r.Conditions
-				}
-			}
-			if dev, ok := strings.CutPrefix(sub, "fence:"); ok {
-				for _, a := range nodeOf(&second, "master-1").FencingAgents {
-					if a.Name == dev {
-						n = a.Conditions
-					}
-				}
-			}
+		{"master-1/Etcd", Managed, t0}, {"master-1/fence:fence-master-1", Started, t0}} {
+		c := meta.FindStatusCondition(conditionsAt(second, tc.path), tc.typ)
+		if c == nil {
+			t.Fatalf("%s %s: missing", tc.path, tc.typ)
 		}
-		if got := meta.FindStatusCondition(n, tc.typ).LastTransitionTime.Time; !got.Equal(tc.at) {
+		if got := c.LastTransitionTime.Time; !got.Equal(tc.at) {
 			t.Errorf("%s %s changed at %s, want %s", tc.path, tc.typ, got, tc.at)
 		}
 	}
